@@ -1,0 +1,195 @@
+"""Steps and resets per second of every registered environment, on one CPU core.
+
+    python benchmarks/throughput.py                      # all available environments
+    python benchmarks/throughput.py llmgym/Wordle-v0     # some of them
+    python benchmarks/throughput.py --seconds 2 --json benchmarks/results/throughput.json
+
+Environments are made with ``gymnasium.make`` (wrappers included, as users run them). Only the
+time spent inside ``env.step`` / ``env.reset`` is counted: choosing the action (the oracle's
+planning, a random draw) is excluded. Three figures per environment:
+
+* ``oracle_steps_per_s`` — replaying recorded oracle solutions (recorded first, so the
+  planner's own work does not disturb the timing);
+* ``random_steps_per_s`` — stepping with random valid actions;
+* ``resets_per_s`` — resets to random tasks, alternating train and eval.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+
+import llmgym
+from llmgym.cli import format_table
+
+TARGETS: dict[str, dict[str, float]] = {
+    "llmgym/Wordle-v0": {
+        "oracle_steps_per_s": 20_000,
+        "random_steps_per_s": 20_000,
+        "resets_per_s": 2_000,
+    },
+    "llmgym/Maze-v0": {
+        "oracle_steps_per_s": 20_000,
+        "random_steps_per_s": 20_000,
+        "resets_per_s": 2_000,
+    },
+    "llmgym/TextCraft-v0": {
+        "oracle_steps_per_s": 5_000,
+        "random_steps_per_s": 5_000,
+        "resets_per_s": 2_000,
+    },
+}
+"""Targets from the issues that introduced each environment (steps or resets per second)."""
+
+
+def _pin_to_one_core() -> None:
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+
+
+def _steps_per_s(env: gym.Env, choose, seconds: float) -> float:
+    env.reset(seed=0)
+    inner = env.unwrapped
+    spent, steps, episode = 0.0, 0, 0
+    deadline = time.perf_counter() + seconds * 4
+    while spent < seconds and time.perf_counter() < deadline:
+        action = choose(inner)
+        start = time.perf_counter()
+        _, _, terminated, truncated, _ = env.step(action)
+        spent += time.perf_counter() - start
+        steps += 1
+        if terminated or truncated:
+            episode += 1
+            env.reset(options={"split": ("train", "eval")[episode % 2]})
+    return steps / spent
+
+
+def _oracle_steps_per_s(env: gym.Env, seconds: float) -> float:
+    """Record oracle episodes (at most 2,000 steps or 10 s of planning), then replay them."""
+    inner = env.unwrapped
+    episodes: list[tuple[str, list[str]]] = []
+    recorded, deadline = 0, time.perf_counter() + 10
+    while recorded < 2_000 and time.perf_counter() < deadline:
+        split = ("train", "eval")[len(episodes) % 2]
+        _, info = env.reset(seed=len(episodes), options={"split": split})
+        actions: list[str] = []
+        terminated = truncated = False
+        while not (terminated or truncated):
+            actions.append(inner.oracle_action())
+            _, _, terminated, truncated, _ = env.step(actions[-1])
+        episodes.append((info["task_id"], actions))
+        recorded += len(actions)
+    spent, steps = _replay(env, episodes, seconds)
+    return steps / spent
+
+
+def _replay(
+    env: gym.Env, episodes: list[tuple[str, list[str]]], seconds: float
+) -> tuple[float, int]:
+    """Replay recorded episodes until ``seconds`` of stepping are spent (at least one pass)."""
+    spent, steps = 0.0, 0
+    while True:
+        for index, (task_id, actions) in enumerate(episodes):
+            env.reset(seed=index, options={"task_id": task_id})
+            for action in actions:
+                start = time.perf_counter()
+                env.step(action)
+                spent += time.perf_counter() - start
+                steps += 1
+        if spent >= seconds:
+            return spent, steps
+
+
+def _resets_per_s(env: gym.Env, seconds: float) -> float:
+    inner = env.unwrapped
+    counts = {split: len(inner.task_ids(split)) for split in ("train", "eval")}
+    rng = np.random.default_rng(0)
+    spent, resets = 0.0, 0
+    while spent < seconds:
+        split = ("train", "eval")[resets % 2]
+        task_id = inner.task_ids(split)[int(rng.integers(counts[split]))]
+        start = time.perf_counter()
+        env.reset(seed=resets, options={"task_id": task_id})
+        spent += time.perf_counter() - start
+        resets += 1
+    return resets / spent
+
+
+def measure(env_id: str, seconds: float) -> dict[str, float | str]:
+    """The three figures for ``env_id``."""
+    env = gym.make(env_id)
+    rng = np.random.default_rng(0)
+    row: dict[str, float | str] = {"env_id": env_id}
+    row["oracle_steps_per_s"] = _oracle_steps_per_s(env, seconds)
+    row["random_steps_per_s"] = _steps_per_s(env, lambda inner: inner.sample_action(rng), seconds)
+    row["resets_per_s"] = _resets_per_s(env, seconds)
+    env.close()
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("env_ids", nargs="*", help="default: every available environment")
+    parser.add_argument("--seconds", type=float, default=1.5, help="time per measurement")
+    parser.add_argument("--json", default="benchmarks/results/throughput.json", help="output file")
+    args = parser.parse_args(argv)
+    _pin_to_one_core()
+    env_ids = args.env_ids or [e.id for e in llmgym.ENVIRONMENTS if e.available]
+    rows = []
+    for env_id in env_ids:
+        row = measure(env_id, args.seconds)
+        targets = TARGETS.get(env_id, {})
+        row["meets_targets"] = "yes" if all(row[k] >= v for k, v in targets.items()) else "NO"
+        if not targets:
+            row["meets_targets"] = "-"
+        rows.append(row)
+        print(f"measured {env_id}", file=sys.stderr)
+    columns = [
+        "env_id",
+        "oracle_steps_per_s",
+        "random_steps_per_s",
+        "resets_per_s",
+        "meets_targets",
+    ]
+    print(
+        format_table(
+            [{k: (round(v) if isinstance(v, float) else v) for k, v in r.items()} for r in rows],
+            columns,
+        )
+    )
+    payload = {
+        "benchmark": "throughput",
+        "machine": {
+            "python": platform.python_version(),
+            "processor": platform.machine(),
+            "cores_used": 1,
+        },
+        "llmgym_version": llmgym.__version__,
+        "seconds_per_measurement": args.seconds,
+        "targets": {env_id: TARGETS[env_id] for env_id in env_ids if env_id in TARGETS},
+        "results": rows,
+    }
+    path = Path(args.json)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():  # keep figures of environments not measured in this run
+        previous = json.loads(path.read_text())
+        measured = {r["env_id"] for r in rows}
+        payload["results"] = [
+            r for r in previous.get("results", []) if r["env_id"] not in measured
+        ] + rows
+        payload["targets"] = {**previous.get("targets", {}), **payload["targets"]}
+    path.write_text(json.dumps(payload, indent=2) + "\n")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,29 @@
+"""The core contract every llmgym environment fulfils, and the helpers environments share."""
+
+from llmgym.core.config import ConfigError, EnvConfig, knob
+from llmgym.core.env import RESET_OPTIONS, TextEnv, Transition, text_space
+from llmgym.core.registry import EnvEntry, MissingDependencyError, optional_import
+from llmgym.core.tasks import SPLITS, Task, TaskIdRange, TaskRng, split_of
+from llmgym.core.text import CHARSET, normalize_command, quote_action, sanitize_text
+
+__all__ = [
+    "CHARSET",
+    "RESET_OPTIONS",
+    "SPLITS",
+    "ConfigError",
+    "EnvConfig",
+    "EnvEntry",
+    "MissingDependencyError",
+    "Task",
+    "TaskIdRange",
+    "TaskRng",
+    "TextEnv",
+    "Transition",
+    "knob",
+    "normalize_command",
+    "optional_import",
+    "quote_action",
+    "sanitize_text",
+    "split_of",
+    "text_space",
+]

@@ -1,0 +1,309 @@
+"""The environment contract: :class:`TextEnv`, the base class of every llmgym environment."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.error import ResetNeeded
+
+from llmgym.core.config import EnvConfig
+from llmgym.core.tasks import SPLITS, Task, TaskRng
+from llmgym.core.text import CHARSET, clip_text, quote_action, sanitize_text
+
+__all__ = ["RESET_OPTIONS", "TextEnv", "Transition", "text_space"]
+
+RESET_OPTIONS = ("task_id", "split", "config")
+"""The keys ``TextEnv.reset(options=...)`` understands."""
+
+
+def text_space(max_length: int, min_length: int = 0) -> spaces.Text:
+    """A :class:`gymnasium.spaces.Text` over llmgym's wide :data:`~llmgym.core.text.CHARSET`."""
+    return spaces.Text(max_length=max_length, min_length=min_length, charset=CHARSET)
+
+
+@dataclass(slots=True)
+class Transition:
+    """What an environment's :meth:`TextEnv._step` returns; :meth:`TextEnv.step` completes it.
+
+    Attributes:
+        observation: Text shown to the agent (clipped and sanitised by the base class).
+        reward: The step's reward.
+        terminated: Whether the episode ended by the rules (solved, failed, died).
+        truncated: Whether the environment cut the episode short by its own length rule.
+        success: The task's success after this step; ``None`` keeps the previous value.
+        invalid: Whether the action was not understood or not applicable.
+        info: Extra ``info`` entries.
+    """
+
+    observation: str
+    reward: float = 0.0
+    terminated: bool = False
+    truncated: bool = False
+    success: bool | None = None
+    invalid: bool = False
+    info: dict[str, Any] | None = field(default=None)
+
+
+class TextEnv(gym.Env[str, str]):
+    """Base class of llmgym environments: text in, text out, deterministic tasks, an oracle.
+
+    A subclass provides data and small rules through these hooks:
+
+    * ``config_class`` — an :class:`~llmgym.core.config.EnvConfig` subclass of difficulty knobs.
+    * :meth:`task_ids` — the task ids of a split (``"train"`` or ``"eval"``), deterministic.
+    * :meth:`_reset_task` — build the instance for a :class:`~llmgym.core.tasks.Task`; return
+      ``(first_observation, instruction)``.
+    * :meth:`_step` — apply one action (any ``str``) and return a :class:`Transition`.
+    * :meth:`oracle_action` — the next action of a planner that reads the true state.
+    * optionally :meth:`admissible_actions`, :meth:`sample_action`, :meth:`task_signature`,
+      :meth:`rules` and ``example`` (used by prompting wrappers).
+
+    The base class handles seeding, task choice, config overrides, the standard ``info`` keys
+    (``instruction``, ``task_id``, ``split``, ``success``, ``invalid_action``,
+    ``admissible_actions``), keeping observations inside :attr:`observation_space`, and
+    rejecting non-text actions without raising.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+
+    config_class: ClassVar[type[EnvConfig]] = EnvConfig
+    env_name: ClassVar[str] = ""
+    """Short, stable name used to seed task generation (changing it changes every instance)."""
+    max_observation_length: ClassVar[int] = 16_384
+    max_action_length: ClassVar[int] = 4_096
+    default_split: ClassVar[str] = "train"
+    example: ClassVar[str] = ""
+    """A short worked example of play (observation, thought, action), for prompts."""
+
+    def __init__(
+        self,
+        config: EnvConfig | Mapping[str, Any] | None = None,
+        *,
+        render_mode: str | None = None,
+        **overrides: Any,
+    ) -> None:
+        base = self.config_class.coerce(config)
+        self.config = base.merged(overrides) if overrides else base
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode={render_mode!r} is not supported; "
+                f"allowed: {', '.join(self.metadata['render_modes'])}"
+            )
+        self.render_mode = render_mode
+        self.observation_space = text_space(self.max_observation_length)
+        self.action_space = text_space(self.max_action_length)
+        self._task: Task | None = None
+        self._task_sampler: TaskRng | None = None
+        self._task_id_sets: dict[tuple[str, EnvConfig], frozenset[str]] = {}
+        self._episode_over = False
+        self._success = False
+        self._instruction = ""
+        self._last_observation = ""
+        self._first_observation = ""
+
+    # ---------------------------------------------------------------- subclass hooks
+    def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> Sequence[str]:
+        """All task ids of ``split`` under ``config`` (default: the env's config), in a fixed
+        order. Ids start with ``"<split>/"``; train and eval never share an instance."""
+        raise NotImplementedError
+
+    def _reset_task(self, task: Task) -> tuple[str, str]:
+        """Build ``task``'s instance; return ``(first_observation, instruction)``."""
+        raise NotImplementedError
+
+    def _step(self, action: str) -> Transition:
+        """Apply ``action`` (any string, possibly hostile) and describe the outcome."""
+        raise NotImplementedError
+
+    def oracle_action(self) -> str:
+        """The next action of a planner that reads the true state and solves the task."""
+        raise NotImplementedError
+
+    def admissible_actions(self) -> list[str] | None:
+        """The actions that are valid now, where the environment can list them."""
+        return None
+
+    def sample_action(self, rng: np.random.Generator) -> str:
+        """A random *valid* action (admissible where listed), for random agents and benchmarks."""
+        actions = self.admissible_actions()
+        if actions:
+            return actions[int(rng.integers(len(actions)))]
+        return self.action_space.sample()
+
+    def task_signature(self) -> str:
+        """A string that identifies the current instance's content (for split-disjointness
+        checks); environments whose first observation hides the instance override it."""
+        return f"{self._instruction}\n{self._first_observation}"
+
+    def rules(self) -> str:
+        """The task's description and action grammar under the current config, for prompts."""
+        return (type(self).__doc__ or "").strip().split("\n\n")[0]
+
+    # ---------------------------------------------------------------- helpers for subclasses
+    @staticmethod
+    def invalid(message: str, **info: Any) -> Transition:
+        """A transition for an action that was not understood: state unchanged, feedback shown."""
+        return Transition(observation=message, invalid=True, info=info or None)
+
+    @staticmethod
+    def quote(action: object) -> str:
+        """Render a (possibly hostile) action safely for a feedback message."""
+        return quote_action(action)
+
+    @property
+    def task(self) -> Task:
+        """The current task (after :meth:`reset`)."""
+        if self._task is None:
+            raise ResetNeeded("Call reset() before using the environment.")
+        return self._task
+
+    @property
+    def instruction(self) -> str:
+        """The current task's instruction."""
+        return self._instruction
+
+    @classmethod
+    def config_schema(cls) -> dict[str, Any]:
+        """JSON Schema of this environment's config (what LLM-driven configuration reads)."""
+        return cls.config_class.json_schema()
+
+    # ---------------------------------------------------------------- gymnasium API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Start an episode.
+
+        Args:
+            seed: Seeds the environment's RNG and the choice of task when no ``task_id`` is given.
+            options: ``task_id`` (play exactly that task), ``split`` (``"train"`` or ``"eval"``,
+                default ``"train"``) and ``config`` (a dict of overrides or a config object, for
+                this episode only).
+        """
+        super().reset(seed=seed)
+        options = dict(options or {})
+        unknown = sorted(set(options) - set(RESET_OPTIONS))
+        if unknown:
+            raise ValueError(
+                f"reset options: unknown key {unknown[0]!r}; "
+                f"allowed keys: {', '.join(RESET_OPTIONS)}"
+            )
+        config = self.config.merged(options.get("config"))
+        split = options.get("split")
+        if split is not None and split not in SPLITS:
+            raise ValueError(
+                f"reset options: split={split!r} is not allowed; allowed: {', '.join(SPLITS)}"
+            )
+        if seed is not None:
+            self._task_sampler = TaskRng("reset-seed", int(seed))
+        elif self._task_sampler is None:
+            self._task_sampler = TaskRng("reset-seed", int(self.np_random.integers(2**63)))
+
+        task_id = options.get("task_id")
+        if task_id is None:
+            split = split or self.default_split
+            ids = self.task_ids(split, config)
+            if len(ids) == 0:
+                raise ValueError(f"split {split!r} has no tasks under config {config}")
+            task_id = ids[self._task_sampler.randbelow(len(ids))]
+        else:
+            split = self._split_of(task_id, split, config)
+
+        self._task = Task(self.env_name or type(self).__name__.lower(), task_id, split, config)
+        self._episode_over = False
+        self._success = False
+        observation, self._instruction = self._reset_task(self._task)
+        observation = self._emit(observation)
+        self._first_observation = observation
+        info: dict[str, Any] = {
+            "instruction": self._instruction,
+            "task_id": task_id,
+            "split": split,
+            "success": False,
+            "invalid_action": False,
+        }
+        actions = self.admissible_actions()
+        if actions is not None:
+            info["admissible_actions"] = actions
+        return observation, info
+
+    def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Apply one text action. Any string is accepted; non-strings are answered as invalid."""
+        if self._task is None:
+            raise ResetNeeded("Call reset() before step().")
+        if self._episode_over:
+            raise ResetNeeded("The episode has ended; call reset() before step().")
+        if isinstance(action, str):
+            result = self._step(action)
+        else:
+            result = self.invalid(
+                f"Actions must be text, got {type(action).__name__}. Reply with a command string."
+            )
+        self._episode_over = result.terminated or result.truncated
+        if result.success is not None:
+            self._success = bool(result.success)
+        info: dict[str, Any] = {"success": self._success, "invalid_action": result.invalid}
+        if result.info:
+            info.update(result.info)
+        if not self._episode_over:
+            actions = self.admissible_actions()
+            if actions is not None:
+                info["admissible_actions"] = actions
+        observation = self._emit(result.observation)
+        if self.render_mode == "human":
+            self.render()
+        return (
+            observation,
+            float(result.reward),
+            bool(result.terminated),
+            bool(result.truncated),
+            info,
+        )
+
+    def render(self) -> str | None:
+        """``"ansi"``: the latest observation as a string; ``"human"``: print it."""
+        if self.render_mode == "ansi":
+            return self._last_observation
+        if self.render_mode == "human":
+            print(self._last_observation)
+        return None
+
+    # ---------------------------------------------------------------- internals
+    def _emit(self, observation: str) -> str:
+        text = clip_text(sanitize_text(observation), self.max_observation_length)
+        self._last_observation = text
+        return text
+
+    def _split_of(self, task_id: object, split: str | None, config: EnvConfig) -> str:
+        if not isinstance(task_id, str):
+            raise ValueError(
+                f"reset options: task_id must be a string like 'eval/00042', got {task_id!r}"
+            )
+        task_split = task_id.split("/", 1)[0]
+        if task_split not in SPLITS or task_id not in self._task_id_set(task_split, config):
+            raise ValueError(
+                f"reset options: task_id={task_id!r} is not a task of {type(self).__name__} under "
+                f"this config; see env.unwrapped.task_ids('train'|'eval')"
+            )
+        if split is not None and split != task_split:
+            raise ValueError(
+                f"reset options: task_id={task_id!r} belongs to split {task_split!r}, not {split!r}"
+            )
+        return task_split
+
+    def _task_id_set(self, split: str, config: EnvConfig) -> Sequence[str] | frozenset[str]:
+        ids = self.task_ids(split, config)
+        if hasattr(ids, "index_of"):
+            return ids
+        key = (split, config)
+        try:
+            cached = self._task_id_sets.get(key)
+        except TypeError:  # an unhashable config: check the sequence itself
+            return ids
+        if cached is None:
+            cached = self._task_id_sets[key] = frozenset(ids)
+        return cached

@@ -1,0 +1,93 @@
+"""Registration of environments with gymnasium, and optional (extra) dependencies."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+import gymnasium as gym
+
+__all__ = ["EnvEntry", "MissingDependencyError", "optional_import", "register_entries"]
+
+
+class MissingDependencyError(ImportError):
+    """An optional dependency (a pip extra) is not installed; the message names the fix."""
+
+
+def optional_import(module: str, extra: str, *, package: str | None = None) -> ModuleType:
+    """Import ``module``, or raise :class:`MissingDependencyError` naming the pip command
+    (``pip install 'llmgym[extra]'``) that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        what = package or module.split(".")[0]
+        raise MissingDependencyError(
+            f"{what} is not installed; it is needed by this part of llmgym. "
+            f"Install it with: pip install 'llmgym[{extra}]'"
+        ) from error
+
+
+@dataclass(frozen=True)
+class EnvEntry:
+    """One row of the environment table.
+
+    Attributes:
+        id: The gymnasium id, ``"llmgym/<Name>-v<N>"``.
+        entry_point: ``"module:Class"``.
+        max_episode_steps: Turn limit applied by gymnasium's ``TimeLimit`` (``None``: none).
+        summary: One line for ``llmgym list`` and the docs.
+        extra: The pip extra this environment needs (``None``: only the core).
+        requires: Modules that the extra provides; all importable means available.
+        kwargs: Default keyword arguments for the constructor.
+    """
+
+    id: str
+    entry_point: str
+    max_episode_steps: int | None
+    summary: str
+    extra: str | None = None
+    requires: tuple[str, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """``"Wordle"`` for ``"llmgym/Wordle-v0"``."""
+        return self.id.split("/", 1)[1].rsplit("-v", 1)[0]
+
+    @property
+    def available(self) -> bool:
+        """Whether every module the environment's extra provides can be imported."""
+        return all(importlib.util.find_spec(module) is not None for module in self.requires)
+
+    @property
+    def install_hint(self) -> str:
+        """The pip command that makes this environment available."""
+        return f"pip install 'llmgym[{self.extra}]'" if self.extra else "pip install llmgym"
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready description (for ``llmgym list --json``)."""
+        return {
+            "id": self.id,
+            "entry_point": self.entry_point,
+            "max_episode_steps": self.max_episode_steps,
+            "extra": self.extra,
+            "available": self.available,
+            "summary": self.summary,
+        }
+
+
+def register_entries(entries: tuple[EnvEntry, ...]) -> None:
+    """Register every entry with gymnasium (idempotent). Unavailable ones are registered too:
+    making them raises :class:`MissingDependencyError` with the pip command."""
+    for entry in entries:
+        if entry.id in gym.registry:
+            continue
+        gym.register(
+            id=entry.id,
+            entry_point=entry.entry_point,
+            max_episode_steps=entry.max_episode_steps,
+            kwargs=dict(entry.kwargs),
+        )

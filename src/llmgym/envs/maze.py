@@ -1,0 +1,326 @@
+"""Maze: text navigation through procedurally generated mazes (LMRL-Gym style)."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from functools import lru_cache
+
+from llmgym.core import (
+    EnvConfig,
+    Task,
+    TaskIdRange,
+    TextEnv,
+    Transition,
+    knob,
+    normalize_command,
+    split_of,
+)
+from llmgym.core.tasks import TaskRng
+from llmgym.core.text import join_names
+
+__all__ = ["MazeConfig", "MazeEnv"]
+
+Cell = tuple[int, int]
+
+# direction name -> (row delta, column delta); the order is the order of every listing
+MOVES: dict[str, Cell] = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}
+_WALL_PHRASE = {
+    "up": "above you",
+    "down": "below you",
+    "left": "to your left",
+    "right": "to your right",
+}
+_ALIASES = {
+    **{f"move {d}": d for d in MOVES},
+    **{d: d for d in MOVES},
+    **{f"go {d}": d for d in MOVES},
+    "north": "up", "south": "down", "west": "left", "east": "right",
+    "move north": "up", "move south": "down", "move west": "left", "move east": "right",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MazeConfig(EnvConfig):
+    """Difficulty knobs of :class:`MazeEnv`."""
+
+    width: int = knob(6, low=2, high=30, doc="Maze width in cells.")
+    height: int = knob(6, low=2, high=30, doc="Maze height in cells.")
+    loopiness: float = knob(
+        0.1,
+        low=0.0,
+        high=1.0,
+        doc="Fraction of the remaining inner walls removed to create loops (0: a perfect maze).",
+    )
+    observability: str = knob(
+        "local",
+        choices=("local", "full"),
+        doc="'local': only the walls around the agent are described; "
+        "'full': the whole map is shown every turn.",
+    )
+    step_limit: int = knob(
+        100,
+        low=1,
+        high=100_000,
+        doc="Moves (including bumps into walls) before the episode is truncated.",
+    )
+
+
+_BIT = {"up": 1, "down": 2, "left": 4, "right": 8}
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """A generated maze: per cell, a bit mask of its open sides; a start and a goal."""
+
+    width: int
+    height: int
+    open_sides: tuple[int, ...]
+    start: Cell
+    goal: Cell
+    distance_to_goal: tuple[int, ...]
+
+    def is_open(self, cell: Cell, direction: str) -> bool:
+        return bool(self.open_sides[cell[0] * self.width + cell[1]] & _BIT[direction])
+
+    def distance(self, cell: Cell) -> int:
+        return self.distance_to_goal[cell[0] * self.width + cell[1]]
+
+    def fingerprint(self) -> str:
+        return _fingerprint(self.width, self.open_sides, self.goal) + f"|{self.start}"
+
+
+def _fingerprint(width: int, open_sides: tuple[int, ...] | list[int], goal: Cell) -> str:
+    return f"{width}|{bytes(open_sides).hex()}|{goal}"
+
+
+class MazeEnv(TextEnv):
+    """Find the way to the goal through a maze, one move at a time.
+
+    ## Description
+    The agent stands in a rectangular maze of ``width`` x ``height`` cells and must reach the goal
+    cell. Each turn it is told its position, the goal's position and which neighbouring cells are
+    blocked by walls (or, with ``observability="full"``, shown the whole map). Mazes are generated
+    from the task id: a random spanning tree (a perfect maze) with a fraction ``loopiness`` of the
+    remaining walls knocked down, and a start far enough from the goal. This follows LMRL-Gym's
+    maze task, which AgentGym serves as MAZE, with procedurally generated mazes instead of one
+    fixed map.
+
+    ## Action Space
+    Text. ``move up``, ``move down``, ``move left`` or ``move right`` (case-insensitive; ``up``,
+    ``go up`` and compass words ``north``/``south``/``west``/``east`` are accepted). Rows grow
+    downwards and columns to the right.
+
+    ## Observation Space
+    Text such as ``"The goal is at row 4, column 5. You are at row 0, column 2. There are walls
+    above you and to your left."`` With ``observability="full"`` a map follows, ``#`` for walls,
+    ``@`` for the agent and ``G`` for the goal.
+
+    ## Rewards
+    ``1.0`` on the step that reaches the goal, ``0.0`` otherwise.
+
+    ## Starting State
+    The agent stands at the task's start cell; the goal is at least half the maze's
+    width + height moves away when the maze allows it.
+
+    ## Episode End
+    Terminates when the goal is reached (``info["success"] = True``). Truncated after
+    ``step_limit`` moves (``100`` by default). Moving into a wall or an unknown command leaves the
+    position unchanged, sets ``info["invalid_action"]`` and counts as a move.
+
+    ## Arguments
+    ``gymnasium.make("llmgym/Maze-v0", config=MazeConfig(...))`` or keyword overrides such as
+    ``gymnasium.make("llmgym/Maze-v0", width=8, observability="full")``; see :class:`MazeConfig`
+    (``width`` and ``height`` 2-30, ``loopiness`` 0-1, ``observability``, ``step_limit``).
+    ``reset(options=...)`` takes ``task_id``, ``split`` and ``config``.
+
+    ## Version History
+    * v0: Initial version.
+    """
+
+    config_class = MazeConfig
+    env_name = "maze"
+    example = (
+        "Observation: The goal is at row 2, column 1. You are at row 0, column 0. "
+        "There are walls above you, to your left and to your right.\n"
+        "Thought: Only down is open, so I go down towards row 2.\n"
+        "Action: move down"
+    )
+    train_size = 10_000
+    eval_size = 1_000
+
+    def __init__(self, config: MazeConfig | dict | None = None, **kwargs) -> None:
+        super().__init__(config, **kwargs)
+        self._layout: _Layout | None = None
+        self._position: Cell = (0, 0)
+        self._moves = 0
+
+    def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> TaskIdRange:
+        return TaskIdRange(split, self.train_size if split == "train" else self.eval_size)
+
+    def rules(self) -> str:
+        return (
+            "You are in a maze of cells. Reach the goal cell. Each turn you learn your position "
+            "(row, column), the goal's position and where the walls around you are. Rows grow "
+            "downwards, columns to the right. Actions: move up, move down, move left, move right."
+        )
+
+    def task_signature(self) -> str:
+        assert self._layout is not None
+        return self._layout.fingerprint()
+
+    def _reset_task(self, task: Task) -> tuple[str, str]:
+        config: MazeConfig = task.config  # type: ignore[assignment]
+        self._layout = _generate(
+            task.env_name, task.task_id, task.split, config.width, config.height, config.loopiness
+        )
+        self._position = self._layout.start
+        self._moves = 0
+        goal = self._layout.goal
+        instruction = f"Reach the goal at row {goal[0]}, column {goal[1]}."
+        return self._describe(), instruction
+
+    def _step(self, action: str) -> Transition:
+        layout = self._layout
+        assert layout is not None
+        config: MazeConfig = self.task.config  # type: ignore[assignment]
+        self._moves += 1
+        truncated = self._moves >= config.step_limit
+        direction = _ALIASES.get(normalize_command(action))
+        if direction is None:
+            return Transition(
+                observation=f"Unknown action {self.quote(action)}. Valid actions: move up, "
+                f"move down, move left, move right.\n{self._describe()}",
+                invalid=True,
+                truncated=truncated,
+            )
+        if not layout.is_open(self._position, direction):
+            return Transition(
+                observation=f"You cannot move {direction}: there is a wall.\n{self._describe()}",
+                invalid=True,
+                truncated=truncated,
+            )
+        dr, dc = MOVES[direction]
+        self._position = (self._position[0] + dr, self._position[1] + dc)
+        if self._position == layout.goal:
+            return Transition(
+                observation="You reached the goal. Success!",
+                reward=1.0,
+                terminated=True,
+                success=True,
+            )
+        return Transition(observation=self._describe(), truncated=truncated)
+
+    def admissible_actions(self) -> list[str]:
+        layout = self._layout
+        assert layout is not None
+        return [f"move {d}" for d in MOVES if layout.is_open(self._position, d)]
+
+    def oracle_action(self) -> str:
+        layout = self._layout
+        assert layout is not None
+        row, col = self._position
+        best = min(
+            (d for d in MOVES if layout.is_open(self._position, d)),
+            key=lambda d: layout.distance((row + MOVES[d][0], col + MOVES[d][1])),
+        )
+        return f"move {best}"
+
+    # ------------------------------------------------------------------ text
+    def _describe(self) -> str:
+        layout = self._layout
+        assert layout is not None
+        (gr, gc), (r, c) = layout.goal, self._position
+        blocked = [_WALL_PHRASE[d] for d in MOVES if not layout.is_open(self._position, d)]
+        if not blocked:
+            walls = "There are no walls around you."
+        elif len(blocked) == 1:
+            walls = f"There is a wall {blocked[0]}."
+        else:
+            walls = f"There are walls {join_names(blocked)}."
+        text = f"The goal is at row {gr}, column {gc}. You are at row {r}, column {c}. {walls}"
+        if self.task.config.observability == "full":  # type: ignore[attr-defined]
+            text += "\n" + self._draw()
+        return text
+
+    def _draw(self) -> str:
+        layout = self._layout
+        assert layout is not None
+        rows = [["#"] * (2 * layout.width + 1) for _ in range(2 * layout.height + 1)]
+        for r in range(layout.height):
+            for c in range(layout.width):
+                rows[2 * r + 1][2 * c + 1] = " "
+        for index, sides in enumerate(layout.open_sides):
+            r, c = divmod(index, layout.width)
+            if sides & _BIT["down"]:
+                rows[2 * r + 2][2 * c + 1] = " "
+            if sides & _BIT["right"]:
+                rows[2 * r + 1][2 * c + 2] = " "
+        gr, gc = layout.goal
+        rows[2 * gr + 1][2 * gc + 1] = "G"
+        r, c = self._position
+        rows[2 * r + 1][2 * c + 1] = "@"
+        return "\n".join("".join(row) for row in rows)
+
+
+@lru_cache(maxsize=4096)
+def _generate(
+    env_name: str, task_id: str, split: str, width: int, height: int, loopiness: float
+) -> _Layout:
+    """The maze of ``task_id``: the first candidate (by attempt number) whose walls and goal hash
+    into ``split``, so that no maze and goal appear in both splits."""
+    attempt = 0
+    while True:
+        rng = TaskRng(env_name, task_id, width, height, loopiness, attempt)
+        open_sides = _carve(rng, width, height, loopiness)
+        goal = (rng.randbelow(height), rng.randbelow(width))
+        if split_of(_fingerprint(width, open_sides, goal), eval_fraction=0.5) == split:
+            break
+        attempt += 1
+    distance = _distances(goal, open_sides, width)
+    wanted = min(max(distance), max(1, (width + height) // 2))
+    candidates = [i for i, d in enumerate(distance) if d >= wanted]
+    start_index = rng.choice(candidates)
+    start = divmod(start_index, width)
+    return _Layout(width, height, tuple(open_sides), start, goal, tuple(distance))
+
+
+def _carve(rng: TaskRng, width: int, height: int, loopiness: float) -> list[int]:
+    """Kruskal's algorithm over shuffled walls, then knock down a share of the rest."""
+    size = width * height
+    walls = [(i, i + 1, 8, 4) for i in range(size) if i % width != width - 1]
+    walls += [(i, i + width, 2, 1) for i in range(size - width)]
+    rng.shuffle(walls)
+    parent = list(range(size))
+    open_sides = [0] * size
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, b, side_a, side_b in walls:
+        root_a, root_b = find(a), find(b)
+        if root_a != root_b:
+            parent[root_a] = root_b
+        elif rng.random() >= loopiness:
+            continue
+        open_sides[a] |= side_a
+        open_sides[b] |= side_b
+    return open_sides
+
+
+def _distances(goal: Cell, open_sides: list[int], width: int) -> list[int]:
+    steps = ((1, -width), (2, width), (4, -1), (8, 1))
+    distance = [-1] * len(open_sides)
+    first = goal[0] * width + goal[1]
+    distance[first] = 0
+    queue = deque([first])
+    while queue:
+        cell = queue.popleft()
+        for bit, delta in steps:
+            if open_sides[cell] & bit and distance[cell + delta] < 0:
+                distance[cell + delta] = distance[cell] + 1
+                queue.append(cell + delta)
+    return distance

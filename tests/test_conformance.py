@@ -1,0 +1,97 @@
+"""The conformance suite, parametrised over every registered environment.
+
+A new environment added to ``llmgym.envs.ENVIRONMENTS`` is checked here without new code. An
+environment may tune the suite in ``SETTINGS`` (fewer oracle episodes for slow engines, a
+``slow`` mark), never skip a check.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import gymnasium as gym
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import llmgym
+from llmgym import testing
+
+SETTINGS: dict[str, dict] = {}
+"""Per-environment overrides: ``oracle_episodes``, ``oracle_bar``, ``hostile_count``, ``slow``."""
+
+
+def _params() -> list:
+    params = []
+    for entry in llmgym.ENVIRONMENTS:
+        marks = []
+        if not entry.available:
+            marks.append(pytest.mark.skip(reason=f"needs {entry.install_hint}"))
+        if SETTINGS.get(entry.id, {}).get("slow"):
+            marks.append(pytest.mark.slow)
+        params.append(pytest.param(entry.id, id=entry.name, marks=marks))
+    return params
+
+
+ENV_IDS = _params()
+
+
+def _factory(env_id: str):
+    return functools.partial(gym.make, env_id)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_api(env_id: str) -> None:
+    testing.check_api(_factory(env_id))
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_determinism(env_id: str) -> None:
+    testing.check_determinism(_factory(env_id))
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_splits(env_id: str) -> None:
+    testing.check_splits(_factory(env_id))
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_oracle_solves_eval_tasks(env_id: str) -> None:
+    options = SETTINGS.get(env_id, {})
+    rate = testing.oracle_success_rate(
+        _factory(env_id), episodes=options.get("oracle_episodes", 50)
+    )
+    assert rate >= options.get("oracle_bar", 0.95), f"oracle solved {rate:.0%}"
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_hostile_actions(env_id: str) -> None:
+    testing.check_hostile_actions(
+        _factory(env_id), count=SETTINGS.get(env_id, {}).get("hostile_count", 500)
+    )
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_hypothesis_actions_never_raise(env_id: str) -> None:
+    env = gym.make(env_id).unwrapped
+    env.reset(seed=0)
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.text(max_size=300))
+    def play(action: str) -> None:
+        observation, reward, terminated, truncated, info = env.step(action)
+        assert env.observation_space.contains(observation)
+        assert isinstance(info["invalid_action"], bool)
+        if terminated or truncated:
+            env.reset()
+
+    play()
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_non_string_actions_are_invalid(env_id: str) -> None:
+    env = gym.make(env_id).unwrapped
+    env.reset(seed=0)
+    for action in (None, 42, b"bytes", ["move", "up"], {"action": "x"}):
+        observation, _, terminated, _, info = env.step(action)
+        assert info["invalid_action"] and not terminated and observation
