@@ -1,0 +1,45 @@
+"""Rewrite tests/golden/instances.json: pinned fingerprints of a few task instances per environment.
+
+    python tests/update_golden.py
+
+Run it only when an environment's generator changes on purpose (and bump its version then):
+the golden test exists to catch instances that change by accident.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+
+import llmgym
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "instances.json"
+TASK_IDS = ("train/00000", "train/00003", "eval/00000", "eval/00007")
+
+
+def fingerprint(env_id: str, task_id: str) -> str:
+    """A short hash of the task's first observation and its content signature."""
+    env = gym.make(env_id).unwrapped
+    observation, _ = env.reset(options={"task_id": task_id})
+    digest = hashlib.sha256(f"{observation}\n{env.task_signature()}".encode()).hexdigest()[:20]
+    env.close()
+    return digest
+
+
+def current() -> dict[str, dict[str, str]]:
+    """Fingerprints of every available environment."""
+    return {
+        entry.id: {task_id: fingerprint(entry.id, task_id) for task_id in TASK_IDS}
+        for entry in llmgym.ENVIRONMENTS
+        if entry.available
+    }
+
+
+if __name__ == "__main__":
+    existing = json.loads(GOLDEN.read_text()) if GOLDEN.exists() else {}
+    GOLDEN.write_text(json.dumps({**existing, **current()}, indent=2, sort_keys=True) + "\n")
+    print(f"wrote {GOLDEN}", file=sys.stderr)
