@@ -61,7 +61,8 @@ class TextEnv(gym.Env[str, str]):
     * :meth:`_step` — apply one action (any ``str``) and return a :class:`Transition`.
     * :meth:`oracle_action` — the next action of a planner that reads the true state.
     * optionally :meth:`admissible_actions`, :meth:`sample_action`, :meth:`task_signature`,
-      :meth:`rules` and ``example`` (used by prompting wrappers).
+      :meth:`rules` and ``example`` (used by prompting wrappers), ``skills`` and
+      :meth:`skills_achieved` (used by LLM-driven configuration).
 
     The base class handles seeding, task choice, config overrides, the standard ``info`` keys
     (``instruction``, ``task_id``, ``split``, ``success``, ``invalid_action``,
@@ -79,6 +80,10 @@ class TextEnv(gym.Env[str, str]):
     default_split: ClassVar[str] = "train"
     example: ClassVar[str] = ""
     """A short worked example of play (observation, thought, action), for prompts."""
+    skills: ClassVar[tuple[str, ...]] = ()
+    """Named abilities the environment exercises (Crafter's achievements, Heist's keys). LLM-driven
+    configuration (EnvGen) reads per-skill success to target weak skills; ``()`` means the only
+    skill is solving the task."""
 
     def __init__(
         self,
@@ -139,6 +144,10 @@ class TextEnv(gym.Env[str, str]):
         """A string that identifies the current instance's content (for split-disjointness
         checks); environments whose first observation hides the instance override it."""
         return f"{self._instruction}\n{self._first_observation}"
+
+    def skills_achieved(self) -> frozenset[str]:
+        """The :attr:`skills` shown so far in this episode."""
+        return frozenset()
 
     def rules(self) -> str:
         """The task's description and action grammar under the current config, for prompts."""
