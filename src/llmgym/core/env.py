@@ -15,15 +15,22 @@ from llmgym.core.config import EnvConfig
 from llmgym.core.tasks import SPLITS, Task, TaskRng
 from llmgym.core.text import CHARSET, clip_text, quote_action, sanitize_text
 
-__all__ = ["RESET_OPTIONS", "TextEnv", "Transition", "text_space"]
+__all__ = ["RESET_OPTIONS", "TextEnv", "TextSpace", "Transition", "text_space"]
 
 RESET_OPTIONS = ("task_id", "split", "config")
 """The keys ``TextEnv.reset(options=...)`` understands."""
 
 
+class TextSpace(spaces.Text):
+    """A :class:`gymnasium.spaces.Text` over :data:`~llmgym.core.text.CHARSET`, with a short repr."""
+
+    def __repr__(self) -> str:
+        return f"Text({self.min_length}, {self.max_length}, charset=llmgym.core.CHARSET)"
+
+
 def text_space(max_length: int, min_length: int = 0) -> spaces.Text:
     """A :class:`gymnasium.spaces.Text` over llmgym's wide :data:`~llmgym.core.text.CHARSET`."""
-    return spaces.Text(max_length=max_length, min_length=min_length, charset=CHARSET)
+    return TextSpace(max_length=max_length, min_length=min_length, charset=CHARSET)
 
 
 @dataclass(slots=True)
