@@ -1,8 +1,9 @@
-"""The ``llmgym`` command line: ``list``, ``play`` and ``eval``."""
+"""The ``llmgym`` command line: ``list``, ``play``, ``eval``, ``collect`` and ``convert``."""
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections.abc import Sequence
@@ -12,9 +13,12 @@ from typing import Any
 import gymnasium as gym
 
 import llmgym
-from llmgym.agents import make_agent
+from llmgym.agents import AGENT_NAMES, Agent, make_agent
 from llmgym.envs import ENVIRONMENTS, get_entry
 from llmgym.evaluation import evaluate
+from llmgym.rollout import choose_tasks, rollout
+from llmgym.suites import SUITE_NAMES, load_suite
+from llmgym.trajectories import Trajectory, append_trajectory, convert_file, read_trajectories
 
 __all__ = ["format_table", "main"]
 
@@ -87,35 +91,172 @@ def _cmd_play(args: argparse.Namespace) -> int:
             return 0
 
 
+def _agent(args: argparse.Namespace) -> Agent:
+    options: dict[str, Any] = {}
+    if args.agent.startswith("openai:"):
+        options = {
+            "base_url": args.base_url,
+            "api_key": args.api_key,
+            "temperature": args.temperature,
+            "max_tokens": args.max_tokens,
+            "timeout": args.timeout,
+        }
+    return make_agent(args.agent, seed=args.seed, react=args.react, **options)
+
+
+def _eval_plan(args: argparse.Namespace) -> list[tuple[str, list[str] | None]]:
+    """``[(env_id, task_ids or None)]`` from the positional ids and/or ``--suite``."""
+    plan: list[tuple[str, list[str] | None]] = [(_resolve_id(e), None) for e in args.env_ids]
+    if args.suite:
+        for env_id, task_ids in load_suite(args.suite).items():
+            entry = get_entry(env_id)
+            if entry.available:
+                plan.append((env_id, task_ids))
+            else:
+                print(f"llmgym: skipping {env_id} (needs {entry.install_hint})", file=sys.stderr)
+    if not plan:
+        raise ValueError("name at least one environment id or a --suite")
+    return plan
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
-    env_ids = [_resolve_id(env_id) for env_id in args.env_ids]
+    agent = _agent(args)
     results = []
-    for env_id in env_ids:
-        agent = make_agent(args.agent, seed=args.seed)
+    record = (
+        functools.partial(append_trajectory, Path(args.trajectories)) if args.trajectories else None
+    )
+    for env_id, task_ids in _eval_plan(args):
         results.append(
             evaluate(
                 env_id,
                 agent,
                 split=args.split,
-                episodes=args.episodes,
+                episodes=None if task_ids is not None else args.episodes,
+                task_ids=task_ids,
                 seed=args.seed,
+                concurrency=args.concurrency,
                 progress=not args.quiet,
+                on_trajectory=record,
+                make_kwargs=_make_kwargs(args),
             )
         )
-    rows = [r.summary() for r in results]
-    print(
-        format_table(
-            rows,
-            ["env_id", "agent", "split", "episodes", "success_rate", "mean_reward", "mean_steps"],
-        )
-    )
+    rows = []
+    for result in results:
+        row = result.summary()
+        low, high = row.pop("success_ci95")
+        row["success_ci95"] = f"{low:.2f}-{high:.2f}"
+        rows.append(row)
+    columns = [
+        "env_id",
+        "agent",
+        "episodes",
+        "success_rate",
+        "success_ci95",
+        "mean_reward",
+        "mean_steps",
+    ]
+    columns += ["mean_turns", "format_errors", "tokens", "errors"]
+    print(format_table(rows, columns))
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"llmgym_version": llmgym.__version__, "results": [r.to_dict() for r in results]}
+        payload = {
+            "llmgym_version": llmgym.__version__,
+            "suite": args.suite,
+            "react": args.react,
+            "results": [r.to_dict() for r in results],
+        }
         path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
         print(f"\nwrote {path}")
+    return 1 if any(r.summary()["errors"] == r.episodes and r.episodes for r in results) else 0
+
+
+def _cmd_collect(args: argparse.Namespace) -> int:
+    agent = _agent(args)
+    out = Path(args.output)
+    done: set[tuple[str, str]] = set()
+    if out.exists():
+        done = {(t.env_id, t.task_id) for t in read_trajectories(out)}
+    written = 0
+
+    def save(trajectory: Trajectory) -> None:
+        nonlocal written
+        if trajectory.error is None and (trajectory.success or not args.successful_only):
+            append_trajectory(out, trajectory)
+            written += 1
+
+    for env_id in (_resolve_id(e) for e in args.envs):
+        probe = gym.make(env_id, **_make_kwargs(args))
+        tasks = choose_tasks(probe, args.split, args.episodes, args.seed)
+        probe.close()
+        todo = [t for t in tasks if (env_id, t) not in done]
+        if len(todo) < len(tasks):
+            print(
+                f"{env_id}: {len(tasks) - len(todo)} of {len(tasks)} tasks already in {out}, "
+                "skipped"
+            )
+        if todo:
+            rollout(
+                env_id,
+                agent,
+                task_ids=todo,
+                seed=args.seed,
+                concurrency=args.concurrency,
+                progress=not args.quiet,
+                on_trajectory=save,
+                make_kwargs=_make_kwargs(args),
+            )
+    print(f"wrote {written} trajectories to {out}")
     return 0
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    count = convert_file(
+        args.input, args.output, fmt=args.format, successful_only=args.successful_only
+    )
+    print(f"wrote {count} {args.format} records to {args.output}")
+    return 0
+
+
+def _add_agent_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--agent", default="oracle", help=f"one of: {', '.join(AGENT_NAMES)} (default: oracle)"
+    )
+    parser.add_argument("--base-url", help="chat-completions API root (default: $OPENAI_BASE_URL)")
+    parser.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per model request")
+    parser.add_argument("--concurrency", type=int, default=1, help="episodes in flight at once")
+    parser.add_argument(
+        "--react",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="ask for 'Thought: ... Action: ...' replies (--no-react: the action alone)",
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--config",
+        type=_json_object,
+        default=None,
+        metavar="JSON",
+        help="config overrides, e.g. '{\"width\": 8}'",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _make_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    return {"config": args.config} if args.config else {}
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"not valid JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("expected a JSON object")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -136,14 +277,38 @@ def build_parser() -> argparse.ArgumentParser:
     play.set_defaults(run=_cmd_play)
 
     run = commands.add_parser("eval", help="evaluate an agent and print a results table")
-    run.add_argument("env_ids", nargs="+", metavar="ENV_ID")
-    run.add_argument("--agent", default="oracle", help="oracle or random (default: oracle)")
+    run.add_argument("env_ids", nargs="*", metavar="ENV_ID")
+    run.add_argument("--suite", choices=SUITE_NAMES, help="a named, frozen set of tasks")
     run.add_argument("--split", choices=("train", "eval"), default="eval")
-    run.add_argument("--episodes", type=int, default=50)
-    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--episodes", type=int, default=50, help="per environment (not with --suite)")
     run.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--trajectories", metavar="PATH", help="also append every episode to a JSONL file"
+    )
+    _add_agent_options(run)
     run.set_defaults(run=_cmd_eval)
+
+    collect = commands.add_parser("collect", help="build a trajectory dataset (resumable)")
+    collect.add_argument("--envs", nargs="+", required=True, metavar="ENV_ID")
+    collect.add_argument("--split", choices=("train", "eval"), default="train")
+    collect.add_argument("--episodes", type=int, default=100, help="per environment")
+    collect.add_argument(
+        "-o", "--output", required=True, help="JSONL file (appended; finished tasks skipped)"
+    )
+    collect.add_argument(
+        "--successful-only", action="store_true", help="keep only successful episodes"
+    )
+    _add_agent_options(collect)
+    collect.set_defaults(run=_cmd_collect)
+
+    convert = commands.add_parser(
+        "convert", help="trajectories to SFT data (TRL messages or AgentGym)"
+    )
+    convert.add_argument("input")
+    convert.add_argument("-o", "--output", required=True)
+    convert.add_argument("--format", choices=("messages", "conversations"), default="messages")
+    convert.add_argument("--successful-only", action="store_true")
+    convert.set_defaults(run=_cmd_convert)
     return parser
 
 
@@ -152,7 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (KeyError, ValueError, llmgym.MissingDependencyError) as error:
+    except (KeyError, ValueError, llmgym.MissingDependencyError, llmgym.ConfigError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"llmgym: error: {message}", file=sys.stderr)
         return 2

@@ -22,7 +22,7 @@ RESET_OPTIONS = ("task_id", "split", "config")
 
 
 class TextSpace(spaces.Text):
-    """A :class:`gymnasium.spaces.Text` over :data:`~llmgym.core.text.CHARSET`, with a short repr."""
+    """A :class:`gymnasium.spaces.Text` over :data:`~llmgym.core.text.CHARSET` (short repr)."""
 
     def __repr__(self) -> str:
         return f"Text({self.min_length}, {self.max_length}, charset=llmgym.core.CHARSET)"
@@ -177,6 +177,11 @@ class TextEnv(gym.Env[str, str]):
         if self._task is None:
             raise ResetNeeded("Call reset() before using the environment.")
         return self._task
+
+    @property
+    def success(self) -> bool:
+        """Whether the current episode's task is solved."""
+        return self._success
 
     @property
     def instruction(self) -> str:
