@@ -26,6 +26,30 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         max_episode_steps=40,
         summary="Craft a goal item from raw materials by following a set of recipes.",
     ),
+    EnvEntry(
+        id="llmgym/ConnectFour-v0",
+        entry_point="llmgym.envs.multiagent.connect_four:ConnectFourEnv",
+        max_episode_steps=60,
+        summary="Connect Four in text against a scripted or LLM opponent (PettingZoo game).",
+        extra="multiagent",
+        requires=("pettingzoo",),
+    ),
+    EnvEntry(
+        id="llmgym/Negotiation-v0",
+        entry_point="llmgym.envs.multiagent.negotiation:NegotiationEnv",
+        max_episode_steps=30,
+        summary="Split a pool of items with an opponent whose values are hidden (PettingZoo game).",
+        extra="multiagent",
+        requires=("pettingzoo",),
+    ),
+    EnvEntry(
+        id="llmgym/Auction-v0",
+        entry_point="llmgym.envs.multiagent.auction:AuctionEnv",
+        max_episode_steps=30,
+        summary="Sealed-bid auction: infer how rivals bid from revealed bids (PettingZoo game).",
+        extra="multiagent",
+        requires=("pettingzoo",),
+    ),
 )
 
 
