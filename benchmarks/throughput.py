@@ -46,6 +46,22 @@ TARGETS: dict[str, dict[str, float]] = {
         "random_steps_per_s": 5_000,
         "resets_per_s": 2_000,
     },
+    # Multi-agent games: every step also plays the scripted opponents' moves.
+    "llmgym/ConnectFour-v0": {
+        "oracle_steps_per_s": 2_000,
+        "random_steps_per_s": 2_000,
+        "resets_per_s": 800,
+    },
+    "llmgym/Negotiation-v0": {
+        "oracle_steps_per_s": 1_500,
+        "random_steps_per_s": 1_500,
+        "resets_per_s": 700,
+    },
+    "llmgym/Auction-v0": {
+        "oracle_steps_per_s": 2_000,
+        "random_steps_per_s": 2_000,
+        "resets_per_s": 1_000,
+    },
 }
 """Targets from the issues that introduced each environment (steps or resets per second)."""
 

@@ -50,7 +50,8 @@ class AuctionConfig(GameConfig):
         100,
         low=10,
         high=10_000,
-        doc="Private values are drawn uniformly from max_value/10 .. max_value.",
+        doc="Private values are drawn uniformly from max_value/10 .. max_value, then rescaled so "
+        "that every bidder's values add up to the same total.",
     )
     budget: int = knob(150, low=1, high=1_000_000, doc="Each bidder's money for the whole auction.")
     pricing: str = knob(
@@ -79,7 +80,7 @@ def _generate(env_name: str, task_id: str, split: str, config: AuctionConfig) ->
     whose content hashes into ``split``. Each bidder's values add up to the same total (the
     mean value times the rounds), so no seat is favoured by the draw."""
     low = max(1, config.max_value // 10)
-    total = config.rounds * (low + config.max_value) // 2
+    total = _total(config)
     attempt = 0
     while True:
         rng = TaskRng(env_name, task_id, attempt)
@@ -96,6 +97,11 @@ def _generate(env_name: str, task_id: str, split: str, config: AuctionConfig) ->
             order.append(tuple(seats))
         if split_of(f"{items}|{values}|{shading}") == split:
             return _Instance(items, values, shading, tuple(order))
+
+
+def _total(config: AuctionConfig) -> int:
+    """What every bidder's values add up to: the mean value times the rounds."""
+    return config.rounds * (max(1, config.max_value // 10) + config.max_value) // 2
 
 
 def _values(rng: TaskRng, rounds: int, low: int, high: int, total: int) -> tuple[int, ...]:
@@ -225,8 +231,8 @@ class AuctionGame(Game):
             + ", ".join(
                 f"{name} {self.value(player, i)}" for i, name in enumerate(self.instance.items)
             )
-            + ". The others' values are hidden (drawn from the same range, "
-            f"{max(1, c.max_value // 10)}-{c.max_value}).",
+            + f". The others' values are hidden; every bidder's values add up to the same "
+            f"total, {_total(c)}.",
             f"Your budget left: {self.budget[player]}. Your profit so far: "
             f"{self.scores[player]:g}.",
         ]
@@ -268,12 +274,12 @@ class AuctionGame(Game):
         )
         return (
             f"A sealed-bid auction of {c.rounds} items, one per round, among {c.players} "
-            f"bidders. Each bidder has private values for the items (drawn from "
-            f"{max(1, c.max_value // 10)}-{c.max_value}) and a budget of {c.budget} for the "
-            f"whole auction. Every round all bidders bid at the same time; the highest bid wins "
-            f"the item and {pricing}; after the round {reveal}. Your profit is the value of "
-            f"the items you win minus what you pay. Action: 'bid <amount>', a whole number from "
-            f"0 to your budget left (0 passes)."
+            f"bidders. Each bidder has private values for the items (drawn at random, then "
+            f"scaled so that every bidder's values add up to {_total(c)}) and a budget of "
+            f"{c.budget} for the whole auction. Every round all bidders bid at the same time; "
+            f"the highest bid wins the item and {pricing}; after the round {reveal}. Your "
+            f"profit is the value of the items you win minus what you pay. Action: "
+            f"'bid <amount>', a whole number from 0 to your budget left (0 passes)."
         )
 
     def render(self) -> str:
@@ -405,9 +411,10 @@ class AuctionEnv(VersusEnv):
     The single-agent view of the multi-agent game `llmgym.envs.multiagent.auction`
     (PettingZoo: `raw_env`, `env()`, and `parallel_env`, where every bidder moves at once). Five
     items are sold one per round to three bidders. Each bidder has private values for the
-    items (10-100) and a budget of 150 for the whole auction; every round all bid at the same
-    time, the highest bid wins and pays its bid (first-price; `pricing="second"` makes it a
-    Vickrey auction), and then every bid is revealed. The default rivals, `shader`, each bid a
+    items (drawn from 10-100, then scaled so that every bidder's values add up to 275: no seat
+    is favoured by the draw) and a budget of 150 for the whole auction; every round all bid at
+    the same time, the highest bid wins and pays its bid (first-price; `pricing="second"` makes
+    it a Vickrey auction), and then every bid is revealed. The default rivals, `shader`, each bid a
     fixed share of their value, between 50% and 90%; the share is a private type drawn per task
     and can be inferred from the revealed bids, which is what it takes to win items cheaply.
     `truthful` rivals bid their value; `oracle` rivals read everybody's values; `random` rivals

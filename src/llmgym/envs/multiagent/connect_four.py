@@ -31,7 +31,9 @@ __all__ = [
 ]
 
 MARKS = ("X", "O")
-_MOVE_WORDS = re.compile(r"^(?:drop|play|move|put|place|column|col)\b[ :]*(?:in |into |at )?")
+_MOVE_WORDS = re.compile(
+    r"^(?:(?:drop|play|move|put|place|column|col|in|into|at|on|the|my|a disc|disc)\b[ :]*)+"
+)
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,11 @@ class Board:
                     if all(0 <= cc < columns and 0 <= rr < rows for cc, rr in cells):
                         windows.append(sum(1 << (cc * self.height + rr) for cc, rr in cells))
         self.windows = tuple(windows)
+        self.letters = tuple(chr(ord("a") + c) for c in range(columns))
+        self.row_cells = tuple(tuple(self.cell(c, r) for c in range(columns)) for r in range(rows))
+        self.header = "    " + " ".join(self.letters)
+        centre = (columns - 1) / 2
+        self.centrality = tuple(columns - abs(c - centre) for c in range(columns))
 
     def legal(self, mask: int) -> list[int]:
         """Columns that are not full, centre first."""
@@ -106,7 +113,8 @@ class Board:
         return 1 << (column * self.height + row)
 
     def name(self, column: int, row: int | None = None) -> str:
-        letter = chr(ord("a") + column)
+        """``"d"`` for column 3, ``"d1"`` for column 3, row 0."""
+        letter = self.letters[column]
         return letter if row is None else f"{letter}{row + 1}"
 
 
@@ -172,6 +180,7 @@ class ConnectFourGame(Game):
         self.turn = 0
         self.history: list[tuple[int, int, int]] = []  # (player index, column, row)
         self.result = ""
+        self._drawing: tuple[int, str] = (-1, "")
         opening = _openings(c.rows, c.columns, c.connect, c.opening_plies)[task.split]
         self.opening = opening[task.index]
         for letter in self.opening:
@@ -248,16 +257,19 @@ class ConnectFourGame(Game):
 
     # ------------------------------------------------------------------ text
     def draw(self) -> str:
-        board = self.board
-        header = "    " + " ".join(board.name(c) for c in range(board.columns))
-        lines = [header]
-        for row in range(board.rows - 1, -1, -1):
-            cells = []
-            for column in range(board.columns):
-                bit = board.cell(column, row)
-                cells.append("X" if self.stones[0] & bit else "O" if self.stones[1] & bit else ".")
-            lines.append(f"{row + 1:>2}  " + " ".join(cells))
-        return "\n".join(lines)
+        """The board with coordinates (rows numbered from the bottom)."""
+        if self._drawing[0] != self.mask:
+            board = self.board
+            crosses = self.stones[0]
+            lines = [board.header]
+            for row in range(board.rows - 1, -1, -1):
+                cells = [
+                    ("X" if crosses & bit else "O") if self.mask & bit else "."
+                    for bit in board.row_cells[row]
+                ]
+                lines.append(f"{row + 1:>2}  " + " ".join(cells))
+            self._drawing = (self.mask, "\n".join(lines))
+        return self._drawing[1]
 
     def _open_columns(self) -> str:
         legal = self.board.legal(self.mask)
@@ -334,13 +346,13 @@ class ConnectFourGame(Game):
         if policy in ("greedy", "cautious"):
             me = self._sides(player)[0]
             choices = _candidates(self.board, me, self.mask, cautious=policy == "cautious")
-            if len(choices) > 1:
-                centre = (self.board.columns - 1) / 2
-                weights = np.array([self.board.columns - abs(c - centre) for c in choices])
-                return self.board.name(
-                    choices[int(rng.choice(len(choices), p=weights / weights.sum()))]
-                )
-            return self.board.name(choices[0])
+            weights = [self.board.centrality[c] for c in choices]
+            point = rng.random() * sum(weights)
+            for column, weight in zip(choices, weights, strict=True):
+                point -= weight
+                if point < 0:
+                    return self.board.name(column)
+            return self.board.name(choices[-1])
         return super().policy_action(player, policy, rng, pending)
 
     def oracle_action(self, player: str, pending: Mapping[str, Any]) -> str:

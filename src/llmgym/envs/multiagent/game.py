@@ -58,8 +58,9 @@ class Game:
 
     Players are named ``player_0`` .. ``player_{n-1}``. A turn-based game awaits one player at a
     time; a simultaneous game (``simultaneous = True``) awaits every live player and resolves
-    the round once all moves are in. Rewards returned by :meth:`apply` and :meth:`forfeit` are
-    per-player increments; their sum over an episode is the player's score.
+    the round once all moves are in. Rewards returned by :meth:`apply` and :meth:`eliminate`
+    are per-player increments; :meth:`play` and :meth:`forfeit` apply them and keep
+    :attr:`scores`, each player's running total.
     """
 
     name: ClassVar[str] = ""
@@ -110,6 +111,19 @@ class Game:
     def apply(self, moves: Mapping[str, Any]) -> dict[str, float]:
         """Apply the moves of every awaited player; return reward increments."""
         raise NotImplementedError
+
+    def play(self, moves: Mapping[str, Any]) -> dict[str, float]:
+        """:meth:`apply` the moves and add the rewards to :attr:`scores`."""
+        return self._score(self.apply(moves))
+
+    def forfeit(self, player: str) -> dict[str, float]:
+        """:meth:`eliminate` ``player`` and add the rewards to :attr:`scores`."""
+        return self._score(self.eliminate(player))
+
+    def _score(self, rewards: dict[str, float]) -> dict[str, float]:
+        for player, reward in rewards.items():
+            self.scores[player] += reward
+        return rewards
 
     def eliminate(self, player: str) -> dict[str, float]:
         """``player`` forfeits: it leaves the game and its score becomes -1; a game left with
@@ -256,8 +270,6 @@ class Referee:
             ruling = self._reject(player, str(error))
         else:
             ruling = self._accept(player, move, note="")
-        for name, reward in ruling.rewards.items():
-            self.game.scores[name] += reward
         self.last_ruling[player] = ruling
         return ruling
 
@@ -266,11 +278,10 @@ class Referee:
         self.last_invalid[player] = True
         left = self.retries_left[player]
         if left is None or left > 0:
+            remaining = ""
             if left is not None:
                 self.retries_left[player] = left - 1
-            remaining = (
-                "" if left is None else f" ({left} {'retry' if left == 1 else 'retries'} left)"
-            )
+                remaining = f" ({left - 1} {'retry' if left == 2 else 'retries'} left)"
             self.feedback[player] = f"Invalid move: {reason}{remaining}"
             return Ruling(player, valid=False, feedback=self.feedback[player])
         if self.policy == "default_move":
@@ -285,7 +296,7 @@ class Referee:
             return ruling
         self.forfeited.add(player)
         self.pending.pop(player, None)
-        rewards = self.game.eliminate(player)
+        rewards = self.game.forfeit(player)
         self.feedback[player] = f"Invalid move: {reason} You ran out of retries and forfeit."
         rewards = _merge(rewards, self._resolve_if_complete())
         return Ruling(
@@ -306,7 +317,7 @@ class Referee:
         if not self.pending or self.awaiting():
             return {}
         moves, self.pending = self.pending, {}
-        return self.game.apply(moves)
+        return self.game.play(moves)
 
     def observation(self, player: str) -> str:
         """``player``'s view: the feedback on its last move (if any), then the game's text."""

@@ -82,6 +82,28 @@ def _splits(counts: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
     return tuple(itertools.product(*(range(n + 1) for n in counts)))
 
 
+@dataclass(frozen=True)
+class _Option:
+    """One way to split the pool, seen by the player who keeps ``share``."""
+
+    share: tuple[int, ...]
+    rest: tuple[int, ...]
+    mine: int
+    theirs: int
+
+
+@lru_cache(maxsize=1024)
+def _options(
+    counts: tuple[int, ...], mine: tuple[int, ...], theirs: tuple[int, ...]
+) -> tuple[_Option, ...]:
+    """Every split with its worth to both sides (``mine`` keeps ``share``)."""
+    options = []
+    for share in _splits(counts):
+        rest = tuple(n - k for n, k in zip(counts, share, strict=True))
+        options.append(_Option(share, rest, _value(mine, share), _value(theirs, rest)))
+    return tuple(options)
+
+
 def _valuation(rng: TaskRng, counts: tuple[int, ...], total: int) -> tuple[int, ...] | None:
     values = [0] * len(counts)
     remaining = total
@@ -96,14 +118,8 @@ def _valuation(rng: TaskRng, counts: tuple[int, ...], total: int) -> tuple[int, 
 
 
 def _fair_split_exists(instance: _Instance, total: int) -> bool:
-    rest = instance.counts
-    for share in _splits(rest):
-        other = tuple(n - k for n, k in zip(rest, share, strict=True))
-        if 2 * _value(instance.values[0], share) >= total and (
-            2 * _value(instance.values[1], other) >= total
-        ):
-            return True
-    return False
+    options = _options(instance.counts, *instance.values)
+    return any(2 * o.mine >= total and 2 * o.theirs >= total for o in options)
 
 
 @lru_cache(maxsize=4096)
@@ -312,7 +328,7 @@ class NegotiationGame(Game):
         ]
         if self.transcript:
             lines.append("Conversation so far:")
-            lines += [f"  {entry}" for entry in self.transcript]
+            lines += self._recent_transcript()
         if self.finished:
             if self.deal is not None:
                 mine = self.deal[player]
@@ -339,6 +355,20 @@ class NegotiationGame(Game):
         else:
             lines.append(f"Waiting for {other} ({left} turns left).")
         return "\n".join(lines)
+
+    def _recent_transcript(self, budget: int = 12_000) -> list[str]:
+        """The latest turns that fit in ``budget`` characters (long messages could otherwise
+        push the standing proposal out of the observation)."""
+        shown: list[str] = []
+        used = 0
+        for entry in reversed(self.transcript):
+            used += len(entry) + 3
+            if used > budget:
+                hidden = len(self.transcript) - len(shown)
+                shown.append(f"  ({hidden} earlier turn{'s' if hidden != 1 else ''} not shown)")
+                break
+            shown.append(f"  {entry}")
+        return shown[::-1]
 
     def instruction(self, player: str) -> str:
         return (
@@ -413,16 +443,17 @@ class NegotiationGame(Game):
             share = self.standing[1]
             if _value(values, self._rest(share)) >= wanted:
                 return "accept"
-        demand = self.last_demand.get(self.other(player))
-        wish = self._rest(demand) if demand else (0,) * len(self.counts)
+        other = self.other(player)
+        demand = self.last_demand.get(other)
+        wish = demand or (0,) * len(self.counts)
 
-        def appeal(share: tuple[int, ...]) -> tuple[int, int, int]:
-            given = self._rest(share)
-            overlap = sum(min(g, w) for g, w in zip(given, wish, strict=True))
-            return (overlap, sum(given), _value(values, share))
+        def appeal(option: _Option) -> tuple[int, int, int]:
+            overlap = sum(min(g, w) for g, w in zip(option.rest, wish, strict=True))
+            return (overlap, sum(option.rest), option.mine)
 
-        acceptable = [s for s in _splits(self.counts) if _value(values, s) >= wanted]
-        return f"propose {self._share_text(max(acceptable, key=appeal))}"
+        options = _options(self.counts, values, self.values[other])
+        best = max((o for o in options if o.mine >= wanted), key=appeal)
+        return f"propose {self._share_text(best.share)}"
 
     def oracle_action(self, player: str, pending: Mapping[str, Any]) -> str:
         """Reads the other player's values and assumes it is the conceder: proposes the split
@@ -435,17 +466,15 @@ class NegotiationGame(Game):
         total = self.config.total_value  # type: ignore[attr-defined]
         own_later = [t for t in range(self.turn, max_turns) if self.players[t % 2] == player]
 
+        options = _options(self.counts, mine, theirs)
+
         def best_accepted_at(turn: int) -> tuple[int, tuple[int, ...]] | None:
             wanted = self._aspiration(other, "conceder", turn) * total
-            options = [
-                (_value(mine, s), _value(theirs, self._rest(s)), s)
-                for s in _splits(self.counts)
-                if _value(theirs, self._rest(s)) >= wanted
-            ]
-            if not options:
+            accepted = [o for o in options if o.theirs >= wanted]
+            if not accepted:
                 return None
-            worth, _, share = max(options)
-            return worth, share
+            best = max(accepted, key=lambda o: (o.mine, o.theirs, o.share))
+            return best.mine, best.share
 
         plans = [
             (plan[0], turn, plan[1])
@@ -463,8 +492,8 @@ class NegotiationGame(Game):
             return f"propose {self._share_text(now[0][2])}"
         if plans:
             # anchor: a proposal the other will not accept yet, worth the most to us
-            greedy = max(_splits(self.counts), key=lambda s: (_value(mine, s), -sum(s)))
-            return f"propose {self._share_text(greedy)}"
+            greedy = max(options, key=lambda o: (o.mine, -sum(o.share)))
+            return f"propose {self._share_text(greedy.share)}"
         if self.standing is not None and self.standing[0] == other:
             return "accept"
         return "say Please make me an offer."

@@ -74,7 +74,10 @@ class PlayerView:
 
 
 class Seat(Protocol):
-    """Whatever chooses the moves of one player."""
+    """Whatever chooses the moves of one player; ``reads_observation = False`` tells the
+    environment it may pass an empty observation (scripted players read the game itself)."""
+
+    reads_observation: bool
 
     def reset(self, view: PlayerView, seed: int) -> None: ...
 
@@ -84,17 +87,23 @@ class Seat(Protocol):
 class ScriptedSeat:
     """A scripted player of the game (one of ``Game.policies``), with its own seeded RNG."""
 
+    reads_observation = False
+
     def __init__(self, policy: str) -> None:
         self.policy = policy
         self._view: PlayerView | None = None
-        self._rng = np.random.default_rng(0)
+        self._seed = 0
+        self._rng: np.random.Generator | None = None
 
     def reset(self, view: PlayerView, seed: int) -> None:
         self._view = view
-        self._rng = np.random.default_rng(seed)
+        self._seed = seed
+        self._rng = None  # made on first use: many scripted players never draw
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         assert self._view is not None, "reset() first"
+        if self._rng is None:
+            self._rng = np.random.default_rng(self._seed)
         return self._view.policy_action(self.policy, self._rng)
 
 
@@ -111,6 +120,8 @@ class AgentSeat:
         replies: The agent's raw replies this game.
         format_errors: Replies without a parseable action.
     """
+
+    reads_observation = True
 
     def __init__(self, agent: Agent) -> None:
         self.agent = agent

@@ -65,7 +65,7 @@ def versus_config(
             "random",
             choices=seats,
             doc="The agent's player: 'random' draws it per task (the same for a task id every "
-            "time), or a fixed 'player_<i>' (player_0 moves first).",
+            "time), or a fixed 'player_<i>' (in turn-based games player_0 moves first).",
         ),
         "agent_invalid_move_retries": knob(
             None,
@@ -151,10 +151,8 @@ class VersusEnv(TextEnv):
     def _reset_task(self, task: Task) -> tuple[str, str]:
         config = task.config
         aec = self._aec
-        aec.reset(
-            seed=int(self.np_random.integers(2**31)),
-            options={"task_id": task.task_id, "config": config},
-        )
+        seed = int(self.np_random.integers(2**62))  # the game's and each opponent's
+        aec.reset(seed=seed, options={"task_id": task.task_id, "config": config})
         players = aec.possible_agents
         seat = config.seat  # type: ignore[attr-defined]
         self.seat = (
@@ -173,7 +171,7 @@ class VersusEnv(TextEnv):
                 seat_player: Seat = AgentSeat(agent.fork())
             else:
                 seat_player = ScriptedSeat(config.opponent)  # type: ignore[attr-defined]
-            seat_player.reset(PlayerView(referee, player), seed=int(self.np_random.integers(2**31)))
+            seat_player.reset(PlayerView(referee, player), seed=seed + 1 + index)
             self._seats[player] = seat_player
         self._play_opponents()
         self._carried_reward = float(aec._cumulative_rewards.get(self.seat, 0.0))
@@ -243,4 +241,6 @@ class VersusEnv(TextEnv):
                 continue
             if player == self.seat:
                 return
-            aec.step(self._seats[player].act(aec.observe(player), aec.infos[player]))
+            seat = self._seats[player]
+            observation = aec.observe(player) if seat.reads_observation else ""
+            aec.step(seat.act(observation, aec.infos[player]))
