@@ -22,13 +22,14 @@ from llmgym import cli
 from llmgym.agents import OpenAIChatAgent, make_agent
 from llmgym.envs.multiagent import auction, connect_four, negotiation
 from llmgym.envs.multiagent.api import TextObservation
+from llmgym.evaluation import evaluate
 from llmgym.matches import GAMES, game_env_class, make_player, run_match
 from llmgym.testing import hostile_actions
 from tests.chat_server import ChatServer
 
 MODULES = [connect_four, negotiation, auction]
 IDS = [module.__name__.rsplit(".", 1)[1] for module in MODULES]
-POLICIES = [{}, {"invalid_move_policy": "default_move"}]
+POLICIES = [{}, {"invalid_move_policy": "default_move", "invalid_move_retries": 0}]
 
 
 def _quiet(function, *args, **kwargs):
@@ -300,6 +301,18 @@ def test_opponent_name_or_agent() -> None:
     assert "llmgym agents" in env.rules()
 
 
+@pytest.mark.parametrize(
+    "env_id", ["llmgym/ConnectFour-v0", "llmgym/Negotiation-v0", "llmgym/Auction-v0"]
+)
+def test_single_agent_ids_run_in_the_react_evaluation_loop(env_id: str) -> None:
+    result = evaluate(env_id, make_agent("oracle"), episodes=6, progress=False)
+    summary = result.summary()
+    assert summary["episodes"] == 6 and summary["success_rate"] >= 0.8
+    assert summary["format_errors"] == 0 and summary["errors"] == 0
+    prompt = result.trajectories[0].system_prompt
+    assert "Reply in exactly this format" in prompt and "The other seats are played by" in prompt
+
+
 # ---------------------------------------------------------------------- matches
 def test_scripted_match_standings_add_up() -> None:
     agents = [make_player("oracle", "connect_four"), make_player("greedy", "connect_four", seed=1)]
@@ -394,6 +407,11 @@ def test_match_and_eval_commands(tmp_path, capsys) -> None:
     )  # fmt: skip
     assert code == 0 and "llmgym/ConnectFour-v0" in capsys.readouterr().out
     assert cli.main(["eval", "llmgym/Maze-v0", "--opponent", "random", "--quiet"]) == 2
+    code = cli.main(
+        ["eval", "connect_four", "--agents", "oracle", "random", "--episodes", "4", "--quiet"]
+    )
+    assert code == 0 and "connect_four_v0: 4 games" in capsys.readouterr().out
+    assert cli.main(["eval", "--suite", "smoke", "--agents", "oracle", "random"]) == 2
     assert cli.main(["match", "auction", "--agents", "oracle", "random", "--quiet"]) == 2
 
 

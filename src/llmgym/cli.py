@@ -146,6 +146,8 @@ def _eval_plan(args: argparse.Namespace) -> list[tuple[str, list[str] | None]]:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
+    if args.agents:
+        return _eval_match(args)
     agent = _agent(args)
     results = []
     record = (
@@ -195,6 +197,15 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
         print(f"\nwrote {path}")
     return 1 if any(r.summary()["errors"] == r.episodes and r.episodes for r in results) else 0
+
+
+def _eval_match(args: argparse.Namespace) -> int:
+    """``llmgym eval GAME --agents A B ...``: the same as ``llmgym match``."""
+    if len(args.env_ids) != 1 or args.suite:
+        raise ValueError("with --agents, name exactly one multi-agent game (no --suite)")
+    match = argparse.Namespace(**vars(args))
+    match.game, match.games, match.transcripts = args.env_ids[0], args.episodes, args.trajectories
+    return _cmd_match(match)
 
 
 def _cmd_match(args: argparse.Namespace) -> int:
@@ -361,6 +372,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     run.add_argument(
         "--trajectories", metavar="PATH", help="also append every episode to a JSONL file"
+    )
+    run.add_argument(
+        "--agents",
+        nargs="+",
+        metavar="PLAYER",
+        help="multi-agent games only: play these agents against each other (one per seat) "
+        "instead of --agent; the same as 'llmgym match GAME --agents ...' with --episodes games",
     )
     run.add_argument(
         "--opponent",

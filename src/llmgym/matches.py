@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import logging
 import math
+import re
 import statistics
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -63,7 +64,8 @@ def game_env_class(game: str | type) -> type:
     single-agent environment (``"llmgym/ConnectFour-v0"``), or a ``raw_env`` class itself."""
     if isinstance(game, type):
         return game
-    name = game.rsplit("_v", 1)[0] if "_v" in game else game
+    versioned = re.fullmatch(r"(.+)_v[0-9]+", game)
+    name = versioned.group(1) if versioned else game
     if name in GAMES:
         return importlib.import_module(GAMES[name]).raw_env
     from llmgym.envs import get_entry

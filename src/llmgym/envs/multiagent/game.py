@@ -5,7 +5,7 @@ moves, applies them, and describes the state to each player. It knows nothing ab
 or Gymnasium. The :class:`Referee` sits between players and the game: it collects moves (all
 of them before a simultaneous round resolves), answers invalid moves with feedback and a retry
 budget, and applies the configured policy when the budget runs out. The PettingZoo
-environments (:mod:`llmgym.envs.multiagent.pettingzoo`) and the single-agent
+environments (:mod:`llmgym.envs.multiagent.api`) and the single-agent
 :class:`~llmgym.envs.multiagent.versus.VersusEnv` are thin adapters over these two classes.
 """
 

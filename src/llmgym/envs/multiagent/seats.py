@@ -117,7 +117,7 @@ class AgentSeat:
     and the next prompt starts with the format error.
 
     Attributes:
-        replies: The agent's raw replies this game.
+        messages: The seat's conversation this game (system prompt, observations, replies).
         format_errors: Replies without a parseable action.
     """
 
@@ -128,7 +128,6 @@ class AgentSeat:
         self._view: PlayerView | None = None
         self.system_prompt = ""
         self.messages: list[dict[str, str]] = []
-        self.replies: list[str] = []
         self.format_errors = 0
         self._format_note = ""
 
@@ -137,12 +136,12 @@ class AgentSeat:
         self.agent.reset(view, seed=seed)  # type: ignore[arg-type]
         self.system_prompt = system_prompt(view.rules(), view.example, react=self.agent.react)
         self.messages = [{"role": "system", "content": self.system_prompt}]
-        self.replies = []
         self.format_errors = 0
         self._format_note = ""
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         assert self._view is not None, "reset() first"
+        observation = str(observation)
         if self._format_note:
             observation = f"{self._format_note}\n\n{observation}"
         task = f"Your task: {self._view.instruction}\n\n"
@@ -157,16 +156,13 @@ class AgentSeat:
             "messages": list(self.messages),
         }
         reply = self.agent.act(prompt, agent_info)
-        self.replies.append(reply)
         self.messages.append({"role": "assistant", "content": reply})
         parsed = parse_reply(reply, require_label=self.agent.react)
         if parsed.action is None:
             self.format_errors += 1
-            expected = (
-                "Thought: <reasoning>\nAction: <one action>"
-                if self.agent.react
-                else ("Action: <one action>")
-            )
+            expected = "Action: <one action>"
+            if self.agent.react:
+                expected = "Thought: <reasoning>\n" + expected
             self._format_note = f"Format error: {parsed.error}. Reply in the format:\n{expected}"
             return ""
         self._format_note = ""

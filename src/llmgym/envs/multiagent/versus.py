@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 
 __all__ = ["VersusEnv", "versus_config"]
 
+MAX_OPPONENT_ACTIONS = 10_000
+"""Opponent actions within one step after which the environment gives up (reachable only with
+unlimited retries for an opponent that never makes a valid move)."""
+
 
 def versus_config(
     base: type[GameConfig], game: type[Game], *, max_players: int
@@ -139,10 +143,11 @@ class VersusEnv(TextEnv):
 
     def rules(self) -> str:
         config = self._task.config if self._task is not None else self.config
+        if self._opponent_agents:
+            opponents = "llmgym agents"
+        else:
+            opponents = f"the scripted '{config.opponent}' player"  # type: ignore[attr-defined]
         rules = self.game_class.rules(config)  # type: ignore[arg-type]
-        opponents = (
-            "llmgym agents" if self._opponent_agents else f"the scripted '{config.opponent}' player"  # type: ignore[attr-defined]
-        )
         return f"{rules} The other seats are played by {opponents}."
 
     def task_signature(self) -> str:
@@ -173,8 +178,7 @@ class VersusEnv(TextEnv):
                 seat_player = ScriptedSeat(config.opponent)  # type: ignore[attr-defined]
             seat_player.reset(PlayerView(referee, player), seed=seed + 1 + index)
             self._seats[player] = seat_player
-        self._play_opponents()
-        self._carried_reward = float(aec._cumulative_rewards.get(self.seat, 0.0))
+        self._carried_reward = self._play_opponents()
         return str(aec.observe(self.seat)), self.game.instruction(self.seat)
 
     def _step(self, action: str) -> Transition:
@@ -186,8 +190,7 @@ class VersusEnv(TextEnv):
         if not ruling.valid and not (ruling.forfeited or ruling.defaulted):
             info = {"seat": self.seat, "retries_left": aec.infos[self.seat]["retries_left"]}
             return Transition(str(aec.observe(self.seat)), invalid=True, info=info)
-        self._play_opponents()
-        reward = float(aec._cumulative_rewards.get(self.seat, 0.0)) + self._carried_reward
+        reward = self._play_opponents() + self._carried_reward
         self._carried_reward = 0.0
         observation = str(aec.observe(self.seat))
         if self._finished():
@@ -229,18 +232,21 @@ class VersusEnv(TextEnv):
             info=info,
         )
 
-    def _play_opponents(self) -> None:
-        """Let the opponents move until the agent is awaited or the game is over."""
+    def _play_opponents(self) -> float:
+        """Let the opponents move until the agent is awaited or the game is over; return the
+        agent's reward since its last move (PettingZoo's cumulative reward)."""
         aec = self._aec
-        while aec.agents:
+        for _ in range(MAX_OPPONENT_ACTIONS):
             player = aec.agent_selection
+            if player == self.seat:
+                return float(aec.last(observe=False)[1])
             if aec.terminations[player] or aec.truncations[player]:
-                if player == self.seat:
-                    return
                 aec.step(None)
                 continue
-            if player == self.seat:
-                return
             seat = self._seats[player]
             observation = aec.observe(player) if seat.reads_observation else ""
             aec.step(seat.act(observation, aec.infos[player]))
+        raise RuntimeError(
+            f"the opponents sent {MAX_OPPONENT_ACTIONS} actions without reaching the agent's "
+            "turn; give them a finite invalid_move_retries"
+        )
