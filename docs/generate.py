@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 import llmgym  # noqa: E402
+from llmgym.core.config import describe_allowed  # noqa: E402
 from llmgym.core.registry import EnvEntry  # noqa: E402
 
 PAGES = ROOT / "docs" / "environments"
@@ -39,27 +40,12 @@ def _env_class(entry: EnvEntry) -> type:
     return getattr(importlib.import_module(module), name)
 
 
-def _allowed(schema: dict) -> str:
-    if "anyOf" in schema:
-        return " or ".join(_allowed(option) for option in schema["anyOf"])
-    if "enum" in schema:
-        return ", ".join(f"`{json.dumps(v)}`" for v in schema["enum"])
-    if schema.get("type") == "object":
-        keys = schema.get("propertyNames", {}).get("enum")
-        values = schema.get("additionalProperties", {})
-        low, high = values.get("minimum", ""), values.get("maximum", "")
-        return (f"keys {', '.join(keys)}; " if keys else "") + f"values {low}..{high}"
-    if "minimum" in schema or "maximum" in schema:
-        return f"{schema.get('minimum', '-inf')}..{schema.get('maximum', 'inf')}"
-    return schema.get("type", "")
-
-
 def _config_table(schema: dict) -> str:
     rows = ["| field | default | allowed | description |", "|---|---|---|---|"]
     for name, field in schema["properties"].items():
         default = json.dumps(field.get("default"))
         description = field.get("description", "").replace("|", "\\|")
-        rows.append(f"| `{name}` | `{default}` | {_allowed(field)} | {description} |")
+        rows.append(f"| `{name}` | `{default}` | {describe_allowed(field)} | {description} |")
     return "\n".join(rows)
 
 
