@@ -268,7 +268,7 @@ def test_observation_shows_schema_samples_question_and_evidence() -> None:
 def test_config_errors_are_precise() -> None:
     with pytest.raises(ConfigError, match="SQLConfig.mode"):
         _env(mode="chat")
-    with pytest.raises(ConfigError, match=r"SQLConfig.time_limit_ms.*\[10, 60000\]"):
+    with pytest.raises(ConfigError, match=r"SQLConfig.time_limit_ms.*\[10, 10000\]"):
         _env(time_limit_ms=0)
     with pytest.raises(ConfigError, match="SQLConfig.database"):
         _env(database="bank")

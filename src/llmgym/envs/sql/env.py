@@ -86,7 +86,7 @@ class SQLConfig(EnvConfig):
     )
     shown_rows: int = knob(10, low=1, high=100, doc="Result rows shown in feedback.")
     time_limit_ms: int = knob(
-        1000, low=10, high=60_000, doc="Wall-clock limit for each query, in milliseconds."
+        1000, low=10, high=10_000, doc="Wall-clock limit for each query, in milliseconds."
     )
 
 
@@ -97,7 +97,7 @@ class SQLEnv(TextEnv):
     A text-to-SQL task after BIRD, as AgentGym's SQLGym serves it, on llmgym's own databases:
     five sqlite databases (``retail``, ``school``, ``flights``, ``hospital``, ``library``; 4-5
     tables and 2,500-4,700 rows each) generated deterministically from the package's vocabulary,
-    and about 2,000 questions from templates over filters, joins, grouping, ordering, aggregates,
+    and about 1,900 questions from templates over filters, joins, grouping, ordering, aggregates,
     subqueries and dates, each with its gold SQL. Every question has exactly one right answer:
     candidates with empty or long answers, or with ties in a ranking, are dropped. Questions
     are split into train and eval by a hash of their database and gold SQL, so no eval question
@@ -108,7 +108,8 @@ class SQLEnv(TextEnv):
     an authorizer denies writes, DDL, ``ATTACH``, ``PRAGMA``, transactions, ``load_extension``
     and functions outside an allowlist; the connection is ``query_only``; each query has a time
     limit (``time_limit_ms``, enforced by a progress handler) and results are bounded (10,000
-    rows, 2 million characters). See ``llmgym.envs.sql.sandbox``.
+    rows, a million characters; on Python 3.11+ no value over 100,000 characters). See
+    ``llmgym.envs.sql.sandbox``.
 
     ## Action Space
     Text: the SQL query in a ```` ```sql ```` block (the whole LLM reply may be sent). When a

@@ -5,17 +5,20 @@ copy of a generated database) and runs one statement at a time under five indepe
 
 1. **A statement gate.** The statement must start (after comments) with ``SELECT``, ``WITH`` or
    ``VALUES``, and Python's ``sqlite3`` runs one statement per call (``"SELECT 1; DROP ..."`` is
-   refused). This stops ``VACUUM INTO 'file'``, which no authorizer callback sees.
+   refused). Anything else is refused before SQLite compiles it.
 2. **An authorizer** (``sqlite3_set_authorizer``) that allows only reading tables, ``SELECT``,
    recursive CTEs and an allowlist of pure functions. Everything else is denied while the
-   statement is compiled: writes of any kind, DDL, ``ATTACH``/``DETACH``, ``PRAGMA``,
-   transactions, ``load_extension()`` and any function not on the list.
+   statement is compiled: writes of any kind, DDL, ``ATTACH``/``DETACH`` (which ``VACUUM INTO
+   'file'`` needs too), ``PRAGMA``, transactions, ``load_extension()``, table-valued functions
+   and any function not on the list.
 3. **``PRAGMA query_only``**, so SQLite itself refuses to write even if something got past (2).
 4. **Limits.** A wall-clock budget per statement enforced by a progress handler (a recursive
-   CTE that never ends is interrupted), at most ``max_rows`` result rows fetched (a cross join
-   of millions of rows stops at ``max_rows + 1``), a bound on the result's total text, and, on
-   Python 3.11+, SQLite's own limits on the length of any string or blob and on attached
-   databases (``sqlite3.Connection.setlimit``).
+   CTE that never ends is interrupted), rows fetched one at a time and refused past ``max_rows``
+   (a cross join of millions of rows stops at ``max_rows + 1``) or past ``max_result_chars`` of
+   text, and, on Python 3.11+, SQLite's own limits on the length of any string or blob and on
+   attached databases (``sqlite3.Connection.setlimit``). Sorting spills to memory, never to
+   files; how much a statement can allocate is bounded by the time limit (sorting a huge cross
+   join grows by roughly 100 MB per second).
 5. **A private copy.** Each sandbox works on its own in-memory copy, so even a write would reach
    neither the shared master database nor any other environment.
 
@@ -55,7 +58,7 @@ Left out on purpose: ``load_extension``, functions that allocate from an argumen
 (``zeroblob``, ``randomblob``, ``printf``/``format`` with widths, ``replace``, ``hex``), and
 anything that needs a virtual table (``json_each``, ``pragma_*``)."""
 
-_ACTIONS = {
+_ACTIONS = {  # authorizer action code -> what the agent is told was refused
     getattr(sqlite3, f"SQLITE_{name}"): name.replace("_", " ")
     for name in (  # noqa: SIM905
         "CREATE_INDEX CREATE_TABLE CREATE_TEMP_INDEX CREATE_TEMP_TABLE CREATE_TEMP_TRIGGER "
@@ -64,10 +67,8 @@ _ACTIONS = {
         "DROP_VIEW INSERT PRAGMA READ SELECT TRANSACTION UPDATE ATTACH DETACH ALTER_TABLE "
         "REINDEX ANALYZE CREATE_VTABLE DROP_VTABLE FUNCTION SAVEPOINT RECURSIVE"
     ).split()
-    if hasattr(sqlite3, f"SQLITE_{name}")
 }
-_ALWAYS_ALLOWED = {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ}
-_RECURSIVE = getattr(sqlite3, "SQLITE_RECURSIVE", 33)
+_ALWAYS_ALLOWED = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE})
 _READ_STATEMENTS = ("SELECT", "WITH", "VALUES")
 _OTHER_STATEMENTS = frozenset(
     (  # noqa: SIM905
@@ -122,8 +123,8 @@ class SqlSandbox:
         *,
         max_rows: int = 10_000,
         max_sql_length: int = 10_000,
-        max_value_length: int = 1_000_000,
-        max_result_chars: int = 2_000_000,
+        max_value_length: int = 100_000,
+        max_result_chars: int = 1_000_000,
     ) -> None:
         self.max_rows = max_rows
         self.max_sql_length = max_sql_length
@@ -153,6 +154,8 @@ class SqlSandbox:
                 "refused",
                 f"The query is {len(sql):,} characters long; the limit is {self.max_sql_length:,}.",
             )
+        if "\x00" in sql or not _is_encodable(sql):
+            raise QueryError("error", "SQL error: the query contains a NUL or invalid character.")
         verb = _first_keyword(sql)
         if verb in _OTHER_STATEMENTS:
             raise QueryError(
@@ -170,34 +173,41 @@ class SqlSandbox:
         cursor = None
         try:
             cursor = self._connection.execute(sql)
-            rows = cursor.fetchmany(self.max_rows + 1)
             columns = tuple(d[0] for d in cursor.description or ())
-        except sqlite3.Warning as error:  # Python < 3.12: several statements
-            raise QueryError("refused", _one_statement_message()) from error
-        except sqlite3.Error as error:
+            rows = self._fetch(cursor)
+        except (sqlite3.Error, sqlite3.Warning) as error:
             raise self._explain(error, time_limit) from None
-        except (ValueError, OverflowError) as error:  # NUL characters, lone surrogates
-            raise QueryError("error", f"The query could not be read: {error}.") from None
         except MemoryError:
             raise QueryError("too_large", "The query ran out of memory.") from None
         finally:
             self._deadline = math.inf
             if cursor is not None:
                 cursor.close()
-        if len(rows) > self.max_rows:
-            raise QueryError(
-                "too_large",
-                f"The query returns more than {self.max_rows:,} rows; results are limited to "
-                f"{self.max_rows:,}. Add a WHERE clause, aggregate or LIMIT.",
-            )
-        size = sum(len(v) for row in rows for v in row if isinstance(v, (str, bytes)))
-        if size > self.max_result_chars:
-            raise QueryError(
-                "too_large",
-                f"The result holds {size:,} characters of text; the limit is "
-                f"{self.max_result_chars:,}.",
-            )
         return QueryResult(columns, tuple(rows))
+
+    def _fetch(self, cursor: sqlite3.Cursor) -> list[tuple[Any, ...]]:
+        """Rows one at a time, stopping as soon as a bound is passed: a result never holds
+        more than one row beyond ``max_rows`` or ``max_result_chars``."""
+        rows: list[tuple[Any, ...]] = []
+        size = 0
+        for row in cursor:
+            rows.append(row)
+            for value in row:
+                if isinstance(value, (str, bytes)):
+                    size += len(value)
+            if len(rows) > self.max_rows:
+                raise QueryError(
+                    "too_large",
+                    f"The query returns more than {self.max_rows:,} rows; results are limited "
+                    f"to {self.max_rows:,}. Add a WHERE clause, aggregate or LIMIT.",
+                )
+            if size > self.max_result_chars:
+                raise QueryError(
+                    "too_large",
+                    f"The result holds more than {self.max_result_chars:,} characters of text "
+                    "and blobs, the limit. Select fewer or shorter values.",
+                )
+        return rows
 
     def digest(self) -> str:
         """SHA-256 of the database's schema and every row (see :func:`database_digest`)."""
@@ -211,7 +221,7 @@ class SqlSandbox:
     def _authorize(
         self, action: int, arg1: str | None, arg2: str | None, _db: str | None, _src: str | None
     ) -> int:
-        if action in _ALWAYS_ALLOWED or action == _RECURSIVE:
+        if action in _ALWAYS_ALLOWED:
             return sqlite3.SQLITE_OK
         if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in ALLOWED_FUNCTIONS:
             return sqlite3.SQLITE_OK
@@ -230,10 +240,12 @@ class SqlSandbox:
     def _past_deadline(self) -> int:
         return 1 if time.perf_counter() > self._deadline else 0
 
-    def _explain(self, error: sqlite3.Error, time_limit: float) -> QueryError:
+    def _explain(self, error: sqlite3.Error | sqlite3.Warning, time_limit: float) -> QueryError:
         text = str(error)
-        if isinstance(error, sqlite3.ProgrammingError) and "one statement" in text:
-            return QueryError("refused", _one_statement_message())
+        if "one statement" in text:  # a Warning before Python 3.12, then a ProgrammingError
+            return QueryError(
+                "refused", "Only one statement can run at a time; send a single SELECT statement."
+            )
         if self._denied or "not authorized" in text or "readonly" in text:
             what = self._denied[0] if self._denied else "writing"
             return QueryError(
@@ -252,8 +264,12 @@ class SqlSandbox:
         return QueryError("error", f"SQL error: {text}.")
 
 
-def _one_statement_message() -> str:
-    return "Only one statement can run at a time; send a single SELECT statement."
+def _is_encodable(sql: str) -> bool:
+    try:
+        sql.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates
+        return False
+    return True
 
 
 def _first_keyword(sql: str) -> str:
