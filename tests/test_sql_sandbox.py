@@ -17,7 +17,7 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 
-from llmgym.envs.sql.databases import DOMAIN_NAMES, master_database
+from llmgym.envs.sql.databases import DOMAIN_NAMES, master_database, private_copy
 from llmgym.envs.sql.sandbox import QueryError, SqlSandbox, database_digest
 
 
@@ -101,9 +101,7 @@ def _file_sandbox(path: Path) -> SqlSandbox:
 
 
 def _copy_sandbox() -> SqlSandbox:
-    copy = sqlite3.connect(":memory:")
-    master_database("retail").backup(copy)
-    return SqlSandbox(copy, max_rows=1_000)
+    return SqlSandbox(private_copy("retail"), max_rows=1_000)
 
 
 def test_attacks_are_refused_and_nothing_changes(tmp_path: Path, file_database: Path) -> None:

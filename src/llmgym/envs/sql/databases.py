@@ -23,7 +23,14 @@ from typing import Any, TypeVar
 from llmgym.core import TaskRng
 from llmgym.envs.sql.schema import Column, Domain, Relation, Table
 
-__all__ = ["DOMAINS", "DOMAIN_NAMES", "generate_rows", "master_database", "vocabulary"]
+__all__ = [
+    "DOMAINS",
+    "DOMAIN_NAMES",
+    "generate_rows",
+    "master_database",
+    "private_copy",
+    "vocabulary",
+]
 
 T = TypeVar("T")
 Rows = dict[str, list[tuple[Any, ...]]]
@@ -1375,6 +1382,19 @@ def master_database(name: str) -> sqlite3.Connection:
         if connection is None:
             connection = _MASTERS[name] = _build(DOMAINS[name])
         return connection
+
+
+def private_copy(name: str) -> sqlite3.Connection:
+    """A new in-memory copy of database ``name``, for one owner (a sandbox) to lock down.
+
+    Its statement cache holds 1,024 statements, more than a database has questions, so that
+    replayed queries skip parsing.
+    """
+    copy = sqlite3.connect(":memory:", check_same_thread=False, cached_statements=1024)
+    source = master_database(name)
+    with _BUILD_LOCK:
+        source.backup(copy)
+    return copy
 
 
 def _build(domain: Domain) -> sqlite3.Connection:

@@ -4,7 +4,6 @@ SQLGym), on generated sqlite databases, with the agent's SQL run in a sandbox.""
 from __future__ import annotations
 
 import re
-import sqlite3
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -13,7 +12,7 @@ import numpy as np
 from gymnasium.error import ResetNeeded
 
 from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob
-from llmgym.envs.sql.databases import DOMAIN_NAMES, DOMAINS, master_database
+from llmgym.envs.sql.databases import DOMAIN_NAMES, DOMAINS, master_database, private_copy
 from llmgym.envs.sql.questions import (
     DIFFICULTIES,
     SKILLS,
@@ -244,10 +243,7 @@ class SQLEnv(TextEnv):
     def _sandbox(self, database: str) -> SqlSandbox:
         sandbox = self._sandboxes.get(database)
         if sandbox is None:
-            # a statement cache as large as a database's question set: replays skip parsing
-            copy = sqlite3.connect(":memory:", check_same_thread=False, cached_statements=1024)
-            master_database(database).backup(copy)
-            sandbox = self._sandboxes[database] = SqlSandbox(copy)
+            sandbox = self._sandboxes[database] = SqlSandbox(private_copy(database))
         return sandbox
 
     # ------------------------------------------------------------------ dynamics
