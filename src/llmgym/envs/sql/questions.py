@@ -87,6 +87,11 @@ class _Filter:
     sql: str
     evidence: str = ""
 
+    @property
+    def skills(self) -> tuple[str, ...]:
+        """``("filter",)``, plus ``"date"`` for a condition on a date."""
+        return ("filter", "date") if "strftime(" in self.sql else ("filter",)
+
 
 def normalize_rows(rows: Sequence[Sequence[Any]]) -> tuple[tuple[Any, ...], ...]:
     """Rows with floats rounded to 6 decimals (so ``SUM`` in another order still compares
@@ -109,10 +114,11 @@ def lit(value: Any) -> str:
 
 
 def _nice(value: float) -> float | int:
-    """``value`` rounded to two significant digits (``487.99`` -> ``490``)."""
+    """``value`` rounded to two significant digits, three from 1,000 up (``487.99`` -> ``490``,
+    ``1994`` -> ``1990``)."""
     if value == 0:
         return 0
-    digits = 1 - math.floor(math.log10(abs(value)))
+    digits = (1 if abs(value) < 1000 else 2) - math.floor(math.log10(abs(value)))
     rounded = round(value, digits)
     return int(rounded) if float(rounded).is_integer() else rounded
 
@@ -181,9 +187,8 @@ class _Templates:
         prefix = f"{alias}." if alias else ""
         for column in table.of_role("date"):
             evidence = f"{table.name}.{column.name} is text in the format YYYY-MM-DD"
-            months = [m for (m,) in self.rows(
-                f"SELECT DISTINCT substr({column.name}, 1, 7) FROM {table.name} ORDER BY 1"
-            )]  # fmt: skip
+            query = f"SELECT DISTINCT substr({column.name}, 1, 7) FROM {table.name} ORDER BY 1"
+            months = [month for (month,) in self.rows(query)]
             years = sorted({m[:4] for m in months})
             for year in years[-3:]:
                 out.append(
@@ -228,12 +233,11 @@ class _Templates:
         label = ", ".join(table.label)
         for f in cats + dates:
             np = f"{table.plural} {f.text}"
-            skills = ("filter", "aggregate", "date") if "strftime" in f.sql else None
             yield _Candidate(
                 (f"How many {np} are there?", f"Count the {np}.", f"What is the number of {np}?"),
                 f"SELECT COUNT(*) FROM {table.name} WHERE {f.sql}",
                 "simple",
-                skills or ("filter", "aggregate"),
+                (*f.skills, "aggregate"),
                 evidence=(f.evidence,),
             )
         for f, g in self._pairs(cats, table.name):
@@ -248,7 +252,6 @@ class _Templates:
         if labelled:
             for f in cats + numbers + dates:
                 np = f"{table.plural} {f.text}"
-                skills = ("filter", "date") if "strftime" in f.sql else ("filter",)
                 yield _Candidate(
                     (
                         f"List the {table.label_plural} of the {np}.",
@@ -257,7 +260,7 @@ class _Templates:
                     ),
                     f"SELECT {label} FROM {table.name} WHERE {f.sql}",
                     "simple",
-                    skills,
+                    f.skills,
                     evidence=(f.evidence,) if f.evidence else (),
                 )
         for column in table.of_role("number"):
