@@ -272,6 +272,25 @@ def test_config_errors_are_precise() -> None:
         _env(time_limit_ms=0)
     with pytest.raises(ConfigError, match="SQLConfig.database"):
         _env(database="bank")
+    with pytest.raises(ConfigError, match="SQLConfig.skill: 'join' has no questions") as caught:
+        _env(difficulty="simple", skill="join")
+    assert "'filter'" in str(caught.value) and "'subquery'" not in str(caught.value)
+    assert _env(difficulty="simple", skill="date").task_ids("eval")
+    env = _env()
+    with pytest.raises(ConfigError, match="SQLConfig.skill"):
+        env.reset(options={"config": {"difficulty": "moderate", "skill": "subquery"}})
+
+
+def test_skill_practice_configs_are_valid_and_focused() -> None:
+    env = _env()
+    for skill, overrides in SQLEnv.skill_practice.items():
+        env.reset(seed=0, options={"config": overrides, "split": "train"})
+        assert skill in env.question.skills
+        for _ in range(3):
+            *_, terminated, _, info = env.step(env.oracle_action())
+            if terminated:
+                break
+        assert info["success"] and skill in env.skills_achieved()
 
 
 # ---------------------------------------------------------------------------- explore mode

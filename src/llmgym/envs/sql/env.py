@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium.error import ResetNeeded
 
-from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob
+from llmgym.core import SPLITS, ConfigError, EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob
 from llmgym.envs.sql.databases import DOMAIN_NAMES, DOMAINS, master_database, private_copy
 from llmgym.envs.sql.questions import (
     DIFFICULTIES,
@@ -88,6 +88,28 @@ class SQLConfig(EnvConfig):
         1000, low=10, high=10_000, doc="Wall-clock limit for each query, in milliseconds."
     )
 
+    def validate(self) -> None:
+        if (self.database, self.difficulty, self.skill) == ("all", "all", "any"):
+            return
+        if _has_questions(self.database, self.difficulty, self.skill):
+            return
+        if self.skill == "any":  # every database has questions of every difficulty today
+            raise ConfigError(
+                "SQLConfig.difficulty",
+                f"{self.difficulty!r} has no questions about database={self.database!r}",
+            )
+        possible = [s for s in SKILLS if _has_questions(self.database, self.difficulty, s)]
+        raise ConfigError(
+            "SQLConfig.skill",
+            f"{self.skill!r} has no questions with database={self.database!r} and "
+            f"difficulty={self.difficulty!r}; allowed with these: "
+            + ", ".join(repr(s) for s in ["any", *possible]),
+        )
+
+
+def _has_questions(database: str, difficulty: str, skill: str) -> bool:
+    return all(questions_for(split, database, difficulty, skill) for split in SPLITS)
+
 
 class SQLEnv(TextEnv):
     """Answer a question about a database with one SQL query.
@@ -151,8 +173,9 @@ class SQLEnv(TextEnv):
     ## Arguments
     ``gymnasium.make("llmgym/SQL-v0", mode="explore", database="flights",
     difficulty="challenging", ordered_comparison=True)``; see :class:`SQLConfig`. The
-    ``database``, ``difficulty`` and ``skill`` filters combine; a combination with no question
-    in a split makes ``reset`` raise ``ValueError``.
+    ``database``, ``difficulty`` and ``skill`` filters combine; a combination that leaves a split
+    without questions (``difficulty="simple"`` with ``skill="join"``: simple questions use one
+    table) raises a ``ConfigError`` that lists the skills still possible.
 
     ## Version History
     * v0: Initial version.
@@ -161,6 +184,17 @@ class SQLEnv(TextEnv):
     config_class = SQLConfig
     env_name = "sql"
     skills = SKILLS
+    design_notes = (
+        "Configs choose which questions are asked (database, difficulty, skill) and how they are "
+        "shown (schema_format, sample_rows, evidence, mode); the databases are fixed. Simple "
+        "questions use one table, so difficulty 'simple' has no join, group_by or subquery "
+        "questions, and every subquery question is challenging: such combinations are rejected. "
+        "evidence=false, schema_format='natural' and sample_rows=0 make any question harder; "
+        "mode='explore' lets the agent look at the data before it answers."
+    )
+    skill_practice: ClassVar[dict[str, dict[str, Any]]] = {
+        skill: {"skill": skill, "mode": "explore"} for skill in SKILLS
+    }
     example = (
         "Observation: CREATE TABLE products (product_id INTEGER PRIMARY KEY, name TEXT NOT NULL, "
         "category TEXT NOT NULL, unit_price REAL NOT NULL, ...);\n"
