@@ -306,7 +306,7 @@ class SQLEnv(TextEnv):
                     "final query in a ```sql block.",
                     query_status="no_query",
                 )
-            return self._grade(*self._last_run, config)
+            return self._grade(self._last_run[1], config)
         if sql is None:
             return self._no_query(
                 action,
@@ -352,9 +352,9 @@ class SQLEnv(TextEnv):
         result = self._run(sql, config)
         if isinstance(result, Transition):
             return result
-        return self._grade(sql, result, config)
+        return self._grade(result, config)
 
-    def _grade(self, sql: str, result: QueryResult, config: SQLConfig) -> Transition:
+    def _grade(self, result: QueryResult, config: SQLConfig) -> Transition:
         question = self.question
         rows = normalize_rows(result.rows)
         if config.ordered_comparison and question.ordered:
