@@ -3,10 +3,12 @@ and through a plain ``sqlite3`` connection to the same in-memory copy, in the sa
 
     python benchmarks/sql_sandbox.py                 # writes benchmarks/results/sql_sandbox.json
 
-Both sides use a statement cache larger than the question set, fetch every row, and are timed
-on one core; each figure is the best of ``--repeats`` passes over all questions. The sandbox
-adds the statement gate, the authorizer (at prepare time), the progress handler that enforces
-the time limit, and row-by-row fetching under the size bounds.
+Both sides use a statement cache larger than the question set and fetch every row, on one
+core, with their passes interleaved so that both see the same machine. Time is the thread's CPU
+time (``time.thread_time``), so other processes competing for the core do not count; each figure
+is the best of ``--repeats`` passes over all questions. The sandbox adds the statement gate, the
+authorizer (at prepare time), the progress handler that enforces the time limit, and batched
+fetching under the size bounds.
 """
 
 from __future__ import annotations
@@ -27,20 +29,17 @@ from llmgym.envs.sql.questions import all_questions
 from llmgym.envs.sql.sandbox import SqlSandbox
 
 
-def _best_pass(run, queries: list[tuple[str, str]], repeats: int) -> float:
-    """Seconds of the fastest pass over ``queries`` (``run(database, sql)`` per query)."""
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for database, sql in queries:
-            run(database, sql)
-        best = min(best, time.perf_counter() - start)
-    return best
+def _pass(run, queries: list[tuple[str, str]]) -> float:
+    """CPU seconds of one pass over ``queries`` (``run(database, sql)`` per query)."""
+    start = time.thread_time()
+    for database, sql in queries:
+        run(database, sql)
+    return time.thread_time() - start
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=5, help="passes over all questions")
+    parser.add_argument("--repeats", type=int, default=20, help="passes over all questions")
     parser.add_argument("--json", default="benchmarks/results/sql_sandbox.json")
     args = parser.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
@@ -51,8 +50,10 @@ def main(argv: list[str] | None = None) -> int:
     for database, sql in queries:  # warm both statement caches
         plain[database].execute(sql).fetchall()
         sandboxes[database].execute(sql)
-    raw = _best_pass(lambda d, q: plain[d].execute(q).fetchall(), queries, args.repeats)
-    guarded = _best_pass(lambda d, q: sandboxes[d].execute(q), queries, args.repeats)
+    raw = guarded = float("inf")
+    for _ in range(args.repeats):
+        raw = min(raw, _pass(lambda d, q: plain[d].execute(q).fetchall(), queries))
+        guarded = min(guarded, _pass(lambda d, q: sandboxes[d].execute(q), queries))
     rows = [
         {
             "side": "sqlite3 (no guards)",
@@ -80,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             "processor": platform.machine(),
             "sqlite": sqlite3.sqlite_version,
             "cores_used": 1,
+            "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         },
         "llmgym_version": llmgym.__version__,
         "queries": len(queries),

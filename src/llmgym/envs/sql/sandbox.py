@@ -13,8 +13,8 @@ copy of a generated database) and runs one statement at a time under five indepe
    and any function not on the list.
 3. **``PRAGMA query_only``**, so SQLite itself refuses to write even if something got past (2).
 4. **Limits.** A wall-clock budget per statement enforced by a progress handler (a recursive
-   CTE that never ends is interrupted), rows fetched one at a time and refused past ``max_rows``
-   (a cross join of millions of rows stops at ``max_rows + 1``) or past ``max_result_chars`` of
+   CTE that never ends is interrupted), rows fetched in small batches and refused past ``max_rows``
+   (a cross join of millions of rows stops just past ``max_rows``) or past ``max_result_chars`` of
    text, and, on Python 3.11+, SQLite's own limits on the length of any string or blob and on
    attached databases (``sqlite3.Connection.setlimit``). Sorting spills to memory, never to
    files; how much a statement can allocate is bounded by the time limit (sorting a huge cross
@@ -79,6 +79,7 @@ _OTHER_STATEMENTS = frozenset(
 _LEADING_NOISE = re.compile(r"(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?(?:\*/|\Z))*", re.DOTALL)
 _FIRST_WORD = re.compile(r"[A-Za-z_]+")
 _PROGRESS_INTERVAL = 1_000  # SQLite virtual-machine instructions between deadline checks
+_FETCH_BATCH = 16  # rows fetched between checks of the result bounds
 
 
 class QueryError(Exception):
@@ -186,15 +187,13 @@ class SqlSandbox:
         return QueryResult(columns, tuple(rows))
 
     def _fetch(self, cursor: sqlite3.Cursor) -> list[tuple[Any, ...]]:
-        """Rows one at a time, stopping as soon as a bound is passed: a result never holds
-        more than one row beyond ``max_rows`` or ``max_result_chars``."""
+        """Rows in small batches, stopping as soon as a bound is passed: a result never holds
+        more than one batch beyond ``max_rows`` or ``max_result_chars``."""
         rows: list[tuple[Any, ...]] = []
         size = 0
-        for row in cursor:
-            rows.append(row)
-            for value in row:
-                if isinstance(value, (str, bytes)):
-                    size += len(value)
+        while batch := cursor.fetchmany(_FETCH_BATCH):
+            rows += batch
+            size += sum(len(v) for row in batch for v in row if isinstance(v, (str, bytes)))
             if len(rows) > self.max_rows:
                 raise QueryError(
                     "too_large",
