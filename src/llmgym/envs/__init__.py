@@ -26,6 +26,12 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         max_episode_steps=40,
         summary="Craft a goal item from raw materials by following a set of recipes.",
     ),
+    EnvEntry(
+        id="llmgym/SQL-v0",
+        entry_point="llmgym.envs.sql:SQLEnv",
+        max_episode_steps=20,
+        summary="Answer a question about a generated sqlite database with one SQL query.",
+    ),
 )
 
 
