@@ -50,7 +50,8 @@ class HouseholdConfig(EnvConfig):
         low=2,
         high=30,
         doc="Optional receptacles (more cabinets, drawers, shelves, tables...) added to a room's "
-        "essential furniture, between half this and this many: more places to search.",
+        "essential furniture, between half this and this many: more places to search. A small "
+        "room (a bathroom) stops three short of its largest furnishing, so rooms keep varying.",
     )
     distractor_objects: int = knob(
         12, low=0, high=40, doc="Objects unrelated to the task, scattered over the room."
@@ -186,10 +187,13 @@ class HouseholdEnv(TextEnv):
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> TaskIdRange:
-        return TaskIdRange(split, len(self._rooms(split, config or self.config)) * TASKS_PER_LAYOUT)
+        return TaskIdRange(split, len(self.rooms(split, config)) * TASKS_PER_LAYOUT)
 
-    @staticmethod
-    def _rooms(split: str, config: EnvConfig) -> tuple[Room, ...]:
+    def rooms(self, split: str = "train", config: EnvConfig | None = None) -> tuple[Room, ...]:
+        """The rooms (a layout and a task type) behind the task ids of ``split``: task
+        ``"<split>/<i>"`` is set in room ``i // 4``, so ``rooms(split)[i // 4].task_type`` is
+        its type, for picking the tasks of one type."""
+        config = config or self.config
         assert isinstance(config, HouseholdConfig)
         task_types = tuple((t, float(config.task_types.get(t, 0))) for t in TASK_TYPES)
         room_types = tuple((r, float(config.room_types.get(r, 0))) for r in ROOM_TYPES)
@@ -225,7 +229,7 @@ class HouseholdEnv(TextEnv):
 
     def _reset_task(self, task: Task) -> tuple[str, str]:
         config: HouseholdConfig = task.config  # type: ignore[assignment]
-        room = self._rooms(task.split, config)[task.index // TASKS_PER_LAYOUT]
+        room = self.rooms(task.split, config)[task.index // TASKS_PER_LAYOUT]
         self.layout = room.layout
         self.world = build_world(
             room.layout,

@@ -485,10 +485,6 @@ class World:
                 self.solved = True
 
     # ------------------------------------------------------------------ listing
-    def lamps_at(self, place: str) -> list[str]:
-        """The lamps switched at ``place``."""
-        return self._lamps_at.get(place, [])
-
     def receptacles_of(self, kind: str) -> list[str]:
         """The receptacles of ``kind``, in listing order."""
         return self._by_kind.get(kind, [])
