@@ -6,6 +6,7 @@ import re
 from collections import Counter
 
 import gymnasium as gym
+import numpy as np
 import pytest
 
 from llmgym import ConfigError
@@ -327,6 +328,27 @@ def _canonical_commands(world: World) -> list[str]:
             commands += [f"take {item} from {place}", f"put {item} in/on {place}"]
             commands += [f"{verb} {item} with {place}" for verb in TREATMENTS]
     return commands
+
+
+def test_objects_are_always_in_exactly_one_place() -> None:
+    env = gym.make("llmgym/Household-v0").unwrapped
+    rng = np.random.default_rng(0)
+    for task_id in [*env.task_ids("train")[:5], *env.task_ids("eval")[:5]]:
+        env.reset(options={"task_id": task_id})
+        world = env.world
+        for _ in range(150):
+            world.step(env.sample_action(rng))
+            places = [name for r in world.receptacles.values() for name in r.contents]
+            if world.held is not None:
+                places.append(world.held)
+            assert sorted(places) == sorted(world.items), task_id
+            for item in world.items.values():
+                holder = world.receptacles.get(item.location or "")
+                assert (item.location is None) == (item.name == world.held)
+                assert holder is None or item.name in holder.contents
+            assert not any(r.lamp and r.contents for r in world.receptacles.values())
+            if world.solved:
+                break
 
 
 # ---------------------------------------------------------------------- tasks and splits

@@ -197,7 +197,7 @@ class HouseholdEnv(TextEnv):
         assert isinstance(config, HouseholdConfig)
         task_types = tuple((t, float(config.task_types.get(t, 0))) for t in TASK_TYPES)
         room_types = tuple((r, float(config.room_types.get(r, 0))) for r in ROOM_TYPES)
-        return layout_pool(task_types, room_types, config.extra_receptacles)[split]
+        return layout_pool(task_types, room_types, config.extra_receptacles).get(split, ())
 
     @property
     def task_type(self) -> str:

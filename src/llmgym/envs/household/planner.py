@@ -12,7 +12,7 @@ __all__ = ["next_action"]
 
 
 def next_action(world: World) -> str:
-    """The next command of a shortest plan that solves ``world``'s goal."""
+    """The next command of a short plan that solves ``world``'s goal."""
     goal = world.goal
     held = world.items[world.held] if world.held is not None else None
     if held is not None and held.kind != goal.object_kind:
