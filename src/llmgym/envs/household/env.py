@@ -158,10 +158,12 @@ class HouseholdEnv(TextEnv):
     ## Arguments
     ``gymnasium.make("llmgym/Household-v0", task_types={"heat": 1, "cool": 1},
     room_types={"kitchen": 1}, extra_receptacles=20, distractor_objects=20)``; see
-    :class:`HouseholdConfig`. The layouts (a room's furniture) of 2,500 seeds are deduplicated
-    by content and split by a hash of it: eval rooms are layouts never seen in train. Each
-    layout carries four tasks. ``skills`` are the six task types; ``skills_achieved()`` holds
-    the episode's type once it is solved.
+    :class:`HouseholdConfig`. Each of 2,500 seeds draws a task type, a room type that supports
+    it and the room's furniture (its layout); repeats are dropped, and a layout goes to train or
+    eval by a hash of its content, so eval rooms have furniture never seen in train. Each layout
+    carries four tasks (``env.unwrapped.rooms(split)`` lists them, to pick tasks by type).
+    ``skills`` are the six task types; ``skills_achieved()`` holds the episode's type once it is
+    solved.
 
     ## Version History
     * v0: Initial version.
