@@ -32,6 +32,13 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         max_episode_steps=20,
         summary="Answer a question about a generated sqlite database with one SQL query.",
     ),
+    EnvEntry(
+        id="llmgym/Household-v0",
+        entry_point="llmgym.envs.household:HouseholdEnv",
+        max_episode_steps=50,
+        summary="ALFWorld's six household task types (pick, examine in light, clean, heat, "
+        "cool, pick two) in generated rooms.",
+    ),
 )
 
 
