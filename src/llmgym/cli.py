@@ -1,5 +1,4 @@
-"""The ``llmgym`` command line: ``list``, ``play``, ``eval``, ``match``, ``collect`` and
-``convert``."""
+"""The ``llmgym`` command line: list, play, eval, match, collect, envgen and convert."""
 
 from __future__ import annotations
 
@@ -295,6 +294,29 @@ def _cmd_collect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_envgen(args: argparse.Namespace) -> int:
+    from llmgym.envgen import DesignSpec, SkillStats, make_designer
+
+    spec = DesignSpec.from_env_id(_resolve_id(args.env_id))
+    designer = make_designer(
+        spec,
+        args.llm,
+        n=args.n,
+        run_folder=args.out,
+        base_url=args.base_url,
+        api_key=args.api_key,
+        repair_rounds=args.repair_rounds,
+    )
+    stats = SkillStats.load(args.stats) if args.stats else None
+    designs = designer.propose(stats)
+    for number, design in enumerate(designs, start=1):
+        print(f"Environment {number}: {design.purpose}\n  {json.dumps(design.config)}")
+    if args.out:
+        saved = Path(args.out) / "designs.json"
+        print(f"\nsaved to {saved} (every prompt and reply: events.jsonl)")
+    return 0
+
+
 def _cmd_convert(args: argparse.Namespace) -> int:
     count = convert_file(
         args.input, args.output, fmt=args.format, successful_only=args.successful_only
@@ -424,6 +446,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_agent_options(collect)
     collect.set_defaults(run=_cmd_collect)
+
+    envgen = commands.add_parser("envgen", help="design environment configs with an LLM (EnvGen)")
+    envgen.add_argument("env_id")
+    envgen.add_argument("--llm", default="offline", help="offline, openai:MODEL or replay:FOLDER")
+    envgen.add_argument("--base-url", help="chat-completions API root (default: $OPENAI_BASE_URL)")
+    envgen.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
+    envgen.add_argument("--n", type=int, default=4, help="environments to design")
+    envgen.add_argument("--out", help="run folder (continued when it exists)")
+    envgen.add_argument("--stats", help="per-skill success rates (JSON) for an adaptation step")
+    envgen.add_argument("--repair-rounds", type=int, default=2)
+    envgen.set_defaults(run=_cmd_envgen)
 
     convert = commands.add_parser(
         "convert", help="trajectories to SFT data (TRL messages or AgentGym)"

@@ -27,6 +27,19 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         summary="Craft a goal item from raw materials by following a set of recipes.",
     ),
     EnvEntry(
+        id="llmgym/SQL-v0",
+        entry_point="llmgym.envs.sql:SQLEnv",
+        max_episode_steps=20,
+        summary="Answer a question about a generated sqlite database with one SQL query.",
+    ),
+    EnvEntry(
+        id="llmgym/Household-v0",
+        entry_point="llmgym.envs.household:HouseholdEnv",
+        max_episode_steps=50,
+        summary="ALFWorld's six household task types (pick, examine in light, clean, heat, "
+        "cool, pick two) in generated rooms.",
+    ),
+    EnvEntry(
         id="llmgym/ConnectFour-v0",
         entry_point="llmgym.envs.multiagent.connect_four:ConnectFourEnv",
         max_episode_steps=60,
