@@ -55,6 +55,22 @@ TARGETS: dict[str, dict[str, float]] = {
         "resets_per_s": 5_000,
     },
     "llmgym/Household-v0": {"oracle_steps_per_s": 5_000, "random_steps_per_s": 5_000},
+    # Multi-agent games: every step also plays the scripted opponents' moves.
+    "llmgym/ConnectFour-v0": {
+        "oracle_steps_per_s": 2_000,
+        "random_steps_per_s": 2_000,
+        "resets_per_s": 800,
+    },
+    "llmgym/Negotiation-v0": {
+        "oracle_steps_per_s": 1_500,
+        "random_steps_per_s": 1_500,
+        "resets_per_s": 700,
+    },
+    "llmgym/Auction-v0": {
+        "oracle_steps_per_s": 2_000,
+        "random_steps_per_s": 2_000,
+        "resets_per_s": 1_000,
+    },
 }
 """Targets from the issues that introduced each environment (steps or resets per second)."""
 

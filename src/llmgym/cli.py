@@ -1,4 +1,4 @@
-"""The ``llmgym`` command line: list, play, eval, collect, envgen and convert."""
+"""The ``llmgym`` command line: list, play, eval, match, collect, envgen and convert."""
 
 from __future__ import annotations
 
@@ -91,17 +91,42 @@ def _cmd_play(args: argparse.Namespace) -> int:
             return 0
 
 
+def _openai_options(args: argparse.Namespace, spec: str) -> dict[str, Any]:
+    if not spec.startswith("openai:"):
+        return {}
+    return {
+        "base_url": args.base_url,
+        "api_key": args.api_key,
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+        "timeout": args.timeout,
+    }
+
+
 def _agent(args: argparse.Namespace) -> Agent:
-    options: dict[str, Any] = {}
-    if args.agent.startswith("openai:"):
-        options = {
-            "base_url": args.base_url,
-            "api_key": args.api_key,
-            "temperature": args.temperature,
-            "max_tokens": args.max_tokens,
-            "timeout": args.timeout,
-        }
-    return make_agent(args.agent, seed=args.seed, react=args.react, **options)
+    return make_agent(
+        args.agent, seed=args.seed, react=args.react, **_openai_options(args, args.agent)
+    )
+
+
+def _opponent_kwargs(args: argparse.Namespace, env_id: str) -> dict[str, Any]:
+    """``gymnasium.make`` keyword arguments for ``--opponent`` (multi-agent games only)."""
+    if not getattr(args, "opponent", None):
+        return {}
+    from llmgym.matches import game_env_class, make_player
+
+    game = game_env_class(env_id).game_class
+    if args.opponent in game.policies:
+        return {"opponent": args.opponent}
+    return {
+        "opponent": make_player(
+            args.opponent,
+            env_id,
+            seed=args.seed,
+            react=args.react,
+            **_openai_options(args, args.opponent),
+        )
+    }
 
 
 def _eval_plan(args: argparse.Namespace) -> list[tuple[str, list[str] | None]]:
@@ -120,6 +145,8 @@ def _eval_plan(args: argparse.Namespace) -> list[tuple[str, list[str] | None]]:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
+    if args.agents:
+        return _eval_match(args)
     agent = _agent(args)
     results = []
     record = (
@@ -137,7 +164,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 concurrency=args.concurrency,
                 progress=not args.quiet,
                 on_trajectory=record,
-                make_kwargs=_make_kwargs(args),
+                make_kwargs={**_make_kwargs(args), **_opponent_kwargs(args, env_id)},
             )
         )
     rows = []
@@ -169,6 +196,63 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
         print(f"\nwrote {path}")
     return 1 if any(r.summary()["errors"] == r.episodes and r.episodes for r in results) else 0
+
+
+def _eval_match(args: argparse.Namespace) -> int:
+    """``llmgym eval GAME --agents A B ...``: the same as ``llmgym match``."""
+    if len(args.env_ids) != 1 or args.suite:
+        raise ValueError("with --agents, name exactly one multi-agent game (no --suite)")
+    match = argparse.Namespace(**vars(args))
+    match.game, match.games, match.transcripts = args.env_ids[0], args.episodes, args.trajectories
+    return _cmd_match(match)
+
+
+def _cmd_match(args: argparse.Namespace) -> int:
+    from llmgym.matches import make_player, run_match
+
+    if len(args.agents) < 2:
+        raise ValueError("a match needs at least two agents (--agents A B ...)")
+    agents = [
+        make_player(
+            spec, args.game, seed=args.seed, react=args.react, **_openai_options(args, spec)
+        )
+        for spec in args.agents
+    ]
+    transcripts = Path(args.transcripts) if args.transcripts else None
+
+    def save(record: Any) -> None:
+        if transcripts is not None:
+            transcripts.parent.mkdir(parents=True, exist_ok=True)
+            with transcripts.open("a", encoding="utf-8") as stream:
+                stream.write(json.dumps(record.to_dict()) + "\n")
+
+    result = run_match(
+        args.game,
+        agents,
+        games=args.games,
+        split=args.split,
+        seed=args.seed,
+        config=args.config,
+        concurrency=args.concurrency,
+        progress=not args.quiet,
+        keep_messages=transcripts is not None,
+        on_game=save,
+    )
+    rows = []
+    for row in result.standings():
+        low, high = row.pop("win_ci95")
+        rows.append({**row, "win_ci95": f"{low:.2f}-{high:.2f}"})
+    print(f"{result.game}: {len(result.games)} games on the {result.split} split")
+    columns = ["agent", "games", "wins", "draws", "losses", "win_rate", "win_ci95"]
+    columns += ["mean_score", "success_rate", "invalid_moves", "forfeits", "tokens", "errors"]
+    print(format_table(rows, columns))
+    if args.json:
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"llmgym_version": llmgym.__version__, "react": args.react, **result.to_dict()}
+        path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        print(f"\nwrote {path}")
+    return 1 if result.games and all(record.error for record in result.games) else 0
 
 
 def _cmd_collect(args: argparse.Namespace) -> int:
@@ -241,16 +325,19 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_agent_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--agent", default="oracle", help=f"one of: {', '.join(AGENT_NAMES)} (default: oracle)"
-    )
+def _add_agent_options(parser: argparse.ArgumentParser, *, agent: bool = True) -> None:
+    if agent:
+        parser.add_argument(
+            "--agent", default="oracle", help=f"one of: {', '.join(AGENT_NAMES)} (default: oracle)"
+        )
     parser.add_argument("--base-url", help="chat-completions API root (default: $OPENAI_BASE_URL)")
     parser.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--max-tokens", type=int, default=512)
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per model request")
-    parser.add_argument("--concurrency", type=int, default=1, help="episodes in flight at once")
+    parser.add_argument(
+        "--concurrency", type=int, default=1, help="episodes (or games) in flight at once"
+    )
     parser.add_argument(
         "--react",
         action=argparse.BooleanOptionalAction,
@@ -308,8 +395,44 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--trajectories", metavar="PATH", help="also append every episode to a JSONL file"
     )
+    run.add_argument(
+        "--agents",
+        nargs="+",
+        metavar="PLAYER",
+        help="multi-agent games only: play these agents against each other (one per seat) "
+        "instead of --agent; the same as 'llmgym match GAME --agents ...' with --episodes games",
+    )
+    run.add_argument(
+        "--opponent",
+        metavar="PLAYER",
+        help="multi-agent games only: who plays the other seats, a scripted player of the game "
+        "(e.g. greedy) or an agent (oracle, random, openai:MODEL); default: the game's default",
+    )
     _add_agent_options(run)
     run.set_defaults(run=_cmd_eval)
+
+    match = commands.add_parser(
+        "match", help="play agents against each other in a multi-agent game; print win rates"
+    )
+    match.add_argument(
+        "game", help="connect_four, negotiation, auction (or a single-agent id of one)"
+    )
+    match.add_argument(
+        "--agents",
+        nargs="+",
+        required=True,
+        metavar="PLAYER",
+        help="one per seat: oracle, random, human, openai:MODEL or a scripted player of the "
+        "game (greedy, cautious, conceder, boulware, shader, truthful)",
+    )
+    match.add_argument("--games", type=int, default=20, help="games to play (seats rotate)")
+    match.add_argument("--split", choices=("train", "eval"), default="eval")
+    match.add_argument("--json", metavar="PATH", help="also write the standings and games as JSON")
+    match.add_argument(
+        "--transcripts", metavar="PATH", help="also append every game with its conversations"
+    )
+    _add_agent_options(match, agent=False)
+    match.set_defaults(run=_cmd_match)
 
     collect = commands.add_parser("collect", help="build a trajectory dataset (resumable)")
     collect.add_argument("--envs", nargs="+", required=True, metavar="ENV_ID")

@@ -39,6 +39,30 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         summary="ALFWorld's six household task types (pick, examine in light, clean, heat, "
         "cool, pick two) in generated rooms.",
     ),
+    EnvEntry(
+        id="llmgym/ConnectFour-v0",
+        entry_point="llmgym.envs.multiagent.connect_four:ConnectFourEnv",
+        max_episode_steps=60,
+        summary="Connect Four in text against a scripted or LLM opponent (PettingZoo game).",
+        extra="multiagent",
+        requires=("pettingzoo",),
+    ),
+    EnvEntry(
+        id="llmgym/Negotiation-v0",
+        entry_point="llmgym.envs.multiagent.negotiation:NegotiationEnv",
+        max_episode_steps=30,
+        summary="Split a pool of items with an opponent whose values are hidden (PettingZoo game).",
+        extra="multiagent",
+        requires=("pettingzoo",),
+    ),
+    EnvEntry(
+        id="llmgym/Auction-v0",
+        entry_point="llmgym.envs.multiagent.auction:AuctionEnv",
+        max_episode_steps=30,
+        summary="Sealed-bid auction: infer how rivals bid from revealed bids (PettingZoo game).",
+        extra="multiagent",
+        requires=("pettingzoo",),
+    ),
 )
 
 
