@@ -26,6 +26,14 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         max_episode_steps=40,
         summary="Craft a goal item from raw materials by following a set of recipes.",
     ),
+    EnvEntry(
+        id="llmgym/WebShop-v0",
+        entry_point="llmgym.envs.webshop:WebShopEnv",
+        max_episode_steps=15,
+        summary="Search a generated 10,000-product web shop and buy what the instruction asks for.",
+        extra="webshop",
+        requires=("bs4",),
+    ),
 )
 
 
