@@ -74,68 +74,75 @@ class WebShopEnv(TextEnv):
     """Find and buy the product an instruction describes, in an offline web shop.
 
     ## Description
-    A rebuild of WebShop (Yao et al., 2022) and AgentGym's WebShop task that needs no download,
-    no Java and no server. The shop's catalogue — 10,000 products of 154 types in 13 departments,
-    each with a brand, a title, attributes, options (size, color, flavor, ...), a price, a
-    rating, a description, a feature list and reviews — is generated from a seed by llmgym's own
-    generator and vocabulary, stored in an sqlite database (built once, cached on disk) and
-    searched with sqlite's FTS5 full-text index ranked by BM25. Pages are real HTML (search,
-    results with pagination, item page with options, description / features / reviews, purchase
-    confirmation) turned into WebShop's simple text mode with BeautifulSoup.
+    A rebuild of WebShop (Yao et al., 2022), as used by AgentGym, that needs no download, no
+    Java and no server. The shop's catalogue — 10,000 products of 154 types in 18 departments,
+    each with a brand, a title, attributes, options (size, color, flavor, capacity, ...), a price,
+    a rating, a description, a feature list and reviews — is generated from a seed by llmgym's
+    own generator and vocabulary, stored in an sqlite database and searched with sqlite's FTS5
+    full-text index ranked by BM25. The database is built on first use (a progress bar, 5-20 s)
+    and cached under ``platformdirs.user_cache_dir("llmgym")`` (``$LLMGYM_CACHE_DIR`` overrides).
+    Pages are real HTML — search, results with pagination, item page with options, description,
+    features, reviews, purchase confirmation — turned into WebShop's simple text mode with
+    BeautifulSoup.
 
     Each task's instruction is generated from one target product: its type, some of its
-    attributes, one value of some of its option groups and a price cap, phrased in one of
-    several ways ("i am looking for quick drying men's swim trunks with mesh lining in navy blue
+    attributes, one value of some of its option groups and a price cap, in one of several
+    phrasings ("i am looking for quick drying men's swim trunks with mesh lining in navy blue
     and size large, and price lower than 30.00 dollars"). Any product that satisfies the
     instruction earns the full reward, not only the target.
 
     ## Action Space
     Text, WebShop's two commands (case-insensitive):
 
-    * ``search[KEYWORDS]`` — on the search page only: search the catalogue; shows the first page
-      of the top ``max_results`` products.
+    * ``search[KEYWORDS]`` — on the search page only: search the catalogue and show the first
+      page of the best ``max_results`` products, ranked by BM25 on the query's most selective
+      words (at most six; stop words are ignored, and words found in over a tenth of the
+      catalogue count only when nothing else is left).
     * ``click[ELEMENT]`` — click an element of the page by its text, lower case: ``back to
       search``, ``next >``, ``< prev``, a product id such as ``b0x7k2m9qa``, an option value such
       as ``navy blue``, ``description``, ``features``, ``reviews`` or ``buy now``.
 
-    Anything else — a click on text that is not clickable here, a search away from the search
-    page, an empty query — changes nothing and is answered with the reason and the valid
-    actions, with ``info["invalid_action"] = True`` (AgentGym's WebShop silently ignores them).
+    Anything else — text that is not clickable on this page, a search away from the search
+    page, a query without keywords — changes nothing and is answered with the reason and the
+    valid actions, with ``info["invalid_action"] = True`` (AgentGym's WebShop silently ignores
+    such actions).
 
     ## Observation Space
-    Text. In ``simple`` mode (default), WebShop's format: the visible strings of the page joined
-    by `` [SEP] ``, e.g. ``Instruction: [SEP] i need ... [SEP] Back to Search [SEP] Page 1 (Total
-    results: 50) [SEP] Next > [SEP] B0X7K2M9QA [SEP] <title> [SEP] $24.99 [SEP] ...``. The item
-    page also lists the options selected so far. In ``html`` mode, the raw HTML of the page;
-    clickable elements carry a ``data-action`` attribute. ``info["admissible_actions"]`` lists the
-    ``click[...]`` actions of the page (searching is possible whenever the page has the search
-    form).
+    Text. In ``simple`` mode (default) WebShop's format, the visible strings of the page joined
+    by `` [SEP] ``: ``Instruction: [SEP] i need ... [SEP] Back to Search [SEP] Page 1 (Total
+    results: 50) [SEP] Next > [SEP] B0X7K2M9QA [SEP] <title> [SEP] $24.99 [SEP] ...``. Unlike
+    WebShop, the item page also shows the options selected so far (``Selected: size: large``).
+    In ``html`` mode, the raw HTML page; clickable elements carry a ``data-action`` attribute and
+    selected options ``aria-pressed="true"``. ``info["admissible_actions"]`` lists the page's
+    ``click[...]`` actions (``search[...]`` is possible wherever the page has the search form).
 
     ## Rewards
-    Given on ``buy now``, WebShop's formula, in [0, 1]:
+    On ``buy now``, WebShop's formula, in [0, 1]:
     ``(attribute matches + option matches + price ok) / (attributes + options + 1) * r_type``.
-    An attribute matches if the bought product has it (or its title, features or description
-    say it); an option matches if its value was selected; the price is ok when at most the cap.
-    ``r_type`` is 1 for a product of the goal's type; for another type it follows WebShop's
-    graded rule on the overlap of the type's words with the product title (0.5 with a shared
-    category or a clear overlap, 0.1 with a weak one, 0 with none), so only the right type earns
-    the full reward. ``info["score"]`` gives the parts. Success means a reward of 1.0.
+    An attribute matches if the product has it (or its title, features or description say it);
+    an option matches if its value is selected; the price is ok if at most the cap. ``r_type``
+    is 1 for a product of the goal's type; for another type it follows WebShop's graded rule on
+    the overlap of the type's words with the product title: 0.5 for a shared category or a clear
+    overlap, 0.1 for a weak one, 0 for none (WebShop gives 1 in the first case; here only the
+    right type earns the full reward). ``info["score"]`` has the parts; success means a reward
+    of 1.0. Skills (per-part success, for LLM-driven configuration): ``product_type``,
+    ``attributes``, ``options``, ``budget``.
 
     ## Starting State
-    The search page with the instruction. Task ``split/N`` is the N-th product of the split; the
-    goal's attributes, options, price cap and wording come from the task id.
+    The search page with the instruction. Task ``split/N`` targets the N-th product of the
+    split; the goal's attributes, options, price cap and wording are drawn from the task id.
 
     ## Episode End
     Terminates on ``buy now``. Truncated by the registered turn limit (15; AgentGym uses 10).
 
     ## Arguments
     ``gymnasium.make("llmgym/WebShop-v0", observation_mode="html", goal_attributes=3)``; see
-    :class:`WebShopConfig`. Products are split by a hash of their id: about 5% are eval targets
-    (453 eval tasks, 9,547 train tasks with the default catalogue), so an eval target is never a
-    train target. The oracle searches for the goal's type and attributes, picks a product that
-    satisfies the whole instruction from the first two result pages (or searches the target's
-    title), selects the options and buys: it solves every eval task. Needs
-    ``pip install 'llmgym[webshop]'`` (beautifulsoup4).
+    :class:`WebShopConfig`. Products are split by a hash of their id: with the default catalogue
+    9,547 are train targets and 453 eval targets, so an eval target is never a train target (it
+    can appear in train episodes as a distractor, as in WebShop). The oracle searches the goal's
+    attributes and type, picks a product satisfying the whole instruction from the first two
+    result pages (else searches the target's title), selects the options and buys: it solves
+    every eval task in 4-6 steps. Needs ``pip install 'llmgym[webshop]'`` (beautifulsoup4).
 
     ## Version History
     * v0: Initial version.

@@ -180,12 +180,17 @@ _NO_RESULTS = Fragment('<p class="no-results">No products match these keywords.<
 
 
 def _result_html(product: Product) -> str:
+    return _result_markup(product.asin, product.title, product.price)
+
+
+@lru_cache(maxsize=16_384)
+def _result_markup(asin: str, title: str, price: float) -> str:
     return (
         '<div class="result">'
-        f'<a class="product-link" href="/item/{product.asin}" data-action="item" '
-        f'data-arg="{product.asin}">{product.asin}</a>'
-        f'<h4 class="product-title">{escape(product.title)}</h4>'
-        f'<p class="product-price">${product.price:.2f}</p></div>'
+        f'<a class="product-link" href="/item/{asin}" data-action="item" '
+        f'data-arg="{asin}">{asin}</a>'
+        f'<h4 class="product-title">{escape(title)}</h4>'
+        f'<p class="product-price">${price:.2f}</p></div>'
     )
 
 
@@ -208,9 +213,12 @@ def _option_buttons(
     for name, values in options:
         buttons = []
         for value in values:
-            head = f'<button type="button" name="{escape(name)}" value="{escape(value)}" '
-            tail = f'data-action="option"{{}}>{escape(value)}</button>'
-            buttons.append((value, head + tail.format(""), head + tail.format(_PRESSED)))
+            head = (
+                f'<button type="button" name="{escape(name)}" value="{escape(value)}" '
+                'data-action="option"'
+            )
+            tail = f">{escape(value)}</button>"
+            buttons.append((value, head + tail, head + _PRESSED + tail))
         groups.append((name, f"<fieldset><legend>{escape(name)}</legend>", tuple(buttons)))
     return tuple(groups)
 
