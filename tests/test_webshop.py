@@ -26,7 +26,7 @@ from llmgym.envs.webshop.catalogue import (
     make_asin,
 )
 from llmgym.envs.webshop.env import WebShopEnv
-from llmgym.envs.webshop.goals import Goal, make_goal, score_purchase
+from llmgym.envs.webshop.goals import Goal, _indefinite_article, make_goal, score_purchase
 from llmgym.envs.webshop.store import Shop, build_database, search_terms
 
 FIXED_LABELS = {
@@ -323,6 +323,14 @@ def test_goals_are_satisfied_by_their_target_and_phrased_variously(
         assert score_purchase(goal, product, selected, vocabulary).reward == 1.0
         openings[" ".join(goal.instruction.split()[:2])] += 1
     assert len(openings) >= 6
+
+
+def test_indefinite_article() -> None:
+    assert [_indefinite_article(p) for p in ("orthopedic bed", "universal mount", "dog bed")] == [
+        "an",
+        "a",
+        "a",
+    ]
 
 
 # ------------------------------------------------------------------------------- pages

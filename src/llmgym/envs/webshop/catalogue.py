@@ -235,37 +235,9 @@ def join_words(items: list[str] | tuple[str, ...], conjunction: str = "and") -> 
     return ", ".join(items[:-1]) + f" {conjunction} " + items[-1]
 
 
-_ACRONYMS = frozenset(
-    (
-        "uv",
-        "usb",
-        "led",
-        "hd",
-        "rgb",
-        "spf",
-        "bpa",
-        "gps",
-        "rfid",
-        "tsa",
-        "hdmi",
-        "pfoa",
-        "sd",
-        "mct",
-        "bcaa",
-        "dpi",
-        "tpe",
-        "2l",
-        "4k",
-        "2k",
-        "8k",
-        "60w",
-    )
-)
-
-
-def _title_case(text: str) -> str:
+def _title_case(text: str, acronyms: frozenset[str] = frozenset()) -> str:
     return " ".join(
-        word.upper() if word in _ACRONYMS else word[:1].upper() + word[1:] for word in text.split()
+        word.upper() if word in acronyms else word[:1].upper() + word[1:] for word in text.split()
     )
 
 
@@ -353,12 +325,13 @@ def _title(
         forms = templates["titles_q"]
     else:
         forms = templates["titles_f"]
+    acronyms = frozenset(templates["acronyms"])
     return rng.choice(forms).format(
         brand=brand,
-        Type=_title_case(product_type.name),
-        quals=_title_case(" ".join(shown_qualities)),
-        feats=_title_case(" and ".join(shown_features)),
-        Use=_title_case(use),
+        Type=_title_case(product_type.name, acronyms),
+        quals=_title_case(" ".join(shown_qualities), acronyms),
+        feats=_title_case(" and ".join(shown_features), acronyms),
+        Use=_title_case(use, acronyms),
     )
 
 

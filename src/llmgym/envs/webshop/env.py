@@ -165,7 +165,6 @@ class WebShopEnv(TextEnv):
         self._goal: Goal | None = None
         self._instruction_box = pages.instruction_fragment("")
         self._page = pages.search_page(self._instruction_box)
-        self._query = ""
         self._results: tuple[int, ...] = ()
         self._results_page = 1
         self._product: Product | None = None
@@ -213,7 +212,7 @@ class WebShopEnv(TextEnv):
             n_attributes=config.goal_attributes,
             n_options=config.goal_options,
         )
-        self._query, self._results, self._results_page = "", (), 1
+        self._results, self._results_page = (), 1
         self._product, self._selected, self._searches, self._score = None, {}, 0, None
         self._instruction_box = pages.instruction_fragment(self._goal.instruction)
         self._page = pages.search_page(self._instruction_box)
@@ -260,7 +259,6 @@ class WebShopEnv(TextEnv):
             return self._invalid(
                 f"{self.quote(query)} has no keywords to search for; name the product you want."
             )
-        self._query = query
         self._results = tuple(self.shop.search(query, self.config_for_episode.max_results))
         self._results_page = 1
         self._searches += 1

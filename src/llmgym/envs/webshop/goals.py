@@ -88,7 +88,7 @@ def make_goal(
         desc = f"{', '.join(qualities)} {desc}"
     if features:
         desc = f"{desc} with {join_words(features)}"
-    article = "" if product_type.plural else ("an " if desc[0] in "aeiou" else "a ")
+    article = "" if product_type.plural else _indefinite_article(desc) + " "
     templates = vocabulary.templates
     instruction = rng.choice(templates["instructions"]).format(
         desc=desc,
@@ -107,6 +107,13 @@ def make_goal(
     )
 
 
+def _indefinite_article(phrase: str) -> str:
+    """``a`` or ``an`` by the sound of the first word (``an organic``, ``a universal``)."""
+    if phrase.startswith(("uni", "use", "usa", "eu", "one")):
+        return "a"
+    return "an" if phrase[:1] in ("a", "e", "i", "o", "u") else "a"
+
+
 def _price_cap(price: float, rng: TaskRng) -> float:
     """A round budget above ``price``: 10 to 60 percent more, rounded up to 5 or 10 dollars."""
     budget = price * rng.uniform(1.1, 1.6)
@@ -117,16 +124,15 @@ def _price_cap(price: float, rng: TaskRng) -> float:
 def _options_phrase(
     options: tuple[tuple[str, str], ...], vocabulary: Vocabulary, rng: TaskRng
 ) -> str:
+    """``" in navy blue and in size large"`` or, WebShop's terser style, ``", with color: navy
+    blue and size: large"``."""
     if not options:
         return ""
     if rng.random() < 0.3:
         generic = vocabulary.templates["option_generic"]
-        parts = [generic.format(group=name, value=value) for name, value in options]
-        return " " + join_words(parts)
-    parts = [
-        rng.choice(vocabulary.option_phrases[name]).format(value=value) for name, value in options
-    ]
-    return " " + join_words(parts)
+        return ", with " + join_words([generic.format(group=g, value=v) for g, v in options])
+    phrases = vocabulary.option_phrases
+    return " " + join_words([rng.choice(phrases[g]).format(value=v) for g, v in options])
 
 
 def score_purchase(

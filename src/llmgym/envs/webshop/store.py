@@ -19,7 +19,8 @@ import threading
 import uuid
 import warnings
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import cache, lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import ClassVar
 
@@ -49,67 +50,6 @@ MAX_SEARCH_TERMS = 32
 MAX_QUERY_WORDS = 6
 COMMON_FRACTION = 0.1
 
-_STOPWORDS = frozenset(
-    (
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "can",
-        "could",
-        "d",
-        "find",
-        "for",
-        "from",
-        "get",
-        "help",
-        "i",
-        "i'd",
-        "im",
-        "in",
-        "is",
-        "it",
-        "its",
-        "like",
-        "looking",
-        "m",
-        "me",
-        "my",
-        "need",
-        "of",
-        "on",
-        "or",
-        "please",
-        "s",
-        "show",
-        "some",
-        "than",
-        "that",
-        "the",
-        "these",
-        "this",
-        "to",
-        "want",
-        "with",
-        "would",
-        "you",
-        "dollars",
-        "price",
-        "lower",
-        "less",
-        "under",
-        "priced",
-        "budget",
-        "cost",
-        "costs",
-        "should",
-        "buy",
-    )
-)
 
 _SCHEMA = f"""
 CREATE TABLE products (
@@ -144,11 +84,18 @@ def cache_dir() -> Path:
     return Path(override) if override else Path(platformdirs.user_cache_dir("llmgym"))
 
 
+@cache
+def _stopwords() -> frozenset[str]:
+    source = resources.files("llmgym.envs") / "data" / "webshop" / "stopwords.txt"
+    return frozenset(source.read_text(encoding="utf-8").split())
+
+
 def search_terms(query: str) -> list[str]:
     """The words of a search query that are looked up: lower case, no stop words, no repeats."""
+    stopwords = _stopwords()
     terms: list[str] = []
     for word in words(query):
-        if word in _STOPWORDS or word in terms:
+        if word in stopwords or word in terms:
             continue
         terms.append(word)
         if len(terms) == MAX_SEARCH_TERMS:
@@ -239,12 +186,13 @@ class Shop:
         return path
 
     def _connection(self) -> sqlite3.Connection:
+        """This thread's read-only connection (a new one in a forked child process)."""
         connection = getattr(self._local, "connection", None)
-        if connection is None:
+        if connection is None or self._local.pid != os.getpid():
             uri = self.path.resolve().as_uri() + "?mode=ro&immutable=1"
             connection = sqlite3.connect(uri, uri=True, isolation_level=None)
             connection.executescript(_TEMP_SCHEMA)
-            self._local.connection = connection
+            self._local.connection, self._local.pid = connection, os.getpid()
         return connection
 
     # ------------------------------------------------------------------ queries
