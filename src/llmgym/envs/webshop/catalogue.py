@@ -236,8 +236,10 @@ def join_words(items: list[str] | tuple[str, ...], conjunction: str = "and") -> 
 
 
 def _title_case(text: str, acronyms: frozenset[str] = frozenset()) -> str:
+    """``usb-c fast charging`` -> ``USB-C Fast Charging``; ``built-in`` -> ``Built-in``."""
     return " ".join(
-        word.upper() if word in acronyms else word[:1].upper() + word[1:] for word in text.split()
+        word.upper() if word.split("-")[0] in acronyms else word[:1].upper() + word[1:]
+        for word in text.split()
     )
 
 

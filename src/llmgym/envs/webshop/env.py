@@ -315,10 +315,7 @@ class WebShopEnv(TextEnv):
         per_page = self.config_for_episode.results_per_page
         last_page = max(1, math.ceil(len(self._results) / per_page))
         start = (self._results_page - 1) * per_page
-        shown = [
-            (self.shop.product(i), self.shop.views(i))
-            for i in self._results[start : start + per_page]
-        ]
+        shown = [self.shop.listing(i) for i in self._results[start : start + per_page]]
         self._page = pages.results_page(
             self._instruction_box, shown, self._results_page, len(self._results), last_page
         )

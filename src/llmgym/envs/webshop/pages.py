@@ -29,6 +29,7 @@ __all__ = [
     "SEP",
     "Clickable",
     "Fragment",
+    "Listing",
     "Page",
     "View",
     "detail_page",
@@ -179,8 +180,21 @@ _BUY = Fragment(
 _NO_RESULTS = Fragment('<p class="no-results">No products match these keywords.</p>')
 
 
-def _result_html(product: Product) -> str:
-    return _result_markup(product.asin, product.title, product.price)
+@dataclass(frozen=True)
+class Listing:
+    """A product as a search result shows it, with the view of that entry when known."""
+
+    asin: str
+    title: str
+    price: float
+    view: View | None = None
+
+    @classmethod
+    def of(cls, product: Product) -> Listing:
+        return cls(product.asin, product.title, product.price)
+
+    def fragment(self) -> Fragment:
+        return Fragment(_result_markup(self.asin, self.title, self.price), self.view)
 
 
 @lru_cache(maxsize=16_384)
@@ -250,7 +264,7 @@ def _detail_html(product: Product, tab: str) -> str:
 
 def _product_html(product: Product, name: str) -> str:
     if name == "result":
-        return _result_html(product)
+        return Listing.of(product).fragment().html
     if name == "summary":
         return _summary_html(product)
     return _options_html(product, {})
@@ -279,13 +293,9 @@ def search_page(instruction: Fragment) -> Page:
 
 
 def results_page(
-    instruction: Fragment,
-    products: Iterable[tuple[Product, Mapping[str, View] | None]],
-    page: int,
-    total: int,
-    last_page: int,
+    instruction: Fragment, listings: Iterable[Listing], page: int, total: int, last_page: int
 ) -> Page:
-    """One page of search results; ``products`` pairs each product with its stored views."""
+    """One page of search results."""
     navigation = [
         '<nav class="results-nav">',
         _BACK,
@@ -296,7 +306,7 @@ def results_page(
     if page < last_page:
         navigation.append(_link("Next >", "next", f"/search?page={page + 1}"))
     navigation.append("</nav>")
-    entries = [_product_fragment(product, "result", views) for product, views in products]
+    entries = [listing.fragment() for listing in listings]
     return Page(
         "results",
         (instruction, Fragment("".join(navigation)), *(entries or [_NO_RESULTS])),

@@ -59,7 +59,8 @@ CREATE TABLE products (
     title TEXT NOT NULL,
     price REAL NOT NULL,
     data TEXT NOT NULL,
-    views TEXT NOT NULL
+    result_view TEXT NOT NULL,
+    page_views TEXT NOT NULL
 );
 CREATE INDEX products_by_split ON products (split, id);
 CREATE VIRTUAL TABLE product_index USING fts5(
@@ -103,22 +104,22 @@ def search_terms(query: str) -> list[str]:
     return terms
 
 
-def _views_json(product: Product) -> str:
+def _view_data(view: pages.View) -> list:
+    strings, clickables = view
+    return [strings, [[c.label, c.action, c.arg] for c in clickables]]
+
+
+def _view_from_data(data: list) -> pages.View:
+    strings, clickables = data
+    return tuple(strings), tuple(pages.Clickable(*c) for c in clickables)
+
+
+def _views_columns(product: Product) -> tuple[str, str]:
+    """The stored views: the search-result entry, and the product page's summary and options."""
     views = pages.product_views(product)
-    return json.dumps(
-        {
-            name: [strings, [[c.label, c.action, c.arg] for c in clickables]]
-            for name, (strings, clickables) in views.items()
-        },
-        separators=(",", ":"),
-    )
-
-
-def _views_from_json(text: str) -> dict[str, pages.View]:
-    return {
-        name: (tuple(strings), tuple(pages.Clickable(*c) for c in clickables))
-        for name, (strings, clickables) in json.loads(text).items()
-    }
+    result = json.dumps(_view_data(views.pop("result")), separators=(",", ":"))
+    page = json.dumps({k: _view_data(v) for k, v in views.items()}, separators=(",", ":"))
+    return result, page
 
 
 def _index_row(product: Product) -> tuple[int, str, str, str, str]:
@@ -148,6 +149,7 @@ class Shop:
         self._local = threading.local()
         self.product = lru_cache(maxsize=32_768)(self._load_product)
         self.views = lru_cache(maxsize=16_384)(self._load_views)
+        self.listing = lru_cache(maxsize=32_768)(self._load_listing)
         self._ranked = lru_cache(maxsize=8_192)(self._rank)
         self._split_ids: dict[str, tuple[int, ...]] = {}
         self._frequencies: dict[str, int] | None = None
@@ -209,15 +211,29 @@ class Shop:
         return Product.from_row(*row)
 
     def _load_views(self, product_id: int) -> dict[str, pages.View]:
-        """The stored views of the product's result entry and page (see :mod:`.pages`)."""
+        """The stored views of the product page's summary and options (see :mod:`.pages`)."""
         row = (
             self._connection()
-            .execute("SELECT views FROM products WHERE id = ?", (product_id,))
+            .execute("SELECT page_views FROM products WHERE id = ?", (product_id,))
             .fetchone()
         )
         if row is None:
             raise KeyError(f"no product with id {product_id}")
-        return _views_from_json(row[0])
+        return {name: _view_from_data(data) for name, data in json.loads(row[0]).items()}
+
+    def _load_listing(self, product_id: int) -> pages.Listing:
+        """The product as a search result shows it, without decoding the whole product."""
+        row = (
+            self._connection()
+            .execute(
+                "SELECT asin, title, price, result_view FROM products WHERE id = ?", (product_id,)
+            )
+            .fetchone()
+        )
+        if row is None:
+            raise KeyError(f"no product with id {product_id}")
+        asin, title, price, view = row
+        return pages.Listing(asin, title, price, _view_from_data(json.loads(view)))
 
     def product_by_asin(self, asin: str) -> Product | None:
         """The product with this id (``B0...``, any case), or ``None``."""
@@ -380,7 +396,7 @@ def build_database(
 
 def _insert(connection: sqlite3.Connection, products: Sequence[Product]) -> None:
     connection.executemany(
-        "INSERT INTO products VALUES (?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO products VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 p.id,
@@ -389,7 +405,7 @@ def _insert(connection: sqlite3.Connection, products: Sequence[Product]) -> None
                 p.title,
                 p.price,
                 p.to_json(),
-                _views_json(p),
+                *_views_columns(p),
             )
             for p in products
         ],
