@@ -161,8 +161,8 @@ class Product:
         return {value: name for name, values in self.options for value in values}
 
     @cached_property
-    def text_words(self) -> frozenset[str]:
-        """The words of the title."""
+    def title_words(self) -> frozenset[str]:
+        """The words of the title (for WebShop's title-overlap type check)."""
         return frozenset(words(self.title))
 
     @cached_property

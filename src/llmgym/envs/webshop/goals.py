@@ -169,7 +169,7 @@ def _type_reward(goal: Goal, product: Product, vocabulary: Vocabulary) -> float:
     if product.product_type == goal.product_type:
         return 1.0
     wanted = vocabulary.types_by_name[goal.product_type].type_words
-    title_score = len(wanted & product.text_words) / len(wanted) if wanted else 0.2
+    title_score = len(wanted & product.title_words) / len(wanted) if wanted else 0.2
     category_match = len(set(goal.category) & set(product.category)) >= 2
     if title_score == 0.0:
         return 0.0

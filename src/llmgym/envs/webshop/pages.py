@@ -191,9 +191,11 @@ class Listing:
 
     @classmethod
     def of(cls, product: Product) -> Listing:
+        """The listing of ``product`` (its view is read when first needed)."""
         return cls(product.asin, product.title, product.price)
 
     def fragment(self) -> Fragment:
+        """The entry's HTML: the product id (a link), the title and the price."""
         return Fragment(_result_markup(self.asin, self.title, self.price), self.view)
 
 
@@ -279,13 +281,6 @@ def product_views(product: Product) -> dict[str, View]:
     }
 
 
-def _product_fragment(
-    product: Product, name: str, views: Mapping[str, View] | None, html: str | None = None
-) -> Fragment:
-    known = views.get(name) if views else None
-    return Fragment(html if html is not None else _product_html(product, name), known)
-
-
 # ---------------------------------------------------------------------------- pages
 def search_page(instruction: Fragment) -> Page:
     """The start page: the instruction and the search bar."""
@@ -319,17 +314,19 @@ def item_page(
     selected: Mapping[str, str],
     views: Mapping[str, View] | None = None,
 ) -> Page:
-    """A product's page: options, title, price, rating, links to its details, Buy Now."""
-    options_html = _options_html(product, selected)
+    """A product's page: options, title, price, rating, links to its details, Buy Now.
+
+    ``views`` are the stored views of the product's summary and options, if known."""
+    views = views or {}
     fragments = [
         instruction,
         _ITEM_NAV,
-        _product_fragment(product, "options", views, options_html),
+        Fragment(_options_html(product, selected), views.get("options")),
     ]
     if selected:
         chosen = ", ".join(f"{name}: {value}" for name, value in selected.items())
         fragments.append(Fragment(f'<p class="selected-options">Selected: {escape(chosen)}</p>'))
-    fragments += [_product_fragment(product, "summary", views), _ITEM_TABS, _BUY]
+    fragments += [Fragment(_summary_html(product), views.get("summary")), _ITEM_TABS, _BUY]
     return Page("item", tuple(fragments))
 
 

@@ -47,6 +47,7 @@ BM25_WEIGHTS = (8.0, 3.0, 4.0, 1.0)
 """Column weights of the BM25 ranking: title, category, attributes, options."""
 
 MAX_SEARCH_TERMS = 32
+_MAX_CACHED_STEMS = 100_000
 MAX_QUERY_WORDS = 6
 COMMON_FRACTION = 0.1
 
@@ -307,6 +308,8 @@ class Shop:
         """The index's own tokenizer (Porter) applied to single words, with a cache."""
         missing = [word for word in raw_words if word not in self._stem_cache]
         if missing:
+            if len(self._stem_cache) > _MAX_CACHED_STEMS:
+                self._stem_cache.clear()
             connection = self._connection()
             connection.execute("DELETE FROM temp.query_tokens")
             connection.execute(
