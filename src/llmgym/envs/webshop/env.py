@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -151,6 +152,20 @@ class WebShopEnv(TextEnv):
     config_class = WebShopConfig
     env_name = "webshop"
     skills = ("product_type", "attributes", "options", "budget")
+    design_notes = (
+        "Every instruction asks for a product type and a price cap; goal_attributes and "
+        "goal_options add attributes to match and options to select (the target product has 3-5 "
+        "attributes and 1-3 option groups, so larger values are capped). A larger catalogue_size "
+        "adds distractors of every type, but each new (catalogue_size, catalogue_seed) builds a "
+        "new database once (5-20 s per 10,000 products), so use few distinct values. Fewer "
+        "results_per_page or max_results make the agent page or search again more often."
+    )
+    skill_practice: ClassVar[dict[str, dict[str, Any]]] = {
+        "product_type": {"goal_attributes": 0, "goal_options": 0},
+        "attributes": {"goal_attributes": 4, "goal_options": 0},
+        "options": {"goal_attributes": 0, "goal_options": 3},
+        "budget": {"goal_attributes": 1, "goal_options": 0},
+    }
     example = (
         "Observation: WebShop [SEP] Instruction: [SEP] i need a waterproof bluetooth speaker with "
         "deep bass in black, and price lower than 60.00 dollars [SEP] Search\n"
