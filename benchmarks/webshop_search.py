@@ -14,7 +14,9 @@ FTS5 index and the top 50 products ranked by BM25) after one warm-up pass. Four 
 Wall-clock and CPU time (``time.thread_time``, which other processes on a busy machine do not
 inflate) are both reported. Two figures of ranking quality come with the keyword set: the share
 of the top 10 that are of the goal's product type, and how often a product that satisfies the
-whole goal is in the top 10.
+whole goal is in the top 10. Last, environment steps per second of CPU time, measured as
+``benchmarks/throughput.py`` measures them (oracle replay, random valid actions, a fresh
+environment), for comparison with its wall-clock figures on a busy machine.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ import statistics
 import sys
 import time
 from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
 
 import llmgym
 from llmgym.cli import format_table
@@ -113,6 +118,47 @@ def ranking_quality(shop: Shop, goals: list) -> dict[str, float]:
     }
 
 
+def cpu_steps_per_second(seconds: float = 1.5) -> dict[str, float]:
+    """Steps per CPU-second of a fresh environment: replayed oracle episodes, then random valid
+    actions (the procedure of ``benchmarks/throughput.py`` with ``time.thread_time``)."""
+    env = gym.make("llmgym/WebShop-v0")
+    inner = env.unwrapped
+    episodes = []
+    for index in range(200):
+        _, info = env.reset(seed=index, options={"split": ("train", "eval")[index % 2]})
+        actions, done = [], False
+        while not done:
+            actions.append(inner.oracle_action())
+            _, _, terminated, truncated, _ = env.step(actions[-1])
+            done = terminated or truncated
+        episodes.append((info["task_id"], actions))
+    spent, steps = 0.0, 0
+    while spent < seconds:
+        for index, (task_id, actions) in enumerate(episodes):
+            env.reset(seed=index, options={"task_id": task_id})
+            for action in actions:
+                start = time.thread_time()
+                env.step(action)
+                spent += time.thread_time() - start
+                steps += 1
+    oracle = steps / spent
+    fresh = gym.make("llmgym/WebShop-v0")
+    inner = fresh.unwrapped
+    rng = np.random.default_rng(0)
+    fresh.reset(seed=0)
+    spent, steps, episode = 0.0, 0, 0
+    while spent < seconds:
+        action = inner.sample_action(rng)
+        start = time.thread_time()
+        _, _, terminated, truncated, _ = fresh.step(action)
+        spent += time.thread_time() - start
+        steps += 1
+        if terminated or truncated:
+            episode += 1
+            fresh.reset(options={"split": ("train", "eval")[episode % 2]})
+    return {"oracle_steps_per_cpu_s": oracle, "random_steps_per_cpu_s": steps / spent}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3, help="timed passes over each set")
@@ -130,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     overall = {"query_set": "all", **measure(shop, everything, args.repeats)}
     rows.append(overall)
     quality = ranking_quality(shop, goals)
+    steps = cpu_steps_per_second()
     columns = ["query_set", "queries", "p50_ms", "p90_ms", "p99_ms", "mean_ms", "cpu_p50_ms"]
     print(
         format_table(
@@ -143,6 +190,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{'met' if meets else 'NOT met'}); keyword queries: type precision@10 "
         f"{quality['type_precision_at_10']:.2f}, a goal-satisfying product in the top 10 for "
         f"{quality['goal_hit_at_10']:.0%} of eval goals"
+    )
+    print(
+        f"steps per CPU-second: {steps['oracle_steps_per_cpu_s']:,.0f} (oracle replay), "
+        f"{steps['random_steps_per_cpu_s']:,.0f} (random valid actions, fresh environment)"
     )
     payload = {
         "benchmark": "webshop_search",
@@ -159,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         "meets_target": meets,
         "results": rows,
         "ranking_quality": quality,
+        "cpu_time_throughput": steps,
     }
     path = Path(args.json)
     path.parent.mkdir(parents=True, exist_ok=True)
