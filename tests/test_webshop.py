@@ -3,9 +3,11 @@ text view, and the rules of the shop."""
 
 from __future__ import annotations
 
+import multiprocessing
 import re
 import sqlite3
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import gymnasium as gym
 import numpy as np
@@ -221,6 +223,21 @@ def test_search_is_full_text_not_substring(shop: Shop) -> None:
     assert (
         len(words_looked_up) <= 6 and "rain" in words_looked_up and "black" not in words_looked_up
     )
+
+
+def _search_in_child(queries: list[str]) -> list[list[int]]:
+    return [Shop.open(0, 10_000).search(query, 20, cached=False) for query in queries]
+
+
+def test_search_from_threads_and_forked_processes(shop: Shop) -> None:
+    queries = ["yoga mat non slip", "raw honey glass jar", "led flashlight", "granola"] * 4
+    expected = [shop.search(query, 20, cached=False) for query in queries]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert list(pool.map(lambda q: shop.search(q, 20, cached=False), queries)) == expected
+    if "fork" in multiprocessing.get_all_start_methods():
+        # a child forked after the parent used its connection must open its own
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            assert pool.apply(_search_in_child, (queries,)) == expected
 
 
 def test_search_cache_returns_the_same_ranking(shop: Shop) -> None:
