@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import llmgym
-from llmgym import ConfigError
+from llmgym import ConfigError, testing
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.webshop import pages
 from llmgym.envs.webshop.catalogue import (
@@ -198,11 +198,12 @@ def test_search_prefers_products_matching_more_words(shop: Shop) -> None:
     assert all(p.product_type == "bluetooth speaker" for p in results)
 
 
-def test_search_finds_a_product_by_its_title(shop: Shop) -> None:
+def test_search_finds_a_product_by_its_title_or_id(shop: Shop) -> None:
     for product_id in range(1, 10_001, 499):
         product = shop.product(product_id)
         results = shop.search(product.title, 50)
         assert product_id in results[:10], product.title
+        assert shop.search(product.asin.lower(), 5)[0] == product_id
 
 
 def test_search_is_full_text_not_substring(shop: Shop) -> None:
@@ -549,6 +550,13 @@ def test_sample_action_is_valid(env: WebShopEnv) -> None:
 def test_registered() -> None:
     entry = llmgym.get_entry("WebShop-v0")
     assert entry.extra == "webshop" and entry.requires == ("bs4",)
+
+
+def test_oracle_copes_with_a_single_search_result() -> None:
+    def make():
+        return gym.make("llmgym/WebShop-v0", results_per_page=1, max_results=1, goal_options=3)
+
+    assert testing.oracle_success_rate(make, episodes=30) == 1.0
 
 
 @pytest.mark.slow

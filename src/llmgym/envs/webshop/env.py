@@ -98,7 +98,7 @@ class WebShopEnv(TextEnv):
     * ``search[KEYWORDS]`` — on the search page only: search the catalogue and show the first
       page of the best ``max_results`` products, ranked by BM25 on the query's most selective
       words (at most six; stop words are ignored, and words found in over a tenth of the
-      catalogue count only when nothing else is left).
+      catalogue count only when nothing else is left). A product id finds its product.
     * ``click[ELEMENT]`` — click an element of the page by its text, lower case: ``back to
       search``, ``next >``, ``< prev``, a product id such as ``b0x7k2m9qa``, an option value such
       as ``navy blue``, ``description``, ``features``, ``reviews`` or ``buy now``.
@@ -142,8 +142,9 @@ class WebShopEnv(TextEnv):
     9,547 are train targets and 453 eval targets, so an eval target is never a train target (it
     can appear in train episodes as a distractor, as in WebShop). The oracle searches the goal's
     attributes and type, picks a product satisfying the whole instruction from the first two
-    result pages (else searches the target's title), selects the options and buys: it solves
-    every eval task in 4-6 steps. Needs ``pip install 'llmgym[webshop]'`` (beautifulsoup4).
+    result pages (else searches the target's title, then its product id), selects the options
+    and buys: it solves every eval task in 4-6 steps. Needs ``pip install 'llmgym[webshop]'``
+    (beautifulsoup4).
 
     ## Version History
     * v0: Initial version.
@@ -394,11 +395,12 @@ class WebShopEnv(TextEnv):
         return "click[< prev]"
 
     def _oracle_query(self) -> str:
+        """The goal's attributes and type first; then the target's title; then its id."""
         if self._searches == 0:
             return " ".join((*self.goal.attributes, self.goal.product_type))
         target = self.shop.product_by_asin(self.goal.target)
         assert target is not None
-        return target.title
+        return target.title if self._searches == 1 else target.asin
 
     def _oracle_on_results(self) -> str:
         per_page = self.config_for_episode.results_per_page
@@ -409,15 +411,11 @@ class WebShopEnv(TextEnv):
             best = next((p for p in winners if p.asin == self.goal.target), winners[0])
             return f"click[{best.asin.lower()}]"
         has_next = "next >" in self._page.clickables
-        if self._searches == 1:
-            if has_next and self._results_page < _ORACLE_PAGES:
-                return "click[next >]"
-            return "click[back to search]"
-        if has_next:
+        if has_next and (self._searches > 1 or self._results_page < _ORACLE_PAGES):
             return "click[next >]"
-        if shown:
-            return f"click[{shown[0].asin.lower()}]"
-        return "click[back to search]"
+        if self._searches < 3:
+            return "click[back to search]"
+        return f"click[{shown[0].asin.lower()}]" if shown else "click[back to search]"
 
     def _satisfies_goal(self, product: Product) -> bool:
         """Whether buying ``product`` with the goal's options selected earns the full reward."""

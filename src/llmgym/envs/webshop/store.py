@@ -43,8 +43,8 @@ __all__ = ["EVAL_FRACTION", "Shop", "build_database", "cache_dir", "search_terms
 EVAL_FRACTION = 0.05
 """Share of products whose instructions form the eval split (by a hash of the product id)."""
 
-BM25_WEIGHTS = (8.0, 3.0, 4.0, 1.0)
-"""Column weights of the BM25 ranking: title, category, attributes, options."""
+BM25_WEIGHTS = (8.0, 3.0, 4.0, 1.0, 10.0)
+"""Column weights of the BM25 ranking: title, category, attributes, options, product id."""
 
 MAX_SEARCH_TERMS = 32
 _MAX_CACHED_STEMS = 100_000
@@ -65,7 +65,7 @@ CREATE TABLE products (
 );
 CREATE INDEX products_by_split ON products (split, id);
 CREATE VIRTUAL TABLE product_index USING fts5(
-    title, category, attributes, options,
+    title, category, attributes, options, product_id,
     content='', tokenize='porter unicode61'
 );
 INSERT INTO product_index (product_index, rank)
@@ -123,13 +123,14 @@ def _views_columns(product: Product) -> tuple[str, str]:
     return result, page
 
 
-def _index_row(product: Product) -> tuple[int, str, str, str, str]:
+def _index_row(product: Product) -> tuple[int, str, str, str, str, str]:
     return (
         product.id,
         product.title,
         " ".join((*product.category, product.product_type)),
         " ".join(product.attributes),
         " ".join(value for _, values in product.options for value in values),
+        product.asin,
     )
 
 
@@ -257,7 +258,8 @@ class Shop:
 
     def search(self, query: str, limit: int = 50, *, cached: bool = True) -> list[int]:
         """Ids of the best ``limit`` products for ``query``, ranked by BM25 over title, category,
-        attributes and options (any query word may match; more and rarer matches rank higher).
+        attributes, options and product id (any query word may match; more and rarer matches
+        rank higher).
 
         Only the query's most selective words are looked up (:meth:`query_words`); a query
         without a word that occurs in the catalogue finds nothing. Rankings are cached per set
@@ -414,7 +416,7 @@ def _insert(connection: sqlite3.Connection, products: Sequence[Product]) -> None
         ],
     )
     connection.executemany(
-        "INSERT INTO product_index (rowid, title, category, attributes, options) "
-        "VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO product_index (rowid, title, category, attributes, options, product_id) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
         [_index_row(p) for p in products],
     )
