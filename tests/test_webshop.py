@@ -207,9 +207,10 @@ def test_search_finds_a_product_by_its_title_or_id(shop: Shop) -> None:
 
 
 def test_search_is_full_text_not_substring(shop: Shop) -> None:
-    # stemming: the singular finds the plural; word boundaries: "art" does not match "smart"
+    # stemming: the singular finds the plural; whole words: "wat" is not "water"
     jackets = [shop.product(i) for i in shop.search("jacket", 20)]
     assert jackets and all("jackets" in p.product_type for p in jackets)
+    assert shop.search("water", 10) and shop.search("wat", 10) == []
     assert shop.search("xqzzv", 10) == []
     assert search_terms("the and for with") == []
     assert search_terms("I need Men's SHORTS, men's!") == ["men", "shorts"]
