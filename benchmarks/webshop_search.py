@@ -76,25 +76,29 @@ def query_sets(shop: Shop) -> tuple[dict[str, list[str]], list]:
     }, goals
 
 
-def measure(shop: Shop, queries: list[str], repeats: int) -> dict[str, float]:
-    """Latency figures (milliseconds) of uncached searches for ``queries``."""
+def time_searches(shop: Shop, queries: list[str], repeats: int) -> list[tuple[float, float]]:
+    """(wall, CPU) milliseconds of each uncached search, ``repeats`` passes over ``queries``."""
     for query in queries:  # warm-up: page cache, stemmer cache
         shop.search(query, 50, cached=False)
-    wall: list[float] = []
-    cpu: list[float] = []
+    samples = []
     for _ in range(repeats):
         for query in queries:
             start_wall, start_cpu = time.perf_counter(), time.thread_time()
             shop.search(query, 50, cached=False)
-            cpu.append((time.thread_time() - start_cpu) * 1e3)
-            wall.append((time.perf_counter() - start_wall) * 1e3)
+            cpu = (time.thread_time() - start_cpu) * 1e3
+            samples.append(((time.perf_counter() - start_wall) * 1e3, cpu))
+    return samples
+
+
+def summarize(samples: list[tuple[float, float]]) -> dict[str, float]:
+    """Percentiles of the wall-clock latencies and the median CPU time."""
+    wall = [w for w, _ in samples]
     return {
-        "queries": len(queries),
         "p50_ms": statistics.median(wall),
         "p90_ms": _percentile(wall, 0.9),
         "p99_ms": _percentile(wall, 0.99),
         "mean_ms": statistics.fmean(wall),
-        "cpu_p50_ms": statistics.median(cpu),
+        "cpu_p50_ms": statistics.median(c for _, c in samples),
     }
 
 
@@ -169,11 +173,13 @@ def main(argv: list[str] | None = None) -> int:
     _pin_to_one_core()
     shop = Shop.open(0, 10_000)
     sets, goals = query_sets(shop)
-    rows = []
+    rows, everything = [], []
     for name, queries in sets.items():
-        rows.append({"query_set": name, **measure(shop, queries, args.repeats)})
-    everything = [query for queries in sets.values() for query in queries]
-    overall = {"query_set": "all", **measure(shop, everything, args.repeats)}
+        samples = time_searches(shop, queries, args.repeats)
+        everything += samples
+        rows.append({"query_set": name, "queries": len(queries), **summarize(samples)})
+    overall = {"query_set": "all", "queries": sum(len(q) for q in sets.values())}
+    overall.update(summarize(everything))
     rows.append(overall)
     quality = ranking_quality(shop, goals)
     steps = cpu_steps_per_second()
