@@ -14,6 +14,7 @@ import argparse
 import importlib
 import inspect
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -64,6 +65,11 @@ def _throughput(entry: EnvEntry) -> str:
     return "not measured yet (run `python benchmarks/throughput.py`)"
 
 
+def _longest_backtick_run(text: str) -> int:
+    """The longest run of backticks in ``text`` (a code fence must be longer)."""
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
+
+
 def render_page(entry: EnvEntry) -> str:
     """The Markdown page of one environment."""
     cls = _env_class(entry)
@@ -99,7 +105,8 @@ def render_page(entry: EnvEntry) -> str:
         "",
     ]
     if getattr(cls, "example", ""):
-        lines += ["## Example turn", "", "```text", cls.example, "```", ""]
+        fence = "`" * max(3, _longest_backtick_run(cls.example) + 1)
+        lines += ["## Example turn", "", f"{fence}text", cls.example, fence, ""]
     env.close()
     return "\n".join(lines)
 

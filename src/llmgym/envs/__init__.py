@@ -27,6 +27,12 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         summary="Craft a goal item from raw materials by following a set of recipes.",
     ),
     EnvEntry(
+        id="llmgym/SQL-v0",
+        entry_point="llmgym.envs.sql:SQLEnv",
+        max_episode_steps=20,
+        summary="Answer a question about a generated sqlite database with one SQL query.",
+    ),
+    EnvEntry(
         id="llmgym/WebShop-v0",
         entry_point="llmgym.envs.webshop:WebShopEnv",
         max_episode_steps=15,
