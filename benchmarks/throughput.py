@@ -54,6 +54,7 @@ TARGETS: dict[str, dict[str, float]] = {
         "random_steps_per_s": 2_000,
         "resets_per_s": 5_000,
     },
+    "llmgym/Household-v0": {"oracle_steps_per_s": 5_000, "random_steps_per_s": 5_000},
     "llmgym/WebShop-v0": {
         "oracle_steps_per_s": 1_000,
         "random_steps_per_s": 1_000,

@@ -33,6 +33,13 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         summary="Answer a question about a generated sqlite database with one SQL query.",
     ),
     EnvEntry(
+        id="llmgym/Household-v0",
+        entry_point="llmgym.envs.household:HouseholdEnv",
+        max_episode_steps=50,
+        summary="ALFWorld's six household task types (pick, examine in light, clean, heat, "
+        "cool, pick two) in generated rooms.",
+    ),
+    EnvEntry(
         id="llmgym/WebShop-v0",
         entry_point="llmgym.envs.webshop:WebShopEnv",
         max_episode_steps=15,
