@@ -365,7 +365,16 @@ def build_database(
         with contextlib.closing(sqlite3.connect(partial)) as connection:
             connection.execute("PRAGMA journal_mode = OFF")
             connection.execute("PRAGMA synchronous = OFF")
-            connection.executescript(_SCHEMA)
+            try:
+                connection.executescript(_SCHEMA)
+            except sqlite3.OperationalError as error:
+                if "fts5" not in str(error):
+                    raise
+                raise RuntimeError(
+                    f"this Python's sqlite3 (SQLite {sqlite3.sqlite_version}) lacks the FTS5 "
+                    "full-text extension that WebShop's search needs; use a Python build whose "
+                    "SQLite has FTS5 (python.org, conda and most Linux distributions do)"
+                ) from error
             batch_size = 500
             with tqdm(
                 total=size,
