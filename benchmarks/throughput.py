@@ -71,6 +71,11 @@ TARGETS: dict[str, dict[str, float]] = {
         "random_steps_per_s": 2_000,
         "resets_per_s": 1_000,
     },
+    "llmgym/WebShop-v0": {
+        "oracle_steps_per_s": 1_000,
+        "random_steps_per_s": 1_000,
+        "resets_per_s": 500,
+    },
 }
 """Targets from the issues that introduced each environment (steps or resets per second)."""
 

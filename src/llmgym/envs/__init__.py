@@ -63,6 +63,14 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         extra="multiagent",
         requires=("pettingzoo",),
     ),
+    EnvEntry(
+        id="llmgym/WebShop-v0",
+        entry_point="llmgym.envs.webshop:WebShopEnv",
+        max_episode_steps=15,
+        summary="Search a generated 10,000-product web shop and buy what the instruction asks for.",
+        extra="webshop",
+        requires=("bs4",),
+    ),
 )
 
 
