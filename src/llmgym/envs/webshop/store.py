@@ -24,9 +24,9 @@ from importlib import resources
 from pathlib import Path
 from typing import ClassVar
 
-import platformdirs
 from tqdm.auto import tqdm
 
+from llmgym.core.cache import cache_dir
 from llmgym.core.tasks import split_of
 from llmgym.envs.webshop import catalogue, pages
 from llmgym.envs.webshop.catalogue import (
@@ -38,7 +38,7 @@ from llmgym.envs.webshop.catalogue import (
     words,
 )
 
-__all__ = ["EVAL_FRACTION", "Shop", "build_database", "cache_dir", "search_terms"]
+__all__ = ["EVAL_FRACTION", "Shop", "build_database", "search_terms"]
 
 EVAL_FRACTION = 0.05
 """Share of products whose instructions form the eval split (by a hash of the product id)."""
@@ -78,12 +78,6 @@ CREATE VIRTUAL TABLE temp.index_vocabulary USING fts5vocab(main, product_index, 
 CREATE VIRTUAL TABLE temp.query_tokens USING fts5(text, tokenize='porter unicode61');
 CREATE VIRTUAL TABLE temp.query_token_terms USING fts5vocab(temp, query_tokens, instance);
 """
-
-
-def cache_dir() -> Path:
-    """Where llmgym caches built data: ``$LLMGYM_CACHE_DIR`` or the user cache directory."""
-    override = os.environ.get("LLMGYM_CACHE_DIR")
-    return Path(override) if override else Path(platformdirs.user_cache_dir("llmgym"))
 
 
 @cache
@@ -172,7 +166,7 @@ class Shop:
     def _database(cls, seed: int, size: int, progress: bool) -> Path:
         vocabulary = load_vocabulary()
         name = f"webshop-{_build_digest(vocabulary)}-seed{seed}-n{size}.sqlite3"
-        path = cache_dir() / "webshop" / name
+        path = cache_dir("webshop", name)
         if _is_complete(path, size):
             return path
         try:
