@@ -1,10 +1,12 @@
-"""The ``llmgym`` command line: ``list``, ``play``, ``eval``, ``collect`` and ``convert``."""
+"""The ``llmgym`` command line: ``list``, ``play``, ``eval``, ``collect``, ``convert`` and
+``serve``."""
 
 from __future__ import annotations
 
 import argparse
 import functools
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -210,6 +212,32 @@ def _cmd_collect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from llmgym.server import ServerSettings, configure_logging, serve
+
+    settings = ServerSettings(
+        envs=tuple(args.envs) if args.envs else None,
+        max_sessions=args.max_sessions,
+        ttl_s=args.ttl,
+        token=args.token or os.environ.get("LLMGYM_SERVER_TOKEN") or None,
+        max_body_bytes=args.max_body_bytes,
+    )
+    configure_logging(args.log_level)
+
+    def announce(url: str) -> None:
+        print(f"llmgym serve: listening on {url}", flush=True)
+
+    serve(
+        args.host,
+        args.port,
+        settings,
+        log_level=args.log_level,
+        access_log=args.access_log,
+        on_ready=announce,
+    )
+    return 0
+
+
 def _cmd_convert(args: argparse.Namespace) -> int:
     count = convert_file(
         args.input, args.output, fmt=args.format, successful_only=args.successful_only
@@ -309,6 +337,28 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("--format", choices=("messages", "conversations"), default="messages")
     convert.add_argument("--successful-only", action="store_true")
     convert.set_defaults(run=_cmd_convert)
+
+    server = commands.add_parser(
+        "serve", help="serve environments over HTTP (needs the [serve] extra)"
+    )
+    server.add_argument("--host", default="127.0.0.1", help="interface (0.0.0.0: all)")
+    server.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    server.add_argument(
+        "--envs", nargs="+", metavar="ENV_ID", help="serve only these (default: every available)"
+    )
+    server.add_argument("--max-sessions", type=int, default=256, help="sessions at once")
+    server.add_argument("--ttl", type=float, default=600.0, help="idle seconds before expiry")
+    server.add_argument(
+        "--token", help="require 'Authorization: Bearer TOKEN' (default: $LLMGYM_SERVER_TOKEN)"
+    )
+    server.add_argument(
+        "--max-body-bytes", type=int, default=1 << 20, help="request size limit (default 1 MiB)"
+    )
+    server.add_argument(
+        "--log-level", choices=("debug", "info", "warning", "error"), default="info"
+    )
+    server.add_argument("--access-log", action="store_true", help="log every request")
+    server.set_defaults(run=_cmd_serve)
     return parser
 
 

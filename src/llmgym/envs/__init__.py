@@ -26,6 +26,13 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         max_episode_steps=40,
         summary="Craft a goal item from raw materials by following a set of recipes.",
     ),
+    EnvEntry(
+        id="llmgym/Remote-v0",
+        entry_point="llmgym.remote:RemoteEnv",
+        max_episode_steps=None,
+        summary="Client for an environment served by `llmgym serve` (url=..., env_id=...).",
+        kind="client",
+    ),
 )
 
 
