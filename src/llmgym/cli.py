@@ -18,7 +18,8 @@ import llmgym
 from llmgym.agents import AGENT_NAMES, Agent, make_agent
 from llmgym.envs import ENVIRONMENTS, get_entry
 from llmgym.evaluation import evaluate
-from llmgym.rollout import choose_tasks, rollout
+from llmgym.remote import RemoteEnvError
+from llmgym.rollout import EnvSource, choose_tasks, rollout
 from llmgym.suites import SUITE_NAMES, load_suite
 from llmgym.trajectories import Trajectory, append_trajectory, convert_file, read_trajectories
 
@@ -106,13 +107,37 @@ def _agent(args: argparse.Namespace) -> Agent:
     return make_agent(args.agent, seed=args.seed, react=args.react, **options)
 
 
+def _env_source(args: argparse.Namespace, env_id: str) -> EnvSource:
+    """The environment id itself (made here), or a factory of the environment living on an
+    ``llmgym serve`` server (``--remote``) or in Ray actors (``--ray``)."""
+    if args.remote:
+        from llmgym.remote import remote_env_factory
+
+        return remote_env_factory(args.remote, env_id, react=args.react, **_make_kwargs(args))
+    if args.ray:
+        from llmgym.distributed import ray_env_factory
+
+        return ray_env_factory(env_id, react=args.react, **_make_kwargs(args))
+    return env_id
+
+
+def _connect(args: argparse.Namespace) -> None:
+    if args.remote and args.ray:
+        raise ValueError("choose one of --remote and --ray")
+    if args.ray:
+        from llmgym.distributed import init
+
+        init(args.ray)
+
+
 def _eval_plan(args: argparse.Namespace) -> list[tuple[str, list[str] | None]]:
     """``[(env_id, task_ids or None)]`` from the positional ids and/or ``--suite``."""
     plan: list[tuple[str, list[str] | None]] = [(_resolve_id(e), None) for e in args.env_ids]
+    elsewhere = bool(args.remote or args.ray)  # availability is the remote side's business
     if args.suite:
         for env_id, task_ids in load_suite(args.suite).items():
             entry = get_entry(env_id)
-            if entry.available:
+            if entry.available or elsewhere:
                 plan.append((env_id, task_ids))
             else:
                 print(f"llmgym: skipping {env_id} (needs {entry.install_hint})", file=sys.stderr)
@@ -122,6 +147,7 @@ def _eval_plan(args: argparse.Namespace) -> list[tuple[str, list[str] | None]]:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
+    _connect(args)
     agent = _agent(args)
     results = []
     record = (
@@ -130,7 +156,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     for env_id, task_ids in _eval_plan(args):
         results.append(
             evaluate(
-                env_id,
+                _env_source(args, env_id),
                 agent,
                 split=args.split,
                 episodes=None if task_ids is not None else args.episodes,
@@ -174,6 +200,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _cmd_collect(args: argparse.Namespace) -> int:
+    _connect(args)
     agent = _agent(args)
     out = Path(args.output)
     done: set[tuple[str, str]] = set()
@@ -188,7 +215,8 @@ def _cmd_collect(args: argparse.Namespace) -> int:
             written += 1
 
     for env_id in (_resolve_id(e) for e in args.envs):
-        probe = gym.make(env_id, **_make_kwargs(args))
+        source = _env_source(args, env_id)
+        probe = source() if callable(source) else gym.make(env_id, **_make_kwargs(args))
         tasks = choose_tasks(probe, args.split, args.episodes, args.seed)
         probe.close()
         todo = [t for t in tasks if (env_id, t) not in done]
@@ -199,7 +227,7 @@ def _cmd_collect(args: argparse.Namespace) -> int:
             )
         if todo:
             rollout(
-                env_id,
+                source,
                 agent,
                 task_ids=todo,
                 seed=args.seed,
@@ -271,6 +299,16 @@ def _add_agent_options(parser: argparse.ArgumentParser) -> None:
         help="config overrides, e.g. '{\"width\": 8}'",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--remote",
+        metavar="URL",
+        help="play environments served by `llmgym serve` at URL (token: $LLMGYM_SERVER_TOKEN)",
+    )
+    parser.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="play environments in Ray actors: auto, host:port, ray://host:port or local",
+    )
 
 
 def _make_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -367,7 +405,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (KeyError, ValueError, llmgym.MissingDependencyError, llmgym.ConfigError) as error:
+    except (
+        KeyError,
+        ValueError,
+        llmgym.MissingDependencyError,
+        llmgym.ConfigError,
+        RemoteEnvError,
+    ) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"llmgym: error: {message}", file=sys.stderr)
         return 2
