@@ -43,12 +43,13 @@ def init(address: str | None = "auto", **ray_init_kwargs: Any) -> None:
 
 
 class _EnvHost:
-    """The actor's body: one :class:`~llmgym.hosting.HostedEnv`."""
+    """The actor's body: one :class:`~llmgym.hosting.HostedEnv`, made by :meth:`make` (not in
+    the constructor, so that a bad id or config comes back as that error, not a dead actor)."""
 
-    def __init__(self, env_id: str, make_kwargs: Mapping[str, Any]) -> None:
+    host: HostedEnv
+
+    def make(self, env_id: str, make_kwargs: Mapping[str, Any]) -> dict[str, Any]:
         self.host = HostedEnv(env_id, make_kwargs)
-
-    def describe(self) -> dict[str, Any]:
         return self.host.describe()
 
     def reset(self, seed: int | None, options: Mapping[str, Any] | None) -> tuple:
@@ -92,9 +93,9 @@ class RayEnv(ProxyEnv):
         **make_kwargs: Any,
     ) -> None:
         self.timeout = timeout
-        self._actor: Any = EnvActor.options(**(actor_options or {})).remote(env_id, make_kwargs)
+        self._actor: Any = EnvActor.options(**(actor_options or {})).remote()
         try:
-            description = self._get(self._actor.describe.remote())
+            description = self._get(self._actor.make.remote(env_id, make_kwargs))
         except BaseException:
             ray.kill(self._actor)
             self._actor = None
@@ -102,7 +103,7 @@ class RayEnv(ProxyEnv):
         self._mirror(description, render_mode)
 
     def __repr__(self) -> str:
-        return f"<RayEnv {self.env_id}>"
+        return f"<RayEnv {getattr(self, 'env_id', '?')}>"
 
     def _get(self, ref: Any) -> Any:
         try:
@@ -119,16 +120,23 @@ class RayEnv(ProxyEnv):
                 f"the environment's actor did not answer in {self.timeout} s"
             ) from error
 
+    @property
+    def actor(self) -> Any:
+        """The Ray actor holding the environment."""
+        if self._actor is None:
+            raise SessionLostError("this RayEnv is closed")
+        return self._actor
+
     def _remote_reset(
         self, seed: int | None, options: dict[str, Any] | None
     ) -> tuple[str, dict[str, Any]]:
-        return self._get(self._actor.reset.remote(seed, options))
+        return self._get(self.actor.reset.remote(seed, options))
 
     def _remote_step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        return self._get(self._actor.step.remote(action))
+        return self._get(self.actor.step.remote(action))
 
     def _remote_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        return self._get(self._actor.call.remote(name, list(args), kwargs))
+        return self._get(self.actor.call.remote(name, list(args), kwargs))
 
     def _remote_close(self) -> None:
         if self._actor is not None:

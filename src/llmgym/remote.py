@@ -352,7 +352,7 @@ class RemoteEnv(ProxyEnv):
         self._mirror(created["env"], render_mode)
 
     def __repr__(self) -> str:
-        return f"<RemoteEnv {self.env_id} at {self.url} session={self.session_id}>"
+        return f"<RemoteEnv {getattr(self, 'env_id', '?')} at {self.url} session={self.session_id}>"
 
     # ---------------------------------------------------------------- transport
     def _remote_reset(
