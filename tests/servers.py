@@ -12,7 +12,7 @@ from typing import Any
 
 import uvicorn
 
-from llmgym.server import ServerSettings, create_app
+from llmgym.server import ServerSettings, create_app, uvicorn_config
 
 
 class LiveServer:
@@ -36,7 +36,7 @@ class LiveServer:
         sock.bind(("127.0.0.1", self.port))
         self.port = sock.getsockname()[1]
         self.app = create_app(self.settings)
-        config = uvicorn.Config(self.app, log_level="warning", access_log=False, lifespan="on")
+        config = uvicorn_config(self.app, self.settings, log_level="warning", access_log=False)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [sock]}, daemon=True

@@ -10,6 +10,7 @@ import threading
 import time
 
 import gymnasium as gym
+import httpx
 import numpy as np
 import pytest
 from gymnasium.error import ResetNeeded
@@ -27,6 +28,7 @@ from llmgym.remote import (
     AuthenticationError,
     EpisodeEndedError,
     RemoteEnv,
+    RemoteEnvError,
     ServerBusyError,
     ServerUnavailableError,
     SessionLostError,
@@ -254,3 +256,64 @@ def test_eval_command_with_remote(server, tmp_path, capsys) -> None:
     assert code == 0, capsys.readouterr().err
     row = json.loads(out.read_text())["results"][0]
     assert row["env_id"] == "llmgym/Maze-v0" and row["success_rate"] == 1.0
+
+
+@pytest.mark.parametrize("transport", ["http", "websocket"])
+def test_both_transports_give_the_local_trajectory(server, transport: str) -> None:
+    local = gym.make("llmgym/TextCraft-v0")
+    remote = RemoteEnv(server.url, "llmgym/TextCraft-v0", transport=transport)
+    assert remote.transport == transport
+    options = {"task_id": local.unwrapped.task_ids("eval")[2]}
+    actions, expected = _play_locally(local, 5, options, steps=25)
+    observation, info = remote.reset(seed=5, options=options)
+    played = [(observation, _normal(info))]
+    for action in actions:
+        observation, reward, terminated, truncated, info = remote.step(action)
+        played.append((observation, reward, terminated, truncated, _normal(info)))
+    assert played == expected
+    remote.close()
+
+
+def test_stream_answers_bad_messages_and_stays_open(server) -> None:
+    from websockets.sync.client import connect
+
+    session = httpx.post(
+        f"{server.url}/sessions", json={"env_id": "llmgym/Wordle-v0", "reset": False}
+    )
+    stream_url = f"ws{server.url[4:]}/sessions/{session.json()['session_id']}/stream"
+    with connect(stream_url) as stream:
+
+        def ask(message: str) -> dict:
+            stream.send(message)
+            return json.loads(stream.recv(timeout=30))
+
+        assert ask("{not json")["status"] == 422
+        assert ask('{"op": "fly"}')["field"] == "op"
+        assert ask('{"op": "step", "action": "crane", "bogus": 1}')["error"] == "invalid_request"
+        assert ask('{"op": "step", "action": "crane"}')["error"] == "reset_needed"
+        assert ask('{"op": "reset", "seed": 0, "seq": 1}')["seq"] == 1
+        assert ask('{"op": "step", "action": "crane", "seq": 2}')["info"]["invalid_action"] is False
+        assert ask('{"op": "call", "name": "oracle_action"}')["result"]
+    with connect(f"ws{server.url[4:]}/sessions/nope/stream") as stream:
+        stream.send('{"op": "step", "action": "crane"}')
+        assert json.loads(stream.recv(timeout=30))["error"] == "session_not_found"
+
+
+def test_stream_requires_the_token_and_limits_message_size() -> None:
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    settings = ServerSettings(token="tok", max_body_bytes=16 * 1024)
+    with LiveServer(settings) as live:
+        env = RemoteEnv(live.url, "llmgym/Wordle-v0", token="tok", transport="websocket")
+        env.reset(seed=0)
+        assert env.step("crane")[4]["invalid_action"] is False
+        with (
+            pytest.raises(InvalidStatus) as refused,
+            connect(f"ws{live.url[4:]}/sessions/{env.session_id}/stream"),
+        ):
+            pass
+        assert refused.value.response.status_code == 403
+        with pytest.raises(RemoteEnvError, match="payload_too_large"):
+            env.step("x" * 20_000)
+        env.close()

@@ -13,6 +13,11 @@ a step after the episode's end a ``gymnasium.error.ResetNeeded``. ``env.unwrappe
 :func:`llmgym.rollout.rollout`, :func:`llmgym.evaluation.evaluate` and
 :class:`~llmgym.agents.OracleAgent` work unchanged.
 
+``reset``, ``step`` and calls travel over one WebSocket per session when the ``websockets``
+package is installed (it comes with ``llmgym[serve]``), otherwise as one HTTP request each
+(``transport="http"`` forces that); both give identical results, the stream at a fraction of
+the cost per step.
+
 Failures are explicit and never hang: requests have timeouts; a request that could not reach
 the server, or whose connection dropped before the answer, is retried with exponential backoff
 (``reset`` and ``step`` carry a sequence number, so a retry is never applied twice); then
@@ -26,8 +31,12 @@ restart raises :class:`SessionLostError` saying which.
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib.util
 import json
 import os
+import ssl
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +48,7 @@ import numpy as np
 from gymnasium.error import ResetNeeded
 
 from llmgym.core.config import ConfigError
+from llmgym.core.registry import MissingDependencyError
 from llmgym.core.tasks import TaskIdRange
 from llmgym.hosting import PROTOCOL_VERSION, dumps, space_from_dict
 
@@ -289,6 +299,12 @@ class ProxyEnv(gym.Env[str, str]):
         return self._remote_call("success")
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """httpx's default context, built once: loading the CA bundle costs ~0.1 s each time."""
+    return httpx.create_ssl_context()
+
+
 class RemoteEnv(ProxyEnv):
     """An environment served by ``llmgym serve``, as a local ``gymnasium.Env``.
 
@@ -300,6 +316,10 @@ class RemoteEnv(ProxyEnv):
         connect_timeout: Seconds to wait for a connection.
         retries: Retries of a request that could not reach the server or lost its connection.
         backoff: Seconds before the first retry; doubled for each further one.
+        transport: How ``reset``, ``step`` and calls travel: ``"websocket"`` (one stream per
+            session, several times cheaper per step; needs the ``websockets`` package, which
+            ``llmgym[serve]`` installs), ``"http"`` (a request each), or ``"auto"`` (the stream
+            when ``websockets`` is installed and the server offers it). Results are identical.
         render_mode: ``"ansi"`` or ``"human"``, rendered here.
         **make_kwargs: Keyword arguments for ``gymnasium.make`` on the server (``config=...``,
             knob overrides).
@@ -315,13 +335,27 @@ class RemoteEnv(ProxyEnv):
         connect_timeout: float = 5.0,
         retries: int = 3,
         backoff: float = 0.2,
+        transport: str = "auto",
         render_mode: str | None = None,
         **make_kwargs: Any,
     ) -> None:
+        if transport not in ("auto", "http", "websocket"):
+            raise ValueError(f"transport={transport!r}; allowed: auto, http, websocket")
+        has_websockets = importlib.util.find_spec("websockets") is not None
+        if transport == "websocket" and not has_websockets:
+            raise MissingDependencyError(
+                "websockets is not installed; it is needed by RemoteEnv(transport='websocket'). "
+                "Install it with: pip install websockets"
+            )
+        self.transport = "websocket" if transport != "http" and has_websockets else "http"
+        self._stream: Any = None
+        self._stream_owner = contextlib.ExitStack()
+        self._stream_lock = threading.Lock()
         self.url = url.rstrip("/")
         self.retries = retries
         self.backoff = backoff
         self.timeout = timeout
+        self.connect_timeout = connect_timeout
         token = token if token is not None else os.environ.get(TOKEN_VARIABLE)
         self._headers = {"Content-Type": "application/json"}
         if token:
@@ -335,7 +369,8 @@ class RemoteEnv(ProxyEnv):
         # requests go straight to the transport: httpx's client layers (auth flows, redirects,
         # cookies, hooks) are unused here and cost a third of the time of a step
         self._transport = httpx.HTTPTransport(
-            limits=httpx.Limits(max_connections=4, keepalive_expiry=30.0)
+            verify=_ssl_context(),
+            limits=httpx.Limits(max_connections=4, keepalive_expiry=30.0),
         )
         self.session_id: str | None = None
         try:
@@ -374,10 +409,12 @@ class RemoteEnv(ProxyEnv):
         )
 
     def _remote_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        payload = {"name": name, "args": list(args), "kwargs": kwargs}
-        return self._send("POST", f"/sessions/{self.session_id}/call", payload)["result"]
+        return self._exchange("call", {"name": name, "args": list(args), "kwargs": kwargs})[
+            "result"
+        ]
 
     def _remote_close(self) -> None:
+        self._drop_stream()
         if self.session_id is not None:
             with contextlib.suppress(SessionLostError, ServerUnavailableError):  # already gone
                 self._send("DELETE", f"/sessions/{self.session_id}", retries=0)
@@ -388,8 +425,91 @@ class RemoteEnv(ProxyEnv):
         if self.session_id is None:
             raise RemoteEnvError("this RemoteEnv is closed")
         payload["seq"] = self._seq + 1
-        reply = self._send("POST", f"/sessions/{self.session_id}/{operation}", payload)
+        reply = self._exchange(operation, payload)
         self._seq = reply["seq"]
+        return reply
+
+    def _exchange(self, operation: str, payload: dict[str, Any]) -> dict[str, Any]:
+        if self.transport == "websocket":
+            reply = self._stream_exchange({"op": operation, **payload})
+            if reply is not None:
+                return reply
+        return self._send("POST", f"/sessions/{self.session_id}/{operation}", payload)
+
+    def _open_stream(self) -> Any:
+        from websockets.sync.client import connect
+
+        headers = {k: v for k, v in self._headers.items() if k == "Authorization"}
+        self._stream_owner = contextlib.ExitStack()  # websockets wants connect() entered
+        return self._stream_owner.enter_context(
+            connect(
+                f"ws{self.url[4:]}/sessions/{self.session_id}/stream",
+                additional_headers=headers,
+                open_timeout=self.connect_timeout,
+                close_timeout=1.0,
+                max_size=None,
+                compression=None,
+            )
+        )
+
+    def _drop_stream(self) -> None:
+        if self._stream is not None:
+            with contextlib.suppress(Exception):
+                self._stream_owner.close()
+            self._stream = None
+
+    def _stream_exchange(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """One message over the session's WebSocket, reconnecting with backoff when the
+        connection fails (a resent reset or step carries the same sequence number). ``None``
+        when the server offers no stream: the caller then uses HTTP from now on."""
+        from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+
+        data = dumps(message)
+        with self._stream_lock:
+            attempt = 0
+            while True:
+                try:
+                    if self._stream is None:
+                        self._stream = self._open_stream()
+                    self._stream.send(data)
+                    raw = self._stream.recv(timeout=self.timeout)
+                    break
+                except TimeoutError as error:
+                    self._drop_stream()
+                    raise ServerUnavailableError(
+                        f"{self.url} did not answer {message['op']} within {self.timeout:g} s"
+                    ) from error
+                except InvalidStatus as error:
+                    self._drop_stream()
+                    status = error.response.status_code
+                    if status == 403:
+                        raise AuthenticationError(
+                            "the server refused the token (set token= or $LLMGYM_SERVER_TOKEN)"
+                        ) from error
+                    if status == 404:
+                        self.transport = "http"
+                        return None
+                    raise RemoteEnvError(f"{self.url} refused the stream: HTTP {status}") from error
+                except ConnectionClosed as error:
+                    self._drop_stream()
+                    if error.rcvd is not None and error.rcvd.code == 1009:
+                        raise RemoteEnvError(
+                            "payload_too_large: the message is over the server's size limit"
+                        ) from error
+                    failure: Exception = error
+                except (OSError, InvalidHandshake) as error:
+                    self._drop_stream()
+                    failure = error
+                if attempt >= self.retries:
+                    raise ServerUnavailableError(
+                        f"cannot reach the llmgym server at {self.url} ({type(failure).__name__}: "
+                        f"{failure}) after {attempt + 1} attempt(s)"
+                    ) from failure
+                time.sleep(self.backoff * 2**attempt)
+                attempt += 1
+        reply = json.loads(raw)
+        if "error" in reply:
+            self._raise_error(reply["error"], reply["message"], reply.get("field"))
         return reply
 
     def _send(
@@ -451,6 +571,9 @@ class RemoteEnv(ProxyEnv):
             raise RemoteEnvError(
                 f"{self.url} answered HTTP {response.status_code}: {response.text[:300]}"
             ) from None
+        self._raise_error(code, message, field)
+
+    def _raise_error(self, code: str, message: str, field: str | None) -> NoReturn:
         if code == "session_not_found":
             message = self._explain_lost_session(message)
         elif code == "session_expired":

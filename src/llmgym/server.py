@@ -40,7 +40,7 @@ import socket
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
@@ -50,7 +50,7 @@ from llmgym.core.registry import optional_import
 optional_import("fastapi", extra="serve")
 
 import anyio  # noqa: E402
-from fastapi import FastAPI, Request  # noqa: E402
+from fastapi import FastAPI, Request, WebSocket  # noqa: E402
 from fastapi.exceptions import RequestValidationError  # noqa: E402
 from fastapi.responses import Response  # noqa: E402
 from pydantic import BaseModel, ConfigDict, Field, ValidationError  # noqa: E402
@@ -275,6 +275,100 @@ class SessionStore:
             self._forget(session, "session.closed")
             await anyio.to_thread.run_sync(session.host.close)
 
+    # -------------------------------------------------------------- session operations
+    async def _sequenced(
+        self, session_id: str, seq: int | None, operation: Callable[[Session], Awaitable[dict]]
+    ) -> bytes:
+        """Apply a reset or step under the session's lock, once per sequence number."""
+        session = self.get(session_id)
+        async with session.lock:
+            if self.sessions.get(session_id) is not session:
+                raise SessionNotFoundError(f"session {session_id!r} was closed meanwhile")
+            cached = session.replay(seq)
+            if cached is not None:
+                return cached
+            payload = await operation(session)
+            session.seq += 1
+            payload["seq"] = session.seq
+            session.last_reply = dumps(payload)
+            session.last_used = time.monotonic()
+            return session.last_reply
+
+    async def reset(self, session_id: str, request: ResetRequest) -> bytes:
+        """Start an episode; the reply is ``{"observation", "info", "seq"}``."""
+
+        async def operation(session: Session) -> dict:
+            host = session.host
+            observation, info = await self.run(
+                (host.env_id, "reset"), host.reset, request.seed, request.options
+            )
+            _log(logging.DEBUG, "session.reset", session_id=session.id, task_id=info["task_id"])
+            return {"observation": observation, "info": info}
+
+        return await self._sequenced(session_id, request.seq, operation)
+
+    async def step(self, session_id: str, request: StepRequest) -> bytes:
+        """Apply one action; the reply is ``{"observation", "reward", "terminated",
+        "truncated", "info", "seq"}``."""
+
+        async def operation(session: Session) -> dict:
+            host = session.host
+            observation, reward, terminated, truncated, info = await self.run(
+                (host.env_id, "step"), host.step, request.action
+            )
+            self.steps += 1
+            return {
+                "observation": observation,
+                "reward": reward,
+                "terminated": terminated,
+                "truncated": truncated,
+                "info": info,
+            }
+
+        return await self._sequenced(session_id, request.seq, operation)
+
+    async def call(self, session_id: str, request: CallRequest) -> bytes:
+        """Call an allow-listed read-only method; the reply is ``{"result": ...}``."""
+        session = self.get(session_id)
+        async with session.lock:
+            key = (session.host.env_id, f"call:{request.name}")
+            result = await self.run(
+                key, session.host.call, request.name, request.args, request.kwargs
+            )
+        return dumps({"result": result})
+
+    async def stream_message(self, session_id: str, data: str | bytes) -> bytes:
+        """Answer one message of the WebSocket stream: ``{"op": "reset" | "step" | "call",
+        ...the HTTP body}``. Errors are answered too, as the HTTP error body plus
+        ``"status"``; the stream stays open."""
+        try:
+            try:
+                message = json.loads(data)
+            except ValueError as error:
+                raise _validation_error(
+                    [{"loc": (), "msg": f"JSON decode error: {error}", "type": "json_invalid"}]
+                ) from None
+            if not isinstance(message, dict) or message.get("op") not in _STREAM_OPERATIONS:
+                raise InvalidRequestError(
+                    "a stream message is an object with op: reset, step or call", field="op"
+                )
+            model, method = _STREAM_OPERATIONS[message.pop("op")]
+            try:
+                request = model.model_validate(message)
+            except ValidationError as error:
+                raise _validation_error(error.errors()) from None
+            return await getattr(self, method)(session_id, request)
+        except HostingError as error:
+            _log(
+                logging.WARNING if error.status < 500 else logging.ERROR,
+                "stream.failed",
+                session_id=session_id,
+                status=error.status,
+                error=error.code,
+                message=error.message,
+            )
+            return dumps({**error.to_dict(), "status": error.status})
+
 
 # ------------------------------------------------------------------------------ request bodies
 class _Body(BaseModel):
@@ -314,6 +408,14 @@ class CallRequest(_Body):
     name: str = Field(description="An allow-listed read-only method, e.g. oracle_action.")
     args: list[Any] = Field(default_factory=list)
     kwargs: dict[str, Any] = Field(default_factory=dict)
+
+
+_STREAM_OPERATIONS: dict[str, tuple[type[BaseModel], str]] = {
+    "reset": (ResetRequest, "reset"),
+    "step": (StepRequest, "step"),
+    "call": (CallRequest, "call"),
+}
+"""The WebSocket stream's operations: the request model and the :class:`SessionStore` method."""
 
 
 # ------------------------------------------------------------------------------ response shapes
@@ -433,13 +535,36 @@ async def _parse(request: Request, model: type[M]) -> M:
     try:
         data = json.loads(await request.body())
     except ValueError as error:
-        problem = {"loc": ("body",), "msg": f"JSON decode error: {error}", "type": "json_invalid"}
-        raise RequestValidationError([problem]) from None
+        problem = {"loc": (), "msg": f"JSON decode error: {error}", "type": "json_invalid"}
+        raise _validation_error([problem]) from None
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        problems = [{**e, "loc": ("body", *e["loc"])} for e in error.errors()]
-        raise RequestValidationError(problems) from None
+        raise _validation_error(error.errors()) from None
+
+
+class _ValidationFailure(InvalidRequestError):
+    """A body that does not match its schema; ``detail`` lists every problem."""
+
+    def __init__(self, message: str, field: str | None, detail: list[dict[str, Any]]) -> None:
+        super().__init__(message, field=field)
+        self.detail = detail
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "detail": self.detail}
+
+
+def _validation_error(problems: Sequence[Any]) -> _ValidationFailure:
+    """A 422 from pydantic's error list (locations relative to the body)."""
+    detail = []
+    for problem in problems:
+        location = list(problem.get("loc", ()))
+        if location[:1] == ["body"]:
+            location = location[1:]
+        detail.append({"loc": location, "msg": problem.get("msg"), "type": problem.get("type")})
+    first = detail[0] if detail else {"loc": [], "msg": "invalid request"}
+    field = ".".join(str(part) for part in first["loc"]) or None
+    return _ValidationFailure(f"{field or 'body'}: {first['msg']}", field, detail)
 
 
 def _body_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -474,6 +599,15 @@ class _Guard:
         self.limit = settings.max_body_bytes
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] == "websocket":
+            if self.token is None or hmac.compare_digest(
+                dict(scope["headers"]).get(b"authorization", b""), self.token
+            ):
+                await self.app(scope, receive, send)
+            else:  # refused before the handshake completes: the client sees HTTP 403
+                _log(logging.WARNING, "auth.rejected", path=scope["path"])
+                await send({"type": "websocket.close", "code": 1008})
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -579,17 +713,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, error: RequestValidationError) -> Response:
-        problems = error.errors()
-        first = problems[0] if problems else {}
-        where = ".".join(str(p) for p in first.get("loc", ())[1:]) or None
-        message = f"{where or 'body'}: {first.get('msg', 'invalid request')}"
-        detail = json.loads(
-            dumps([{k: p.get(k) for k in ("loc", "msg", "type")} for p in problems])
-        )
-        _log(logging.WARNING, "request.invalid", path=request.url.path, message=message)
-        return _error_reply(
-            422, {"error": "invalid_request", "message": message, "field": where, "detail": detail}
-        )
+        return await hosting_error(request, _validation_error(error.errors()))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> Response:
@@ -599,23 +723,6 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
             {"error": code, "message": str(error.detail), "field": None},
             dict(error.headers or {}),
         )
-
-    async def locked(
-        session_id: str, seq: int | None, operation: Callable[[Session], Awaitable[dict]]
-    ) -> Response:
-        session = store.get(session_id)
-        async with session.lock:
-            if store.sessions.get(session_id) is not session:
-                raise SessionNotFoundError(f"session {session_id!r} was closed meanwhile")
-            cached = session.replay(seq)
-            if cached is not None:
-                return Response(cached, media_type=JSON)
-            payload = await operation(session)
-            session.seq += 1
-            payload["seq"] = session.seq
-            session.last_reply = dumps(payload)
-            session.last_used = time.monotonic()
-            return Response(session.last_reply, media_type=JSON)
 
     @app.get("/health", response_model=Health, tags=["server"])
     async def health() -> Response:
@@ -738,14 +845,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     async def reset_session(session_id: str, request: Request) -> Response:
         """Start an episode: ``seed`` and ``options`` as in ``env.reset``."""
         body = await _parse(request, ResetRequest)
-
-        async def operation(session: Session) -> dict:
-            key = (session.host.env_id, "reset")
-            observation, info = await store.run(key, session.host.reset, body.seed, body.options)
-            _log(logging.DEBUG, "session.reset", session_id=session.id, task_id=info["task_id"])
-            return {"observation": observation, "info": info}
-
-        return await locked(session_id, body.seq, operation)
+        return Response(await store.reset(session_id, body), media_type=JSON)
 
     @app.post(
         "/sessions/{session_id}/step",
@@ -757,22 +857,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     async def step_session(session_id: str, request: Request) -> Response:
         """Apply one action. Hostile text is answered by the environment, not rejected."""
         body = await _parse(request, StepRequest)
-
-        async def operation(session: Session) -> dict:
-            key = (session.host.env_id, "step")
-            observation, reward, terminated, truncated, info = await store.run(
-                key, session.host.step, body.action
-            )
-            store.steps += 1
-            return {
-                "observation": observation,
-                "reward": reward,
-                "terminated": terminated,
-                "truncated": truncated,
-                "info": info,
-            }
-
-        return await locked(session_id, body.seq, operation)
+        return Response(await store.step(session_id, body), media_type=JSON)
 
     @app.post(
         "/sessions/{session_id}/call",
@@ -785,11 +870,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         """Call a read-only method of the environment (``task_ids``, ``oracle_action``,
         ``admissible_actions``, ``rules``, ...; see ``llmgym.hosting.REMOTE_CALLS``)."""
         body = await _parse(request, CallRequest)
-        session = store.get(session_id)
-        async with session.lock:
-            key = (session.host.env_id, f"call:{body.name}")
-            result = await store.run(key, session.host.call, body.name, body.args, body.kwargs)
-        return _reply({"result": result})
+        return Response(await store.call(session_id, body), media_type=JSON)
 
     @app.get(
         "/sessions/{session_id}",
@@ -813,6 +894,20 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
                 "ttl_s": settings.ttl_s,
             }
         )
+
+    @app.websocket("/sessions/{session_id}/stream")
+    async def stream_session(websocket: WebSocket, session_id: str) -> None:
+        """The session's reset, step and call over one WebSocket: each message is
+        ``{"op": "reset" | "step" | "call", ...the HTTP body}`` and is answered with the HTTP
+        reply's JSON (errors: the error body plus ``"status"``). Several times cheaper per step
+        than a request each; :class:`~llmgym.remote.RemoteEnv` uses it when it can."""
+        await websocket.accept()
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            data = message.get("bytes") or message.get("text") or ""
+            await websocket.send_bytes(await store.stream_message(session_id, data))
 
     @app.delete(
         "/sessions/{session_id}", status_code=204, responses=_errors(401, 404), tags=["sessions"]
@@ -887,14 +982,25 @@ def serve(
     _log(logging.INFO, "server.listening", url=url)
     if on_ready is not None:
         on_ready(url)
-    config = uvicorn.Config(
-        create_app(settings),
-        log_level=log_level,
-        access_log=access_log,
-        timeout_keep_alive=65,
-        lifespan="on",
+    config = uvicorn_config(
+        create_app(settings), settings, log_level=log_level, access_log=access_log
     )
     uvicorn.Server(config).run(sockets=[sock])
+
+
+def uvicorn_config(app: FastAPI, settings: ServerSettings, **options: Any) -> Any:
+    """The uvicorn configuration of a server: keep-alive past the client's (so the server never
+    closes a connection the client is about to reuse), WebSocket messages limited like request
+    bodies, no compression (text this short is cheaper to send than to deflate)."""
+    uvicorn = optional_import("uvicorn", extra="serve")
+    defaults = {
+        "timeout_keep_alive": 65,
+        "ws_max_size": settings.max_body_bytes,
+        "ws_per_message_deflate": False,
+        "lifespan": "on",
+        "log_level": "info",
+    }
+    return uvicorn.Config(app, **{**defaults, **options})
 
 
 def configure_logging(level: str = "info", stream: Any = None) -> None:
