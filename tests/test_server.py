@@ -14,6 +14,7 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
+from llmgym.cli import main
 from llmgym.server import JsonLogFormatter, ServerSettings
 from tests.servers import LiveServer
 
@@ -242,3 +243,10 @@ def test_openapi_spec_describes_the_api(http) -> None:
     assert step["requestBody"]["content"]["application/json"]["schema"]["required"] == ["action"]
     assert {"404", "409", "413", "422"} <= set(step["responses"])
     assert spec["paths"]["/sessions"]["post"]["responses"]["503"]
+
+
+def test_serve_command_rejects_bad_settings(capsys) -> None:
+    assert main(["serve", "--max-sessions", "0"]) == 2
+    assert "max_sessions=0 must be at least 1" in capsys.readouterr().err
+    assert main(["serve", "--envs", "llmgym/Nope-v0"]) == 2
+    assert "unknown environment" in capsys.readouterr().err

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import functools
 import hmac
 import importlib
@@ -50,7 +51,7 @@ from llmgym.core.registry import optional_import
 optional_import("fastapi", extra="serve")
 
 import anyio  # noqa: E402
-from fastapi import FastAPI, Request, WebSocket  # noqa: E402
+from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect  # noqa: E402
 from fastapi.exceptions import RequestValidationError  # noqa: E402
 from fastapi.responses import Response  # noqa: E402
 from pydantic import BaseModel, ConfigDict, Field, ValidationError  # noqa: E402
@@ -902,12 +903,13 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         reply's JSON (errors: the error body plus ``"status"``). Several times cheaper per step
         than a request each; :class:`~llmgym.remote.RemoteEnv` uses it when it can."""
         await websocket.accept()
-        while True:
-            message = await websocket.receive()
-            if message["type"] == "websocket.disconnect":
-                return
-            data = message.get("bytes") or message.get("text") or ""
-            await websocket.send_bytes(await store.stream_message(session_id, data))
+        with contextlib.suppress(WebSocketDisconnect):  # the client went away: nothing to do
+            while True:
+                message = await websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    return
+                data = message.get("bytes") or message.get("text") or ""
+                await websocket.send_bytes(await store.stream_message(session_id, data))
 
     @app.delete(
         "/sessions/{session_id}", status_code=204, responses=_errors(401, 404), tags=["sessions"]
