@@ -317,3 +317,22 @@ def test_stream_requires_the_token_and_limits_message_size() -> None:
         with pytest.raises(RemoteEnvError, match="payload_too_large"):
             env.step("x" * 20_000)
         env.close()
+
+
+@pytest.mark.parametrize("transport", ["http", "websocket"])
+def test_a_step_resent_after_a_lost_answer_is_applied_once(server, transport: str) -> None:
+    env = RemoteEnv(server.url, "llmgym/Wordle-v0", transport=transport)
+    env.reset(seed=0)
+    # the step reaches the server, but its answer is lost on the way back ...
+    lost = httpx.post(
+        f"{server.url}/sessions/{env.session_id}/step", json={"action": "crane", "seq": 2}
+    )
+    # ... so the client sends it again, with the same sequence number
+    observation, *_ = env.step("crane")
+    assert observation == lost.json()["observation"]
+    status = httpx.get(f"{server.url}/sessions/{env.session_id}").json()
+    assert status["steps"] == 1 and status["seq"] == 2
+    if transport == "websocket":  # a broken stream is reopened, transparently
+        env._stream.socket.shutdown(socket.SHUT_RDWR)
+        assert env.step("slate")[4]["invalid_action"] is False
+    env.close()

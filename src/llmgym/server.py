@@ -186,9 +186,11 @@ class SessionStore:
         self._costs: dict[tuple[str, str], float] = {}
 
     def get(self, session_id: str) -> Session:
+        """The live session ``session_id`` (its idle clock restarts), or a 404 that says
+        whether it expired or never existed here."""
         session = self.sessions.get(session_id)
         if session is not None and not session.lock.locked() and self._idle(session):
-            self._forget(session, "session.expired")
+            self.forget(session, "session.expired")
             session.host.close()
             session = None
         if session is None:
@@ -207,7 +209,8 @@ class SessionStore:
     def _idle(self, session: Session) -> bool:
         return time.monotonic() - session.last_used > self.settings.ttl_s
 
-    def _forget(self, session: Session, event: str) -> None:
+    def forget(self, session: Session, event: str) -> None:
+        """Remove ``session`` (the caller closes its environment) and log ``event``."""
         self.sessions.pop(session.id, None)
         if event == "session.expired":
             self.expired[session.id] = None
@@ -226,7 +229,7 @@ class SessionStore:
         """Close every session idle for longer than the TTL (not those in use)."""
         for session in [s for s in self.sessions.values() if self._idle(s)]:
             if not session.lock.locked():
-                self._forget(session, "session.expired")
+                self.forget(session, "session.expired")
                 await anyio.to_thread.run_sync(session.host.close)
 
     def reserve(self) -> None:
@@ -234,7 +237,7 @@ class SessionStore:
         if len(self.sessions) + self.creating >= self.settings.max_sessions:
             for session in [s for s in self.sessions.values() if self._idle(s)]:
                 if not session.lock.locked():
-                    self._forget(session, "session.expired")
+                    self.forget(session, "session.expired")
                     session.host.close()
         if len(self.sessions) + self.creating >= self.settings.max_sessions:
             _log(logging.WARNING, "capacity.rejected", max_sessions=self.settings.max_sessions)
@@ -245,6 +248,7 @@ class SessionStore:
         self.creating += 1
 
     def add(self, host: HostedEnv) -> Session:
+        """Register a new session for ``host`` under an unguessable id."""
         session = Session(id=secrets.token_urlsafe(16), host=host)
         self.sessions[session.id] = session
         return session
@@ -273,7 +277,7 @@ class SessionStore:
 
     async def close_all(self) -> None:
         for session in list(self.sessions.values()):
-            self._forget(session, "session.closed")
+            self.forget(session, "session.closed")
             await anyio.to_thread.run_sync(session.host.close)
 
     # -------------------------------------------------------------- session operations
@@ -828,7 +832,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
                         (host.env_id, "reset"), host.reset, body.seed, options
                     )
             except HostingError:
-                store._forget(session, "session.closed")
+                store.forget(session, "session.closed")
                 host.close()
                 raise
             session.seq = 1
@@ -919,7 +923,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         session = store.get(session_id)
         async with session.lock:
             if store.sessions.get(session_id) is session:
-                store._forget(session, "session.closed")
+                store.forget(session, "session.closed")
                 await anyio.to_thread.run_sync(session.host.close)
         return Response(status_code=204)
 
