@@ -700,6 +700,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         version=llmgym.__version__,
         description="Sessions of llmgym text environments: create, reset, step, close.",
         lifespan=lifespan,
+        redirect_slashes=False,
     )
     app.state.store = store
 
@@ -977,6 +978,7 @@ def serve(
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(2048)  # connections made from now on wait for uvicorn instead of being refused
     bound_port = sock.getsockname()[1]
     url = f"http://{f'[{host}]' if family == socket.AF_INET6 else host}:{bound_port}"
     if settings.token is None and host not in ("127.0.0.1", "localhost", "::1"):
