@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 
 import gymnasium as gym
@@ -250,3 +251,24 @@ def test_serve_command_rejects_bad_settings(capsys) -> None:
     assert "max_sessions=0 must be at least 1" in capsys.readouterr().err
     assert main(["serve", "--envs", "llmgym/Nope-v0"]) == 2
     assert "unknown environment" in capsys.readouterr().err
+
+
+def test_concurrent_steps_on_one_session_are_applied_one_at_a_time(server) -> None:
+    with httpx.Client(base_url=server.url, timeout=60) as setup:
+        created = setup.post("/sessions", json={"env_id": "llmgym/Maze-v0", "seed": 0})
+        session = created.json()["session_id"]
+    replies: list[int] = []
+
+    def hammer() -> None:
+        with httpx.Client(base_url=server.url, timeout=60) as http:
+            for _ in range(15):  # 60 invalid moves: within the maze's 100-move limit
+                reply = http.post(f"/sessions/{session}/step", json={"action": "fly away"})
+                replies.append(reply.json()["seq"])
+
+    threads = [threading.Thread(target=hammer) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    status = httpx.get(f"{server.url}/sessions/{session}").json()
+    assert status["steps"] == 60 and sorted(replies) == list(range(2, 62))
