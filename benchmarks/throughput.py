@@ -46,6 +46,36 @@ TARGETS: dict[str, dict[str, float]] = {
         "random_steps_per_s": 5_000,
         "resets_per_s": 2_000,
     },
+    # Every SQL step parses the reply and runs a real query in the sandbox (gold queries: median
+    # 0.05 ms, mean 0.2 ms, joins with grouping over thousands of rows up to 2 ms), then grades.
+    # 2,000 steps/s keeps the environment under 0.1% of an episode's time next to an LLM call.
+    "llmgym/SQL-v0": {
+        "oracle_steps_per_s": 2_000,
+        "random_steps_per_s": 2_000,
+        "resets_per_s": 5_000,
+    },
+    "llmgym/Household-v0": {"oracle_steps_per_s": 5_000, "random_steps_per_s": 5_000},
+    # Multi-agent games: every step also plays the scripted opponents' moves.
+    "llmgym/ConnectFour-v0": {
+        "oracle_steps_per_s": 2_000,
+        "random_steps_per_s": 2_000,
+        "resets_per_s": 800,
+    },
+    "llmgym/Negotiation-v0": {
+        "oracle_steps_per_s": 1_500,
+        "random_steps_per_s": 1_500,
+        "resets_per_s": 700,
+    },
+    "llmgym/Auction-v0": {
+        "oracle_steps_per_s": 2_000,
+        "random_steps_per_s": 2_000,
+        "resets_per_s": 1_000,
+    },
+    "llmgym/WebShop-v0": {
+        "oracle_steps_per_s": 1_000,
+        "random_steps_per_s": 1_000,
+        "resets_per_s": 500,
+    },
 }
 """Targets from the issues that introduced each environment (steps or resets per second)."""
 

@@ -64,6 +64,7 @@ SLOPPY = [
         '{"name": "finish", "arguments": {"answer": "42"}}',
     ),
     ("Thought: windows\r\nAction: move left\r\n", "move left"),
+    ("Action: submit\n```sql\nSELECT 1\n```\nDone.", "submit\n```sql\nSELECT 1\n```"),
     (
         "Sure! Here is my answer.\n\nThought: ok\nAction: click[Buy Now]\n\nHope this helps!",
         "click[Buy Now]",

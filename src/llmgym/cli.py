@@ -1,5 +1,5 @@
-"""The ``llmgym`` command line: ``list``, ``play``, ``eval``, ``collect``, ``convert`` and
-``serve``."""
+"""The ``llmgym`` command line: list, play, eval, match, collect, envgen, convert and
+serve."""
 
 from __future__ import annotations
 
@@ -94,31 +94,59 @@ def _cmd_play(args: argparse.Namespace) -> int:
             return 0
 
 
+def _openai_options(args: argparse.Namespace, spec: str) -> dict[str, Any]:
+    if not spec.startswith("openai:"):
+        return {}
+    return {
+        "base_url": args.base_url,
+        "api_key": args.api_key,
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+        "timeout": args.timeout,
+    }
+
+
 def _agent(args: argparse.Namespace) -> Agent:
-    options: dict[str, Any] = {}
-    if args.agent.startswith("openai:"):
-        options = {
-            "base_url": args.base_url,
-            "api_key": args.api_key,
-            "temperature": args.temperature,
-            "max_tokens": args.max_tokens,
-            "timeout": args.timeout,
-        }
-    return make_agent(args.agent, seed=args.seed, react=args.react, **options)
+    return make_agent(
+        args.agent, seed=args.seed, react=args.react, **_openai_options(args, args.agent)
+    )
+
+
+def _opponent_kwargs(args: argparse.Namespace, env_id: str) -> dict[str, Any]:
+    """``gymnasium.make`` keyword arguments for ``--opponent`` (multi-agent games only)."""
+    if not getattr(args, "opponent", None):
+        return {}
+    from llmgym.matches import game_env_class, make_player
+
+    game = game_env_class(env_id).game_class
+    if args.opponent in game.policies:
+        return {"opponent": args.opponent}
+    return {
+        "opponent": make_player(
+            args.opponent,
+            env_id,
+            seed=args.seed,
+            react=args.react,
+            **_openai_options(args, args.opponent),
+        )
+    }
 
 
 def _env_source(args: argparse.Namespace, env_id: str) -> EnvSource:
     """The environment id itself (made here), or a factory of the environment living on an
     ``llmgym serve`` server (``--remote``) or in Ray actors (``--ray``)."""
+    if not (args.remote or args.ray):
+        return env_id
+    make_kwargs = {**_make_kwargs(args), **_opponent_kwargs(args, env_id)}
+    if not isinstance(make_kwargs.get("opponent", ""), str):
+        raise ValueError("with --remote or --ray, --opponent must be one of the game's policies")
     if args.remote:
         from llmgym.remote import remote_env_factory
 
-        return remote_env_factory(args.remote, env_id, react=args.react, **_make_kwargs(args))
-    if args.ray:
-        from llmgym.distributed import ray_env_factory
+        return remote_env_factory(args.remote, env_id, react=args.react, **make_kwargs)
+    from llmgym.distributed import ray_env_factory
 
-        return ray_env_factory(env_id, react=args.react, **_make_kwargs(args))
-    return env_id
+    return ray_env_factory(env_id, react=args.react, **make_kwargs)
 
 
 def _connect(args: argparse.Namespace) -> None:
@@ -147,6 +175,8 @@ def _eval_plan(args: argparse.Namespace) -> list[tuple[str, list[str] | None]]:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
+    if args.agents:
+        return _eval_match(args)
     _connect(args)
     agent = _agent(args)
     results = []
@@ -165,7 +195,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 concurrency=args.concurrency,
                 progress=not args.quiet,
                 on_trajectory=record,
-                make_kwargs=_make_kwargs(args),
+                make_kwargs={**_make_kwargs(args), **_opponent_kwargs(args, env_id)},
             )
         )
     rows = []
@@ -197,6 +227,63 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
         print(f"\nwrote {path}")
     return 1 if any(r.summary()["errors"] == r.episodes and r.episodes for r in results) else 0
+
+
+def _eval_match(args: argparse.Namespace) -> int:
+    """``llmgym eval GAME --agents A B ...``: the same as ``llmgym match``."""
+    if len(args.env_ids) != 1 or args.suite:
+        raise ValueError("with --agents, name exactly one multi-agent game (no --suite)")
+    match = argparse.Namespace(**vars(args))
+    match.game, match.games, match.transcripts = args.env_ids[0], args.episodes, args.trajectories
+    return _cmd_match(match)
+
+
+def _cmd_match(args: argparse.Namespace) -> int:
+    from llmgym.matches import make_player, run_match
+
+    if len(args.agents) < 2:
+        raise ValueError("a match needs at least two agents (--agents A B ...)")
+    agents = [
+        make_player(
+            spec, args.game, seed=args.seed, react=args.react, **_openai_options(args, spec)
+        )
+        for spec in args.agents
+    ]
+    transcripts = Path(args.transcripts) if args.transcripts else None
+
+    def save(record: Any) -> None:
+        if transcripts is not None:
+            transcripts.parent.mkdir(parents=True, exist_ok=True)
+            with transcripts.open("a", encoding="utf-8") as stream:
+                stream.write(json.dumps(record.to_dict()) + "\n")
+
+    result = run_match(
+        args.game,
+        agents,
+        games=args.games,
+        split=args.split,
+        seed=args.seed,
+        config=args.config,
+        concurrency=args.concurrency,
+        progress=not args.quiet,
+        keep_messages=transcripts is not None,
+        on_game=save,
+    )
+    rows = []
+    for row in result.standings():
+        low, high = row.pop("win_ci95")
+        rows.append({**row, "win_ci95": f"{low:.2f}-{high:.2f}"})
+    print(f"{result.game}: {len(result.games)} games on the {result.split} split")
+    columns = ["agent", "games", "wins", "draws", "losses", "win_rate", "win_ci95"]
+    columns += ["mean_score", "success_rate", "invalid_moves", "forfeits", "tokens", "errors"]
+    print(format_table(rows, columns))
+    if args.json:
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"llmgym_version": llmgym.__version__, "react": args.react, **result.to_dict()}
+        path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        print(f"\nwrote {path}")
+    return 1 if result.games and all(record.error for record in result.games) else 0
 
 
 def _cmd_collect(args: argparse.Namespace) -> int:
@@ -266,6 +353,29 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_envgen(args: argparse.Namespace) -> int:
+    from llmgym.envgen import DesignSpec, SkillStats, make_designer
+
+    spec = DesignSpec.from_env_id(_resolve_id(args.env_id))
+    designer = make_designer(
+        spec,
+        args.llm,
+        n=args.n,
+        run_folder=args.out,
+        base_url=args.base_url,
+        api_key=args.api_key,
+        repair_rounds=args.repair_rounds,
+    )
+    stats = SkillStats.load(args.stats) if args.stats else None
+    designs = designer.propose(stats)
+    for number, design in enumerate(designs, start=1):
+        print(f"Environment {number}: {design.purpose}\n  {json.dumps(design.config)}")
+    if args.out:
+        saved = Path(args.out) / "designs.json"
+        print(f"\nsaved to {saved} (every prompt and reply: events.jsonl)")
+    return 0
+
+
 def _cmd_convert(args: argparse.Namespace) -> int:
     count = convert_file(
         args.input, args.output, fmt=args.format, successful_only=args.successful_only
@@ -274,16 +384,19 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_agent_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--agent", default="oracle", help=f"one of: {', '.join(AGENT_NAMES)} (default: oracle)"
-    )
+def _add_agent_options(parser: argparse.ArgumentParser, *, agent: bool = True) -> None:
+    if agent:
+        parser.add_argument(
+            "--agent", default="oracle", help=f"one of: {', '.join(AGENT_NAMES)} (default: oracle)"
+        )
     parser.add_argument("--base-url", help="chat-completions API root (default: $OPENAI_BASE_URL)")
     parser.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--max-tokens", type=int, default=512)
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per model request")
-    parser.add_argument("--concurrency", type=int, default=1, help="episodes in flight at once")
+    parser.add_argument(
+        "--concurrency", type=int, default=1, help="episodes (or games) in flight at once"
+    )
     parser.add_argument(
         "--react",
         action=argparse.BooleanOptionalAction,
@@ -299,6 +412,10 @@ def _add_agent_options(parser: argparse.ArgumentParser) -> None:
         help="config overrides, e.g. '{\"width\": 8}'",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _add_placement_options(parser: argparse.ArgumentParser) -> None:
+    """Where the environments live: here (default), on a server, or in Ray actors."""
     parser.add_argument(
         "--remote",
         metavar="URL",
@@ -351,8 +468,45 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--trajectories", metavar="PATH", help="also append every episode to a JSONL file"
     )
+    run.add_argument(
+        "--agents",
+        nargs="+",
+        metavar="PLAYER",
+        help="multi-agent games only: play these agents against each other (one per seat) "
+        "instead of --agent; the same as 'llmgym match GAME --agents ...' with --episodes games",
+    )
+    run.add_argument(
+        "--opponent",
+        metavar="PLAYER",
+        help="multi-agent games only: who plays the other seats, a scripted player of the game "
+        "(e.g. greedy) or an agent (oracle, random, openai:MODEL); default: the game's default",
+    )
     _add_agent_options(run)
+    _add_placement_options(run)
     run.set_defaults(run=_cmd_eval)
+
+    match = commands.add_parser(
+        "match", help="play agents against each other in a multi-agent game; print win rates"
+    )
+    match.add_argument(
+        "game", help="connect_four, negotiation, auction (or a single-agent id of one)"
+    )
+    match.add_argument(
+        "--agents",
+        nargs="+",
+        required=True,
+        metavar="PLAYER",
+        help="one per seat: oracle, random, human, openai:MODEL or a scripted player of the "
+        "game (greedy, cautious, conceder, boulware, shader, truthful)",
+    )
+    match.add_argument("--games", type=int, default=20, help="games to play (seats rotate)")
+    match.add_argument("--split", choices=("train", "eval"), default="eval")
+    match.add_argument("--json", metavar="PATH", help="also write the standings and games as JSON")
+    match.add_argument(
+        "--transcripts", metavar="PATH", help="also append every game with its conversations"
+    )
+    _add_agent_options(match, agent=False)
+    match.set_defaults(run=_cmd_match)
 
     collect = commands.add_parser("collect", help="build a trajectory dataset (resumable)")
     collect.add_argument("--envs", nargs="+", required=True, metavar="ENV_ID")
@@ -365,7 +519,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--successful-only", action="store_true", help="keep only successful episodes"
     )
     _add_agent_options(collect)
+    _add_placement_options(collect)
     collect.set_defaults(run=_cmd_collect)
+
+    envgen = commands.add_parser("envgen", help="design environment configs with an LLM (EnvGen)")
+    envgen.add_argument("env_id")
+    envgen.add_argument("--llm", default="offline", help="offline, openai:MODEL or replay:FOLDER")
+    envgen.add_argument("--base-url", help="chat-completions API root (default: $OPENAI_BASE_URL)")
+    envgen.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
+    envgen.add_argument("--n", type=int, default=4, help="environments to design")
+    envgen.add_argument("--out", help="run folder (continued when it exists)")
+    envgen.add_argument("--stats", help="per-skill success rates (JSON) for an adaptation step")
+    envgen.add_argument("--repair-rounds", type=int, default=2)
+    envgen.set_defaults(run=_cmd_envgen)
 
     convert = commands.add_parser(
         "convert", help="trajectories to SFT data (TRL messages or AgentGym)"

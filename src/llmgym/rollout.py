@@ -73,6 +73,7 @@ def play_episode(
             finished = builder.add(reply, observation, float(reward), terminated, truncated, info)
             if finished is not None:
                 finished.usage = agent.usage.to_dict()
+                finished.skills = sorted(getattr(env.unwrapped, "skills_achieved", frozenset)())
                 if agent.errors:
                     finished.error = f"{agent.errors} failed model request(s)"
                 return finished

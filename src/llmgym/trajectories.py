@@ -7,12 +7,15 @@ A file holds one finished episode per line (``schema: "llmgym.trajectory.v1"``):
      "agent": "oracle", "turns": [{"observation": "...", "reply": "Thought: ...\\nAction: crane",
      "thought": "...", "action": "crane", "reward": 0.0, "invalid_action": false,
      "format_error": false}, ...], "final_observation": "...", "success": true,
-     "total_reward": 1.0, "terminated": true, "truncated": false, "usage": {...}, "error": null}
+     "total_reward": 1.0, "terminated": true, "truncated": false, "usage": {...},
+     "skills": [...], "error": null}
 
 ``observation`` in a turn is what the agent saw before replying (the environment's own text);
 ``reply`` is the agent's raw output and ``action`` what reached the environment (``null`` after a
-format error). :func:`to_messages` and :func:`to_conversations` rebuild the exact prompts of the
-ReAct loop, in TRL's conversational format and in AgentGym's ``conversations`` format.
+format error). ``skills`` lists the environment's skills shown in the episode (e.g. Crafter's
+achievements; see ``TextEnv.skills``). :func:`to_messages` and :func:`to_conversations` rebuild
+the exact prompts of the ReAct loop, in TRL's conversational format and in AgentGym's
+``conversations`` format.
 """
 
 from __future__ import annotations
@@ -73,6 +76,7 @@ class Trajectory:
     terminated: bool = False
     truncated: bool = False
     usage: dict[str, int] = field(default_factory=dict)
+    skills: list[str] = field(default_factory=list)
     error: str | None = None
     schema: str = SCHEMA
 

@@ -91,6 +91,11 @@ class TextEnv(gym.Env[str, str]):
     """Named abilities the environment exercises (Crafter's achievements, Heist's keys). LLM-driven
     configuration (EnvGen) reads per-skill success to target weak skills; ``()`` means the only
     skill is solving the task."""
+    design_notes: ClassVar[str] = ""
+    """Rules an environment designer must know to write useful configs (e.g. "ores only appear
+    in mountains"); shown to LLM designers."""
+    skill_practice: ClassVar[dict[str, dict[str, Any]]] = {}
+    """Config overrides that make each skill easy to practise; the offline designer uses them."""
 
     def __init__(
         self,

@@ -9,9 +9,10 @@ Parsing rules for a reply (:func:`parse_reply`), tolerant of what models actuall
   ``Observation: ...`` and further ``Action:`` lines of their own; everything from the first
   ``Observation:`` after the action on is ignored, and so are later actions.
 * The action is the text after the label up to the next label: a fenced code block there gives
-  its content (an SQL query spanning lines, a JSON call); text beginning with ``{`` or holding
-  ``Action Input`` keeps every line (tool calls); otherwise the first non-empty line, stripped of
-  quotes, backticks and emphasis.
+  its content (an SQL query spanning lines, a JSON call; an ``sql`` block keeps its fence); a
+  command followed by a fenced block keeps both (``submit`` and the query); text beginning with
+  ``{`` or holding ``Action Input`` keeps every line (tool calls); otherwise the first non-empty
+  line, stripped of quotes, backticks and emphasis.
 * The thought is the text after ``Thought:`` up to the action (or the text before the action when
   there is no ``Thought:`` label).
 * In ``react`` format a reply with no ``Action:`` label is a format error. In ``action`` format
@@ -98,6 +99,11 @@ def _action_text(body: str) -> str:
         return f"```{language}\n{content}\n```" if language == "sql" else content
     if stripped.startswith("{") or "action input" in stripped.lower():
         return stripped
+    if "```" in stripped:  # a command followed by a code block ("submit" + an SQL query)
+        start = stripped.index("```")
+        end = stripped.find("```", start + 3)
+        block = stripped[start : end + 3] if end > 0 else stripped[start:] + "\n```"
+        return f"{stripped[:start].strip(_WRAP)}\n{block}".strip()
     first_line = next(line for line in stripped.split("\n") if line.strip())
     return first_line.strip(_WRAP)
 
