@@ -115,6 +115,8 @@ def readme_table() -> str:
     """The environment table shown in the README."""
     rows = ["| Id | Summary | Extra |", "|---|---|---|"]
     for entry in llmgym.ENVIRONMENTS:
+        if entry.kind != "task":
+            continue
         link = f"[`{entry.id}`](docs/environments/{page_name(entry)})"
         rows.append(f"| {link} | {entry.summary} | {entry.extra or '—'} |")
     return "\n".join(rows)
@@ -122,7 +124,11 @@ def readme_table() -> str:
 
 def expected_files() -> dict[Path, str]:
     """Every generated file and its content (environments whose extra is missing are left out)."""
-    files = {PAGES / page_name(e): render_page(e) for e in llmgym.ENVIRONMENTS if e.available}
+    files = {
+        PAGES / page_name(e): render_page(e)
+        for e in llmgym.ENVIRONMENTS
+        if e.available and e.kind == "task"
+    }
     if README.exists():
         text = README.read_text()
         if TABLE_START in text and TABLE_END in text:

@@ -37,7 +37,7 @@ def current() -> dict[str, dict[str, str]]:
     return {
         entry.id: {task_id: fingerprint(entry.id, task_id) for task_id in TASK_IDS}
         for entry in llmgym.ENVIRONMENTS
-        if entry.available
+        if entry.available and entry.kind == "task"
     }
 
 

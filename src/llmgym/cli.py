@@ -1,10 +1,12 @@
-"""The ``llmgym`` command line: list, play, eval, match, collect, envgen and convert."""
+"""The ``llmgym`` command line: list, play, eval, match, collect, envgen, convert and
+serve."""
 
 from __future__ import annotations
 
 import argparse
 import functools
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,7 +18,8 @@ import llmgym
 from llmgym.agents import AGENT_NAMES, Agent, make_agent
 from llmgym.envs import ENVIRONMENTS, get_entry
 from llmgym.evaluation import evaluate
-from llmgym.rollout import choose_tasks, rollout
+from llmgym.remote import RemoteEnvError
+from llmgym.rollout import EnvSource, choose_tasks, rollout
 from llmgym.suites import SUITE_NAMES, load_suite
 from llmgym.trajectories import Trajectory, append_trajectory, convert_file, read_trajectories
 
@@ -129,13 +132,40 @@ def _opponent_kwargs(args: argparse.Namespace, env_id: str) -> dict[str, Any]:
     }
 
 
+def _env_source(args: argparse.Namespace, env_id: str) -> EnvSource:
+    """The environment id itself (made here), or a factory of the environment living on an
+    ``llmgym serve`` server (``--remote``) or in Ray actors (``--ray``)."""
+    if not (args.remote or args.ray):
+        return env_id
+    make_kwargs = {**_make_kwargs(args), **_opponent_kwargs(args, env_id)}
+    if not isinstance(make_kwargs.get("opponent", ""), str):
+        raise ValueError("with --remote or --ray, --opponent must be one of the game's policies")
+    if args.remote:
+        from llmgym.remote import remote_env_factory
+
+        return remote_env_factory(args.remote, env_id, react=args.react, **make_kwargs)
+    from llmgym.distributed import ray_env_factory
+
+    return ray_env_factory(env_id, react=args.react, **make_kwargs)
+
+
+def _connect(args: argparse.Namespace) -> None:
+    if args.remote and args.ray:
+        raise ValueError("choose one of --remote and --ray")
+    if args.ray:
+        from llmgym.distributed import init
+
+        init(args.ray)
+
+
 def _eval_plan(args: argparse.Namespace) -> list[tuple[str, list[str] | None]]:
     """``[(env_id, task_ids or None)]`` from the positional ids and/or ``--suite``."""
     plan: list[tuple[str, list[str] | None]] = [(_resolve_id(e), None) for e in args.env_ids]
+    elsewhere = bool(args.remote or args.ray)  # availability is the remote side's business
     if args.suite:
         for env_id, task_ids in load_suite(args.suite).items():
             entry = get_entry(env_id)
-            if entry.available:
+            if entry.available or elsewhere:
                 plan.append((env_id, task_ids))
             else:
                 print(f"llmgym: skipping {env_id} (needs {entry.install_hint})", file=sys.stderr)
@@ -147,6 +177,7 @@ def _eval_plan(args: argparse.Namespace) -> list[tuple[str, list[str] | None]]:
 def _cmd_eval(args: argparse.Namespace) -> int:
     if args.agents:
         return _eval_match(args)
+    _connect(args)
     agent = _agent(args)
     results = []
     record = (
@@ -155,7 +186,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     for env_id, task_ids in _eval_plan(args):
         results.append(
             evaluate(
-                env_id,
+                _env_source(args, env_id),
                 agent,
                 split=args.split,
                 episodes=None if task_ids is not None else args.episodes,
@@ -256,6 +287,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
 
 
 def _cmd_collect(args: argparse.Namespace) -> int:
+    _connect(args)
     agent = _agent(args)
     out = Path(args.output)
     done: set[tuple[str, str]] = set()
@@ -270,7 +302,8 @@ def _cmd_collect(args: argparse.Namespace) -> int:
             written += 1
 
     for env_id in (_resolve_id(e) for e in args.envs):
-        probe = gym.make(env_id, **_make_kwargs(args))
+        source = _env_source(args, env_id)
+        probe = source() if callable(source) else gym.make(env_id, **_make_kwargs(args))
         tasks = choose_tasks(probe, args.split, args.episodes, args.seed)
         probe.close()
         todo = [t for t in tasks if (env_id, t) not in done]
@@ -281,7 +314,7 @@ def _cmd_collect(args: argparse.Namespace) -> int:
             )
         if todo:
             rollout(
-                env_id,
+                source,
                 agent,
                 task_ids=todo,
                 seed=args.seed,
@@ -291,6 +324,32 @@ def _cmd_collect(args: argparse.Namespace) -> int:
                 make_kwargs=_make_kwargs(args),
             )
     print(f"wrote {written} trajectories to {out}")
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from llmgym.server import ServerSettings, configure_logging, serve
+
+    settings = ServerSettings(
+        envs=tuple(args.envs) if args.envs else None,
+        max_sessions=args.max_sessions,
+        ttl_s=args.ttl,
+        token=args.token or os.environ.get("LLMGYM_SERVER_TOKEN") or None,
+        max_body_bytes=args.max_body_bytes,
+    )
+    configure_logging(args.log_level)
+
+    def announce(url: str) -> None:
+        print(f"llmgym serve: listening on {url}", flush=True)
+
+    serve(
+        args.host,
+        args.port,
+        settings,
+        log_level=args.log_level,
+        access_log=args.access_log,
+        on_ready=announce,
+    )
     return 0
 
 
@@ -355,6 +414,20 @@ def _add_agent_options(parser: argparse.ArgumentParser, *, agent: bool = True) -
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
+def _add_placement_options(parser: argparse.ArgumentParser) -> None:
+    """Where the environments live: here (default), on a server, or in Ray actors."""
+    parser.add_argument(
+        "--remote",
+        metavar="URL",
+        help="play environments served by `llmgym serve` at URL (token: $LLMGYM_SERVER_TOKEN)",
+    )
+    parser.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="play environments in Ray actors: auto, host:port, ray://host:port or local",
+    )
+
+
 def _make_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return {"config": args.config} if args.config else {}
 
@@ -409,6 +482,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(e.g. greedy) or an agent (oracle, random, openai:MODEL); default: the game's default",
     )
     _add_agent_options(run)
+    _add_placement_options(run)
     run.set_defaults(run=_cmd_eval)
 
     match = commands.add_parser(
@@ -445,6 +519,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--successful-only", action="store_true", help="keep only successful episodes"
     )
     _add_agent_options(collect)
+    _add_placement_options(collect)
     collect.set_defaults(run=_cmd_collect)
 
     envgen = commands.add_parser("envgen", help="design environment configs with an LLM (EnvGen)")
@@ -466,6 +541,28 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("--format", choices=("messages", "conversations"), default="messages")
     convert.add_argument("--successful-only", action="store_true")
     convert.set_defaults(run=_cmd_convert)
+
+    server = commands.add_parser(
+        "serve", help="serve environments over HTTP (needs the [serve] extra)"
+    )
+    server.add_argument("--host", default="127.0.0.1", help="interface (0.0.0.0: all)")
+    server.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    server.add_argument(
+        "--envs", nargs="+", metavar="ENV_ID", help="serve only these (default: every available)"
+    )
+    server.add_argument("--max-sessions", type=int, default=256, help="sessions at once")
+    server.add_argument("--ttl", type=float, default=600.0, help="idle seconds before expiry")
+    server.add_argument(
+        "--token", help="require 'Authorization: Bearer TOKEN' (default: $LLMGYM_SERVER_TOKEN)"
+    )
+    server.add_argument(
+        "--max-body-bytes", type=int, default=1 << 20, help="request size limit (default 1 MiB)"
+    )
+    server.add_argument(
+        "--log-level", choices=("debug", "info", "warning", "error"), default="info"
+    )
+    server.add_argument("--access-log", action="store_true", help="log every request")
+    server.set_defaults(run=_cmd_serve)
     return parser
 
 
@@ -474,7 +571,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (KeyError, ValueError, llmgym.MissingDependencyError, llmgym.ConfigError) as error:
+    except (
+        KeyError,
+        ValueError,
+        llmgym.MissingDependencyError,
+        llmgym.ConfigError,
+        RemoteEnvError,
+    ) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"llmgym: error: {message}", file=sys.stderr)
         return 2

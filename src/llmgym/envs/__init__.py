@@ -71,6 +71,13 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         extra="webshop",
         requires=("bs4",),
     ),
+    EnvEntry(
+        id="llmgym/Remote-v0",
+        entry_point="llmgym.remote:RemoteEnv",
+        max_episode_steps=None,
+        summary="Client for an environment served by `llmgym serve` (url=..., env_id=...).",
+        kind="client",
+    ),
 )
 
 
