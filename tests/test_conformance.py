@@ -94,4 +94,5 @@ def test_non_string_actions_are_invalid(env_id: str) -> None:
     env.reset(seed=0)
     for action in (None, 42, b"bytes", ["move", "up"], {"action": "x"}):
         observation, _, terminated, _, info = env.step(action)
-        assert info["invalid_action"] and not terminated and observation
+        assert info["invalid_action"] and not terminated
+        assert testing.has_feedback(observation, info)

@@ -26,6 +26,23 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         max_episode_steps=40,
         summary="Craft a goal item from raw materials by following a set of recipes.",
     ),
+    EnvEntry(
+        id="llmgym/Crafter-v0",
+        entry_point="llmgym.envs.crafter.env:CrafterEnv",
+        max_episode_steps=None,
+        summary="Survive and craft in Crafter's open world (text); EnvGen's world knobs.",
+        extra="crafter",
+        requires=("crafter",),
+    ),
+    EnvEntry(
+        id="llmgym/CrafterPixels-v0",
+        entry_point="llmgym.envs.crafter.env:CrafterPixelsEnv",
+        max_episode_steps=None,
+        summary="Crafter with 64x64 RGB frames and Discrete(17) actions, for RL agents.",
+        extra="crafter",
+        requires=("crafter",),
+        kwargs={"target": "none"},
+    ),
 )
 
 
