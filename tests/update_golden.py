@@ -25,6 +25,8 @@ def fingerprint(env_id: str, task_id: str) -> str:
     """A short hash of the task's first observation and its content signature."""
     env = gym.make(env_id).unwrapped
     observation, _ = env.reset(options={"task_id": task_id})
+    if not isinstance(observation, str):  # pixel observations: their bytes
+        observation = hashlib.sha256(observation.tobytes()).hexdigest()
     digest = hashlib.sha256(f"{observation}\n{env.task_signature()}".encode()).hexdigest()[:20]
     env.close()
     return digest

@@ -43,6 +43,18 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         requires=("crafter",),
         kwargs={"target": "none"},
     ),
+    EnvEntry(
+        id="llmgym/Heist-v0",
+        entry_point="llmgym.envs.heist.env:HeistEnv",
+        max_episode_steps=None,
+        summary="Fetch keys in order, open locked doors and steal the gem (procgen Heist, text).",
+    ),
+    EnvEntry(
+        id="llmgym/HeistPixels-v0",
+        entry_point="llmgym.envs.heist.env:HeistPixelsEnv",
+        max_episode_steps=None,
+        summary="Heist with 64x64 RGB frames and Discrete(4) actions, for RL agents.",
+    ),
 )
 
 

@@ -374,8 +374,11 @@ class CrafterPixelsEnv(CrafterEnv):
 
     def _invalid(self, message: str) -> Transition:
         message = message.replace("is not a Crafter command. Valid commands:", "is not an action:")
+        # the last frame again: rendering anew would draw night noise from the world's stream
         return Transition(
-            self._observe(""), invalid=True, info={"feedback": f"{message} (or indices 0-16)"}
+            np.array(self._last_observation),
+            invalid=True,
+            info={"feedback": f"{message} (or indices 0-16)"},
         )
 
     def _observe(self, message: str) -> np.ndarray:

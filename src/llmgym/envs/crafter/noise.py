@@ -26,6 +26,7 @@ _GRADIENTS3 = np.array(
 _STRETCH = -1.0 / 6
 _SQUISH = 1.0 / 3
 _NORM = 103
+_CHUNK = 8192
 
 
 def _wrap64(value: int) -> int:
@@ -79,6 +80,13 @@ class OpenSimplexNoise:
         )
         shape = x.shape
         x, y, z = x.ravel(), y.ravel(), z.ravel()
+        out = np.empty_like(x)
+        for begin in range(0, len(x), _CHUNK):  # chunks that stay in cache
+            end = begin + _CHUNK
+            out[begin:end] = self._noise3(x[begin:end], y[begin:end], z[begin:end])
+        return out.reshape(shape)
+
+    def _noise3(self, x: np.ndarray, y: np.ndarray, z: np.ndarray) -> np.ndarray:
         stretch = (x + y + z) * _STRETCH
         xs, ys, zs = x + stretch, y + stretch, z + stretch
         xsb, ysb, zsb = np.floor(xs), np.floor(ys), np.floor(zs)
@@ -86,18 +94,25 @@ class OpenSimplexNoise:
         xins, yins, zins = xs - xsb, ys - ysb, zs - zsb
         in_sum = xins + yins + zins
         dx0, dy0, dz0 = x - (xsb + squish), y - (ysb + squish), z - (zsb + squish)
-        ixsb, iysb, izsb = xsb.astype(np.int64), ysb.astype(np.int64), zsb.astype(np.int64)
+        # group the points by region (0: lower tetrahedron, 1: octahedron, 2: upper)
+        region = (in_sum > 1).astype(np.int8) + (in_sum >= 2)
+        order = np.argsort(region, kind="stable")
+        bounds = np.searchsorted(region[order], [0, 1, 2, 3])
+        columns = [
+            a[order]
+            for a in (
+                xsb.astype(np.int64), ysb.astype(np.int64), zsb.astype(np.int64),
+                xins, yins, zins, in_sum, dx0, dy0, dz0,
+            )
+        ]  # fmt: skip
+        values = np.empty_like(x)
+        for index, method in enumerate((self._lower, self._middle, self._upper)):
+            lo, hi = bounds[index], bounds[index + 1]
+            if hi > lo:
+                values[lo:hi] = method(*(column[lo:hi] for column in columns))
         out = np.empty_like(x)
-        lower, upper = in_sum <= 1, in_sum >= 2
-        middle = ~(lower | upper)
-        for mask, region in ((lower, self._lower), (upper, self._upper), (middle, self._middle)):
-            if mask.any():
-                out[mask] = region(
-                    ixsb[mask], iysb[mask], izsb[mask],
-                    xins[mask], yins[mask], zins[mask], in_sum[mask],
-                    dx0[mask], dy0[mask], dz0[mask],
-                )  # fmt: skip
-        return (out / _NORM).reshape(shape)
+        out[order] = values
+        return out / _NORM
 
     # The three regions of the stretched-cube super-cell, each a transcription of the scalar code
     # with branches turned into ``np.where``.

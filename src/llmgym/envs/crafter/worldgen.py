@@ -43,35 +43,43 @@ class WorldSpec:
 WATER, GRASS, STONE, PATH, SAND, TREE, LAVA, COAL, IRON, DIAMOND = range(1, 11)
 
 
-def _layers(noise: OpenSimplexNoise, area: tuple[int, int]) -> dict[str, np.ndarray]:
-    """Every noise layer crafter may consult, on the whole grid, in one vectorised call.
+_LAYERS = {
+    # name: (x, y, z) as crafter's ``_simplex`` computes them from the cell (x, y) and a size
+    "start": (lambda x: x / 3, lambda y: y / 3, 8),
+    "water15": (lambda x: x / 15, lambda y: y / 15, 3),
+    "water5": (lambda x: x / 5, lambda y: y / 5, 3),
+    "mountain15": (lambda x: x / 15, lambda y: y / 15, 0),
+    "mountain5": (lambda x: x / 5, lambda y: y / 5, 0),
+    "cave": (lambda x: x / 7, lambda y: y / 7, 6),
+    "htunnel": (lambda x: (2 * x) / 3, lambda y: (y / 5) / 3, 7),
+    "vtunnel": (lambda x: (x / 5) / 3, lambda y: (2 * y) / 3, 7),
+    "coal": (lambda x: x / 8, lambda y: y / 8, 1),
+    "iron": (lambda x: x / 6, lambda y: y / 6, 2),
+    "lava": (lambda x: x / 5, lambda y: y / 5, 6),
+    "sand": (lambda x: x / 9, lambda y: y / 9, 4),
+    "tree": (lambda x: x / 7, lambda y: y / 7, 5),
+}
 
-    Each entry is ``simplex(x, y, z, size)`` of crafter's ``_simplex`` before weighting; the
-    coordinates are computed with the same float operations (``(2 * x) / 3``, ``(y / 5) / 3``).
+
+def _layers(noise: OpenSimplexNoise, names: list[str], mask: np.ndarray) -> dict[str, np.ndarray]:
+    """Noise layers ``names`` at the cells of ``mask`` (zero elsewhere), in one vectorised call.
+
+    Each is ``simplex(x, y, z, size)`` of crafter's ``_simplex`` before weighting, with the
+    coordinates computed by the same float operations (``(2 * x) / 3``, ``(y / 5) / 3``).
+    Crafter only evaluates a layer where its rules consult it; values elsewhere are not needed.
     """
-    xs = np.arange(area[0], dtype=np.float64)[:, None] * np.ones(area[1])[None, :]
-    ys = np.ones(area[0])[:, None] * np.arange(area[1], dtype=np.float64)[None, :]
-    specs = {
-        "start": (xs / 3, ys / 3, 8),
-        "water15": (xs / 15, ys / 15, 3),
-        "water5": (xs / 5, ys / 5, 3),
-        "mountain15": (xs / 15, ys / 15, 0),
-        "mountain5": (xs / 5, ys / 5, 0),
-        "cave": (xs / 7, ys / 7, 6),
-        "htunnel": ((2 * xs) / 3, (ys / 5) / 3, 7),
-        "vtunnel": ((xs / 5) / 3, (2 * ys) / 3, 7),
-        "coal": (xs / 8, ys / 8, 1),
-        "iron": (xs / 6, ys / 6, 2),
-        "lava": (xs / 5, ys / 5, 6),
-        "sand": (xs / 9, ys / 9, 4),
-        "tree": (xs / 7, ys / 7, 5),
-    }
-    names = list(specs)
-    x = np.stack([specs[n][0] for n in names])
-    y = np.stack([specs[n][1] for n in names])
-    z = np.array([float(specs[n][2]) for n in names])[:, None, None] * np.ones(area)[None]
-    values = noise.noise3(x, y, z)
-    return dict(zip(names, values, strict=True))
+    xs, ys = np.nonzero(mask)
+    xs, ys = xs.astype(np.float64), ys.astype(np.float64)
+    x = np.concatenate([_LAYERS[n][0](xs) for n in names])
+    y = np.concatenate([_LAYERS[n][1](ys) for n in names])
+    z = np.repeat(np.array([float(_LAYERS[n][2]) for n in names]), len(xs))
+    values = noise.noise3(x, y, z).reshape(len(names), len(xs))
+    layers = {}
+    for name, row in zip(names, values, strict=True):
+        layer = np.zeros(mask.shape)
+        layer[mask] = row
+        layers[name] = layer
+    return layers
 
 
 def generate_world(world, player, spec: WorldSpec, objects) -> None:
@@ -82,7 +90,8 @@ def generate_world(world, player, spec: WorldSpec, objects) -> None:
     random = world.random
     noise = OpenSimplexNoise(random.randint(0, 2**31 - 1))
     area = tuple(world.area)
-    layers = _layers(noise, area)
+    everywhere = np.ones(area, dtype=bool)
+    layers = _layers(noise, ["start", "water15", "water5", "mountain15", "mountain5"], everywhere)
     px, py = (int(v) for v in player.pos)
     xs = np.arange(area[0])[:, None]
     ys = np.arange(area[1])[None, :]
@@ -111,11 +120,16 @@ def generate_world(world, player, spec: WorldSpec, objects) -> None:
 
     is_start = start > start_threshold
     is_mountain = ~is_start & (mountain > 0.15)
+    rest = ~is_start & ~is_mountain
+    layers.update(
+        _layers(noise, ["cave", "htunnel", "vtunnel", "coal", "iron", "lava"], is_mountain)
+    )
+    layers.update(_layers(noise, ["sand"], rest & (water > 0.25) & (water <= 0.35)))
+    layers.update(_layers(noise, ["tree"], rest & ~(water > 0.3)))
     cave = is_mountain & (layers["cave"] > 0.15) & (mountain > 0.3)
     htunnel = is_mountain & ~cave & (layers["htunnel"] > 0.4)
     vtunnel = is_mountain & ~cave & ~htunnel & (layers["vtunnel"] > 0.4)
     ore_cell = is_mountain & ~cave & ~htunnel & ~vtunnel
-    rest = ~is_start & ~is_mountain
     sand = rest & (water > 0.25) & (water <= 0.35) & (layers["sand"] > -0.2)
     wet = rest & ~sand & (water > 0.3)
     land = rest & ~sand & ~wet
