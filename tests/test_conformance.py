@@ -28,6 +28,9 @@ SETTINGS: dict[str, dict] = {
         "oracle_bar": 0.8,
         "kwargs": {"target": "task"},
     },
+    # procgen's own game (only with the [procgen] extra): the oracle reads the frame and steers
+    # procgen's continuous agent; it solved 13 of 20 easy eval levels when measured
+    "llmgym/ProcgenHeist-v0": {"slow": True, "oracle_episodes": 20, "oracle_bar": 0.5},
 }
 """Per-environment overrides: ``oracle_episodes``, ``oracle_bar``, ``hostile_count``, ``slow``,
 and ``kwargs`` for ``gymnasium.make`` (a config under which the checks run)."""

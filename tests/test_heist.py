@@ -220,3 +220,31 @@ def test_pixels_draw_the_map_and_work_in_a_vector_env() -> None:
     same, _, _, _, info = env.step(7)
     assert info["invalid_action"] and "not a move" in info["feedback"]
     np.testing.assert_array_equal(same, frame)
+
+
+def test_procgen_heist_without_its_extra_names_the_install_command() -> None:
+    import importlib.util
+
+    from llmgym import MissingDependencyError
+
+    if importlib.util.find_spec("procgen") is not None:
+        pytest.skip("procgen is installed here")
+    with pytest.raises(MissingDependencyError, match=r"llmgym\[procgen\]"):
+        gym.make("llmgym/ProcgenHeist-v0")
+
+
+def test_procgen_heist_plays_procgens_game() -> None:
+    pytest.importorskip("procgen")
+    env = gym.make("llmgym/ProcgenHeist-v0")
+    frame, info = env.reset(seed=0, options={"task_id": "eval/00003"})
+    assert frame.shape == (64, 64, 3) and info["task_id"] == "eval/00003"
+    again, _ = gym.make("llmgym/ProcgenHeist-v0").reset(options={"task_id": "eval/00003"})
+    np.testing.assert_array_equal(frame, again)
+    _, _, _, _, info = env.step("jump")
+    assert info["invalid_action"] and "not a procgen action" in info["feedback"]
+    inner = env.unwrapped
+    for _ in range(1000):
+        _, reward, terminated, truncated, info = env.step(inner.oracle_action())
+        if terminated or truncated:
+            break
+    assert terminated and info["success"] and reward == 10.0

@@ -55,6 +55,14 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         max_episode_steps=None,
         summary="Heist with 64x64 RGB frames and Discrete(4) actions, for RL agents.",
     ),
+    EnvEntry(
+        id="llmgym/ProcgenHeist-v0",
+        entry_point="llmgym.envs.heist.procgen:ProcgenHeistEnv",
+        max_episode_steps=None,
+        summary="procgen's own Heist (pixels, Discrete(15)); needs numpy<2, not in [all].",
+        extra="procgen",
+        requires=("procgen", "gym3"),
+    ),
 )
 
 

@@ -134,6 +134,11 @@ class HeistEnv(TextEnv):
     sizes, key counts, door and key placement); movement is one cell per step instead of
     procgen's continuous physics, so episodes are shorter than procgen's in steps.
 
+    ![A hard Heist level, drawn by HeistPixels-v0](img/heist_hard.png)
+
+    *A hard level with three keys (``HeistPixels-v0``'s renderer, enlarged): the agent (orange),
+    keys and doors in blue, green and red, the gem (yellow).*
+
     ## Action Space
     Text: ``move up``, ``move down``, ``move left``, ``move right`` (``up``, ``go left`` and
     ``north``/``south``/``west``/``east`` are accepted, any case). Anything else is invalid.
