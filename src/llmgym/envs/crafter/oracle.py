@@ -106,6 +106,8 @@ class CrafterOracle:
                 return action
         if self._busy == "eat":
             self._busy = None
+        if inv["energy"] <= 1 and self._nearest_creature_distance(objects.Zombie) > 4:
+            return _ACTION["sleep"]  # exhausted: health drains awake, sleep where we stand
         if inv["energy"] <= 3 or inv["health"] <= 3:
             return self._sleep()
         if self._dusk():
@@ -455,7 +457,7 @@ class CrafterOracle:
                 return self._face_and(adjacent, _ACTION["do"])
             path = self._path_to_cells(cells)
             return path[0] if path else None
-        if not self._plants:
+        if len(self._plants) < 3:  # several saplings: creatures trample some
             action = self._ensure_item("sapling", 1)
             if action is not None:
                 return action
