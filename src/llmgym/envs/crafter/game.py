@@ -154,8 +154,12 @@ class CrafterGame:
         self._update_time()
         player.action = constants.actions[action]
         reach = self._update_range
+        px, py = player.pos.tolist()
         for obj in world.objects:
-            px, py = player.pos.tolist()
+            if obj is player:  # only the player's own update moves the player
+                obj.update()
+                px, py = player.pos.tolist()
+                continue
             ox, oy = obj.pos.tolist()
             if abs(ox - px) + abs(oy - py) < reach:
                 obj.update()

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-
 from llmgym.core.text import join_names, normalize_command
 from llmgym.envs.crafter import ACTIONS
 
@@ -84,10 +82,11 @@ def visible(world, player) -> tuple[list[tuple[str, int, int]], list]:
     area = world._mat_map
     xa, xb = max(x0, 0), min(x1, area.shape[0] - 1)
     ya, yb = max(y0, 0), min(y1, area.shape[1] - 1)
-    ids = area[xa : xb + 1, ya : yb + 1]
-    cells = []
-    for (i, j), material in np.ndenumerate(ids):
-        cells.append((MATERIAL_NAMES[material], xa + i - px, ya + j - py))
+    cells = [
+        (MATERIAL_NAMES[material], xa + i - px, ya + j - py)
+        for i, column in enumerate(area[xa : xb + 1, ya : yb + 1].tolist())
+        for j, material in enumerate(column)
+    ]
     creatures = []
     for obj in world.objects:
         ox, oy = obj.pos.tolist()
