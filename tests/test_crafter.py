@@ -385,6 +385,7 @@ def test_pixel_env_first_frame_is_crafters() -> None:
     np.testing.assert_array_equal(observation, frame)
 
 
+@pytest.mark.slow
 def test_pixel_env_passes_stable_baselines3_env_checker() -> None:
     sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
     env = gym.make("llmgym/CrafterPixels-v0")

@@ -250,6 +250,7 @@ def test_procgen_heist_plays_procgens_game() -> None:
     assert terminated and info["success"] and reward == 10.0
 
 
+@pytest.mark.slow
 def test_heist_pixels_passes_stable_baselines3_env_checker() -> None:
     sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
     sb3_checker.check_env(gym.make("llmgym/HeistPixels-v0").unwrapped, warn=True)

@@ -248,16 +248,18 @@ class CrafterEnv(TextEnv):
 
     def rules(self) -> str:
         target = f"Your target: {_label(self._target)}. " if self._target else ""
+        table = constants.place["table"]["uses"]["wood"]
+        furnace = constants.place["furnace"]["uses"]["stone"]
         return (
             "You play Crafter, a 2D survival and crafting game on a grid. "
             f"{target}Keep health, food, drink and energy up: eat cows or ripe plants, drink "
             "water, sleep when tired (somewhere safe: zombies hit sleepers hard). Collect with "
             "'do' on the cell you face: trees give wood; stone and coal need a wood pickaxe, iron "
-            "a stone pickaxe, diamond an iron pickaxe; grass sometimes gives a sapling. A table "
-            "(2 wood) lets you make wood tools (1 wood) and stone tools (1 wood, 1 stone); with a "
-            "table and a furnace (4 stone... placed nearby) iron tools (1 wood, 1 coal, 1 iron). "
-            "Moving into a cell you cannot enter turns you to face it. "
-            f"Commands: {', '.join(COMMANDS)}."
+            "a stone pickaxe, diamond an iron pickaxe; grass sometimes gives a sapling. "
+            f"Place a table ({table} wood) and stand next to it to make wood tools (1 wood) and "
+            f"stone tools (1 wood, 1 stone); with a table and a furnace ({furnace} stone) both "
+            "next to you, iron tools (1 wood, 1 coal, 1 iron). Moving into a cell you cannot "
+            f"enter turns you to face it. Commands: {', '.join(COMMANDS)}."
         )
 
     # ------------------------------------------------------------------ feedback
