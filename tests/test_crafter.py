@@ -67,7 +67,7 @@ def _assert_same_first_world(seed: int) -> None:
     np.testing.assert_array_equal(state[1], reference._world.random.get_state()[1])
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(8))
 def test_vectorised_worldgen_equals_crafters_on_small_worlds(seed: int) -> None:
     """crafter's own generator and ours on 20x20 worlds (fast): same cells, same creatures in the
     same order, same random state afterwards."""
@@ -129,7 +129,7 @@ def test_steps_match_crafter_step_for_step(seed: int) -> None:
 
 
 def test_text_and_pixel_games_stay_identical_and_text_never_renders() -> None:
-    knobs = {"length": 300, "zombie_density": 0.0}  # no zombies: the agent lives into the night
+    knobs = {"length": 200, "zombie_density": 0.0}  # no zombies: the agent lives into the night
     text = gym.make("llmgym/Crafter-v0", target="none", **knobs).unwrapped
     pixels = gym.make("llmgym/CrafterPixels-v0", **knobs).unwrapped
     text.reset(seed=11)
@@ -141,7 +141,7 @@ def test_text_and_pixel_games_stay_identical_and_text_never_renders() -> None:
     text.game.env.render = refuse_to_render
     rng = np.random.default_rng(0)
     darkest = 1.0
-    for _ in range(300):
+    for _ in range(200):
         action = int(rng.integers(len(ACTIONS)))
         darkest = min(darkest, text.game.world.daylight)
         _, _, done_text, trunc_text, _ = text.step(ACTIONS[action])

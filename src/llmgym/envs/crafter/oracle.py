@@ -457,12 +457,12 @@ class CrafterOracle:
                 return self._face_and(adjacent, _ACTION["do"])
             path = self._path_to_cells(cells)
             return path[0] if path else None
-        if len(self._plants) < 3:  # several saplings: creatures trample some
+        if len(self._plants) < 2:  # a spare: creatures trample saplings
             action = self._ensure_item("sapling", 1)
             if action is not None:
                 return action
-            return self._place("plant")
-        # wait near the plant, guarding it
+            return self._plant_in_nook()
+        # wait next to a plant, guarding it (in a nook, the agent blocks its only open side)
         plant = self._plants[0]
         cells = {tuple(plant.pos.tolist())}
         if self._adjacent_cell(cells) is None:
@@ -472,6 +472,32 @@ class CrafterOracle:
             if self._nearest_creature_distance(cls) <= 3:
                 return self._hunt(cls)
         return _ACTION["noop"]
+
+    def _open_sides(self, cell: Cell) -> int:
+        """How many neighbours of ``cell`` a creature could stand on."""
+        world = self.game.world
+        return sum(world[(cell[0] + d[0], cell[1] + d[1])][0] in _WALKABLE for d in _DIRS)
+
+    def _plant_in_nook(self) -> int:
+        """Face a grass cell whose only walkable neighbour is the agent's, then plant there (no
+        creature can then reach the sapling while the agent stands guard)."""
+        front = self._front()
+        material, obj = self.game.world[front]
+        if material == "grass" and obj is None and self._open_sides(front) <= 1:
+            return _ACTION["place_plant"]
+        world = self.game.world
+
+        def goal(cell: Cell, arrived) -> int | None:
+            ahead = (cell[0] + arrived[0], cell[1] + arrived[1])
+            material, obj = world[ahead]
+            if material == "grass" and obj is None and self._open_sides(ahead) <= 1:
+                return -1
+            return None
+
+        path = self._search(goal, limit=40)
+        if path and path[0] != _ACTION["noop"]:
+            return path[0]
+        return self._place("plant")
 
     # ------------------------------------------------------------------ movement
     def _front(self) -> Cell:
