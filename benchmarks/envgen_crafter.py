@@ -28,7 +28,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +44,26 @@ import llmgym  # noqa: E402
 from llmgym.envgen import ConfigMixture, Design, DesignSpec, SkillStats, make_designer  # noqa: E402
 
 SCHEDULES = {
-    "paper": {"cycles": 4, "gen_steps": 120_000, "orig_steps": 120_000, "final_steps": 1_000_000, "num_envs": 8, "n_steps": 512, "eval_episodes": 12, "length": None},
-    "cpu": {"cycles": 2, "gen_steps": 12_288, "orig_steps": 12_288, "final_steps": 24_576, "num_envs": 4, "n_steps": 256, "eval_episodes": 6, "length": 1_000},
+    "paper": {
+        "cycles": 4,
+        "gen_steps": 120_000,
+        "orig_steps": 120_000,
+        "final_steps": 1_000_000,
+        "num_envs": 8,
+        "n_steps": 512,
+        "eval_episodes": 12,
+        "length": None,
+    },
+    "cpu": {
+        "cycles": 2,
+        "gen_steps": 12_288,
+        "orig_steps": 12_288,
+        "final_steps": 24_576,
+        "num_envs": 4,
+        "n_steps": 256,
+        "eval_episodes": 6,
+        "length": 1_000,
+    },
 }
 
 
@@ -81,11 +99,13 @@ def _base_config(args: argparse.Namespace, length: int | None) -> dict[str, Any]
     return config
 
 
-def make_vec_env(args: argparse.Namespace, schedule: dict[str, Any], designs: Sequence[Design], seed: int) -> Any:
+def make_vec_env(
+    args: argparse.Namespace, schedule: dict[str, Any], designs: Sequence[Design], seed: int
+) -> Any:
     """A vector env of ConfigMixture(original env); ratio 1.0 while training on designs."""
     base = _base_config(args, schedule["length"])
 
-    def factory(index: int):  # noqa: ANN202 - SB3 wants zero-argument callables
+    def factory(index: int) -> Callable[[], gym.Env]:
         def make() -> gym.Env:
             env = gym.make(args.env, config=base)
             return ConfigMixture(env, _with_base(designs, base), ratio=0.0, seed=seed + index)
@@ -103,7 +123,9 @@ def _with_base(designs: Sequence[Design], base: dict[str, Any]) -> list[dict[str
     return [{**base, **design.config} for design in designs]
 
 
-def evaluate(model: Any, args: argparse.Namespace, schedule: dict[str, Any], skills: Sequence[str], seed: int) -> SkillStats:
+def evaluate(
+    model: Any, args: argparse.Namespace, schedule: dict[str, Any], skills: Sequence[str], seed: int
+) -> SkillStats:
     """Per-skill success over evaluation episodes in the original game (3 groups for the std)."""
     env = gym.make(args.env, config=_base_config(args, schedule["length"]))
     achieved = []
@@ -137,15 +159,28 @@ def plot(results: dict[str, Any], path: Path) -> None:
 
     skills = results["skills"]
     cycles = results["cycles"]
-    grid = np.array([[cycle["eval"][skill]["mean"] for skill in skills] for cycle in cycles] + [[results["final"]["success"][s] for s in skills]])
+    grid = np.array(
+        [[cycle["eval"][skill]["mean"] for skill in skills] for cycle in cycles]
+        + [[results["final"]["success"][s] for s in skills]]
+    )
     fig, ax = plt.subplots(figsize=(max(6, 0.45 * len(skills)), 1.2 + 0.5 * len(grid)))
     image = ax.imshow(grid, vmin=0, vmax=100, cmap="viridis", aspect="auto")
     ax.set_xticks(range(len(skills)), skills, rotation=70, ha="right", fontsize=8)
     ax.set_yticks(range(len(grid)), [f"cycle {c['cycle']}" for c in cycles] + ["final"])
     for (row, column), value in np.ndenumerate(grid):
-        ax.text(column, row, f"{value:.0f}", ha="center", va="center", fontsize=7, color="white" if value < 60 else "black")
+        ax.text(
+            column,
+            row,
+            f"{value:.0f}",
+            ha="center",
+            va="center",
+            fontsize=7,
+            color="white" if value < 60 else "black",
+        )
     fig.colorbar(image, ax=ax, label="success (%)")
-    ax.set_title(f"{results['env']} — designer: {results['designer']}, score {results['final']['score']:.1f}")
+    ax.set_title(
+        f"{results['env']} — designer: {results['designer']}, score {results['final']['score']:.1f}"
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -154,7 +189,9 @@ def plot(results: dict[str, Any], path: Path) -> None:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", default="llmgym/CrafterPixels-v0")
-    parser.add_argument("--designer", default="offline", help="offline, openai:MODEL, replay:FOLDER or none")
+    parser.add_argument(
+        "--designer", default="offline", help="offline, openai:MODEL, replay:FOLDER or none"
+    )
     parser.add_argument("--base-url", help="chat-completions API root for openai:MODEL")
     parser.add_argument("--schedule", choices=sorted(SCHEDULES), default="cpu")
     parser.add_argument("--cycles", type=int, help="override the schedule's cycles")
@@ -176,7 +213,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     schedule = dict(SCHEDULES[args.schedule])
-    for key in ("cycles", "gen_steps", "orig_steps", "final_steps", "num_envs", "n_steps", "eval_episodes"):
+    for key in (
+        "cycles",
+        "gen_steps",
+        "orig_steps",
+        "final_steps",
+        "num_envs",
+        "n_steps",
+        "eval_episodes",
+    ):
         if getattr(args, key) is not None:
             schedule[key] = getattr(args, key)
     if args.length is not None:
@@ -188,7 +233,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     spec = DesignSpec.from_env_id(args.env)
     designer = None
     if args.designer != "none":
-        designer = make_designer(spec, args.designer, n=args.n_designs, run_folder=out / "designer", base_url=args.base_url)
+        designer = make_designer(
+            spec,
+            args.designer,
+            n=args.n_designs,
+            run_folder=out / "designer",
+            base_url=args.base_url,
+        )
     designs = designer.propose() if designer else []
     vec = make_vec_env(args, schedule, designs, args.seed)
     batch = schedule["n_steps"] * schedule["num_envs"]
@@ -212,7 +263,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def learn(steps: int, ratio: float, tracker: SkillTracker | None = None) -> None:
         vec.set_attr("ratio", ratio)
-        model.learn(total_timesteps=steps, reset_num_timesteps=False, callback=tracker, progress_bar=not args.quiet)
+        model.learn(
+            total_timesteps=steps,
+            reset_num_timesteps=False,
+            callback=tracker,
+            progress_bar=not args.quiet,
+        )
 
     cycles = []
     for cycle in range(1, schedule["cycles"] + 1):
@@ -222,14 +278,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             learn(schedule["gen_steps"], ratio=0.0)
         learn(schedule["orig_steps"], ratio=0.0)
         stats = evaluate(model, args, schedule, spec.skills, seed=10_000 * cycle)
-        record = {"cycle": cycle, "designs": [d.to_dict() for d in designs], "eval": stats.to_dict()}
+        record = {
+            "cycle": cycle,
+            "designs": [d.to_dict() for d in designs],
+            "eval": stats.to_dict(),
+        }
         cycles.append(record)
         if not args.quiet:
             top = sorted(stats.rates.items(), key=lambda item: -item[1][0])[:5]
             print(f"cycle {cycle}: " + ", ".join(f"{k} {m:.0f}%" for k, (m, _) in top), flush=True)
         if designer and cycle < schedule["cycles"]:
             designs = designer.propose(stats)
-            vec.env_method("set_designs", _with_base(designs, _base_config(args, schedule["length"])))
+            vec.env_method(
+                "set_designs", _with_base(designs, _base_config(args, schedule["length"]))
+            )
 
     tracker = SkillTracker()
     learn(schedule["final_steps"], ratio=0.0, tracker=tracker)
@@ -245,13 +307,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "skills": list(spec.skills),
         "cycles": cycles,
         "final": {"episodes": len(tracker.episodes), "success": rates, "score": score(args, rates)},
-        "total_steps": schedule["cycles"] * (schedule["gen_steps"] + schedule["orig_steps"]) + schedule["final_steps"],
+        "total_steps": schedule["cycles"] * (schedule["gen_steps"] + schedule["orig_steps"])
+        + schedule["final_steps"],
         "seconds": round(time.perf_counter() - started, 1),
     }
     vec.close()
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     plot(results, out / "success.png")
-    print(f"final score {results['final']['score']:.2f} over {len(tracker.episodes)} episodes; wrote {out / 'results.json'}")
+    print(
+        f"final score {results['final']['score']:.2f} over {len(tracker.episodes)} episodes; "
+        f"wrote {out / 'results.json'}"
+    )
     return 0
 
 

@@ -76,6 +76,7 @@ TARGETS: dict[str, dict[str, float]] = {
         "random_steps_per_s": 1_000,
         "resets_per_s": 500,
     },
+    "llmgym/Heist-v0": {"oracle_steps_per_s": 20_000, "random_steps_per_s": 20_000},
 }
 """Targets from the issues that introduced each environment (steps or resets per second)."""
 

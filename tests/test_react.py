@@ -185,7 +185,12 @@ def test_action_only_mode_prompt_and_parsing() -> None:
 def test_react_wrapper_works_on_every_environment(entry) -> None:
     if not entry.available:
         pytest.skip(f"needs {entry.install_hint}")
-    env = ReActWrapper(gym.make(entry.id))
+    made = gym.make(entry.id)
+    if not isinstance(made.observation_space, gym.spaces.Text):
+        with pytest.raises(TypeError, match="needs a text environment"):
+            ReActWrapper(made)
+        return
+    env = ReActWrapper(made)
     prompt, info = env.reset(seed=1, options={"split": "eval"})
     assert env.unwrapped.rules() in prompt
     for _ in range(3):

@@ -27,6 +27,8 @@ def fingerprint(env_id: str, task_id: str) -> str:
     part of the first observation."""
     env = gym.make(env_id).unwrapped
     observation, _ = env.reset(seed=0, options={"task_id": task_id})
+    if not isinstance(observation, str):  # pixel observations: their bytes
+        observation = hashlib.sha256(observation.tobytes()).hexdigest()
     digest = hashlib.sha256(f"{observation}\n{env.task_signature()}".encode()).hexdigest()[:20]
     env.close()
     return digest

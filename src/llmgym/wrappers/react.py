@@ -163,6 +163,13 @@ class ReActWrapper(gym.Wrapper):
         max_format_errors: int | None = 3,
         include_example: bool = True,
     ) -> None:
+        if not isinstance(env.observation_space, gym.spaces.Text):
+            name = env.spec.id if env.spec else type(env.unwrapped).__name__
+            raise TypeError(
+                f"ReActWrapper needs a text environment; {name} observes "
+                f"{type(env.observation_space).__name__} (pixel variants are for RL agents; use "
+                "the text environment, e.g. llmgym/Crafter-v0)"
+            )
         super().__init__(env)
         self.react = react
         self.format_penalty = format_penalty
