@@ -91,11 +91,12 @@ def _achieved(info: dict[str, Any]) -> set[str]:
 
 
 def _base_config(args: argparse.Namespace, length: int | None) -> dict[str, Any]:
-    config: dict[str, Any] = {}
-    if "Crafter" in args.env:
-        config["target"] = "none"  # plain Crafter: no target achievement, survive and explore
+    """The run's fixed knobs: the episode cap (Crafter's ``length``, Heist's ``max_steps``) and,
+    for Crafter, no target achievement (plain Crafter: survive and explore)."""
+    knobs = DesignSpec.from_env_id(args.env).schema["properties"]
+    config: dict[str, Any] = {"target": "none"} if "target" in knobs else {}
     if length is not None:
-        config["length"] = length
+        config["length" if "length" in knobs else "max_steps"] = length
     return config
 
 

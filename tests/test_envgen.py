@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+import llmgym
 from llmgym.cli import main
 from llmgym.envgen import (
     ConfigMixture,
@@ -284,3 +285,18 @@ def test_cli_envgen_offline_with_stats(tmp_path, capsys) -> None:
     assert out.count("Environment ") == 3 and "harder" in out
     saved = json.loads((tmp_path / "run" / "designs.json").read_text())
     assert len(saved) == 3 and all(d["config"]["width"] > 6 for d in saved)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [e for e in llmgym.ENVIRONMENTS if e.kind == "task" and e.available],
+    ids=lambda e: e.name,
+)
+def test_declared_practice_configs_are_valid(entry) -> None:
+    try:
+        spec = DesignSpec.from_env_id(entry.id)
+    except ValueError:
+        pytest.skip("no config schema")
+    assert set(spec.practice) <= set(spec.skills), "practice configs for undeclared skills"
+    for overrides in spec.practice.values():
+        spec.config_class().merged(overrides)  # raises ConfigError if invalid

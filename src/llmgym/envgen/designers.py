@@ -262,6 +262,7 @@ class RuleBasedDesigner(Designer):
     name = "offline"
 
     def _design(self, stats: SkillStats | None) -> list[Design]:
+        measured = stats is not None
         stats = stats or SkillStats({})
         practised = [
             skill for skill in stats.weakest(list(self.spec.skills)) if skill in self.spec.practice
@@ -269,9 +270,11 @@ class RuleBasedDesigner(Designer):
         designs = []
         for skill in practised[: self.n]:
             mean, std = stats.rates.get(skill, (0.0, 0.0))
-            purpose = (
-                f"Practise {skill}: the agent succeeds {mean:.0f}% +/- {std:.0f}% of the time."
-            )
+            purpose = f"Practise {skill}."
+            if measured:
+                purpose = (
+                    f"Practise {skill}: the agent succeeds {mean:.0f}% +/- {std:.0f}% of the time."
+                )
             designs.append(Design(purpose, dict(self.spec.practice[skill])))
         missing = self.n - len(designs)
         if missing:

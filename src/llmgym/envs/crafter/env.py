@@ -128,6 +128,75 @@ class CrafterEnv(TextEnv):
     config_class = CrafterConfig
     env_name = "crafter"
     skills = ACHIEVEMENTS
+    design_notes = (
+        "- 'natural' is Crafter's usual mix of biomes; the other biomes bias the world.\n"
+        "- Coal, iron and diamond only appear in mountain areas (caves and tunnels); diamonds are "
+        "deep inside them.\n"
+        "- Trees, cows and saplings (from grass) are found on grassland; the agent drinks water.\n"
+        "- Skeletons live in mountain tunnels and shoot arrows; zombies appear on grass, more at "
+        "night, and chase the agent.\n"
+        "- Collecting stone and coal needs a wood pickaxe, iron a stone pickaxe, diamond an iron "
+        "pickaxe.\n"
+        "- Crafting needs a table nearby (a table takes 2 wood); iron tools also need a furnace "
+        "nearby (4 stone). Tools take wood, stone, coal and iron as in Minecraft.\n"
+        "- wake_up needs sleeping until energy is full; attacks or sunrise can wake the agent.\n"
+        "- Starting inventory never counts as an achievement: starting with a pickaxe does not "
+        "unlock make_wood_pickaxe, but lets the agent practise what comes after it."
+    )
+    skill_practice: ClassVar[dict[str, dict[str, Any]]] = {
+        "collect_coal": {
+            "target_biome": "mountain",
+            "coal_rarity": "very common",
+            "inventory": {"wood_pickaxe": 1},
+        },
+        "collect_diamond": {
+            "target_biome": "mountain",
+            "diamond_rarity": "very common",
+            "inventory": {"iron_pickaxe": 1},
+        },
+        "collect_drink": {"target_biome": "beaches"},
+        "collect_iron": {
+            "target_biome": "mountain",
+            "iron_rarity": "very common",
+            "inventory": {"stone_pickaxe": 1},
+        },
+        "collect_sapling": {"target_biome": "grassland"},
+        "collect_stone": {"target_biome": "mountain", "inventory": {"wood_pickaxe": 1}},
+        "collect_wood": {"target_biome": "grassland", "tree_rarity": "very common"},
+        "defeat_skeleton": {
+            "target_biome": "mountain",
+            "skeleton_density": 3.0,
+            "inventory": {"stone_sword": 1},
+        },
+        "defeat_zombie": {
+            "target_biome": "grassland",
+            "zombie_density": 3.0,
+            "inventory": {"wood_sword": 1},
+        },
+        "eat_cow": {"target_biome": "grassland", "cow_density": 3.0},
+        "eat_plant": {
+            "target_biome": "grassland",
+            "zombie_density": 0.0,
+            "inventory": {"sapling": 5},
+        },
+        "make_iron_pickaxe": {
+            "target_biome": "mountain",
+            "inventory": {"wood": 5, "stone": 6, "coal": 2, "iron": 2},
+        },
+        "make_iron_sword": {
+            "target_biome": "mountain",
+            "inventory": {"wood": 5, "stone": 6, "coal": 2, "iron": 2},
+        },
+        "make_stone_pickaxe": {"inventory": {"wood": 4, "stone": 3}},
+        "make_stone_sword": {"inventory": {"wood": 4, "stone": 3}},
+        "make_wood_pickaxe": {"target_biome": "grassland", "inventory": {"wood": 4}},
+        "make_wood_sword": {"target_biome": "grassland", "inventory": {"wood": 4}},
+        "place_furnace": {"target_biome": "mountain", "inventory": {"wood": 3, "stone": 6}},
+        "place_plant": {"target_biome": "grassland", "inventory": {"sapling": 3}},
+        "place_stone": {"target_biome": "mountain", "inventory": {"stone": 5}},
+        "place_table": {"target_biome": "grassland", "inventory": {"wood": 5}},
+        "wake_up": {"zombie_density": 0.0, "skeleton_density": 0.0},
+    }
     example = (
         "Observation: You see (9x7 area around you, nearest of each kind):\n"
         "- tree: 1 step left\n- grass: 1 step down (52 in view)\n"
