@@ -71,7 +71,7 @@ __all__ = [
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _ACTION_MARK = re.compile(r"(?<![A-Za-z])action\s*:", re.IGNORECASE)
-_WITH_INPUT = re.compile(r"\s+with\s+action\s+input\s*:", re.IGNORECASE)
+_WITH_INPUT = re.compile(r"(?:\s+with)?\s+action\s+input\s*:", re.IGNORECASE)
 _FENCE = re.compile(r"```[A-Za-z]*[ \t]*\n?(.*?)```", re.DOTALL)
 _NUMBER = re.compile(r"[-+\u2212]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 _ISO_DATE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})$")
@@ -464,7 +464,8 @@ def parse_tool_call(text: str) -> ToolCall | str:
     """Parse one tool call from an agent's reply; return it, or a message saying what is wrong.
 
     Accepted: ``Action: NAME with Action Input: {JSON}`` anywhere in the reply (a thought may
-    precede it; ``Action: NAME`` alone for a call without arguments), or a JSON function call as
+    precede it; ``Action Input:`` may also start the next line, as in LangChain's ReAct;
+    ``Action: NAME`` alone is a call without arguments), or a JSON function call as
     the whole reply or in a fenced code block — ``{"name": ..., "arguments": {...}}`` (arguments
     may be a JSON-encoded string, as OpenAI sends them), ``{"function": {...}}``,
     ``{"tool_calls": [...]}`` with one call, or a one-element list of calls.
@@ -823,7 +824,7 @@ class ToolEnv(TextEnv):
         "Give your answer and end the task.",
         answer="The answer to the goal's question (a string, a number or an array).",
     )
-    def finish(self, answer: str | float | list[Any]) -> None:  # pragma: no cover - see _step
+    def finish(self, answer: str | float | bool | list[Any]) -> None:  # pragma: no cover
         raise AssertionError("finish is handled by ToolEnv._step")
 
     # ------------------------------------------------------------------ contract

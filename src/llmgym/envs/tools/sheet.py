@@ -814,7 +814,7 @@ class SheetEnv(ToolEnv):
         "Finish the task when the sheet is done.",
         answer="Optional; not needed for sheet edits.",
     )
-    def finish(self, answer: str | float | list[Any]) -> None:  # pragma: no cover - base handles it
+    def finish(self, answer: str | float | bool | list[Any]) -> None:  # pragma: no cover
         raise AssertionError("finish is handled by ToolEnv._step")
 
     # ------------------------------------------------------------------ judging

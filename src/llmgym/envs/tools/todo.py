@@ -369,7 +369,7 @@ class TodoEnv(ToolEnv):
         "Give the answer (for a question) or 'done' (for an operation) and end the task.",
         answer="The answer to the question, or 'done' after an operation.",
     )
-    def finish(self, answer: str | float | list[Any]) -> None:  # pragma: no cover - base handles it
+    def finish(self, answer: str | float | bool | list[Any]) -> None:  # pragma: no cover
         raise AssertionError("finish is handled by ToolEnv._step")
 
     # ------------------------------------------------------------------ judging
