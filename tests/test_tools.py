@@ -300,3 +300,21 @@ def test_numbers_use_the_larger_of_both_tolerances() -> None:
 def test_tool_environments_are_registered() -> None:
     ids = {entry.id for entry in llmgym.ENVIRONMENTS}
     assert set(TOOL_ENVS) <= ids
+
+
+def test_tool_environments_doc_example_runs_and_conforms(capsys, monkeypatch) -> None:
+    import re
+    import sys
+    import types
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parent.parent / "docs" / "tool-environments.md"
+    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.DOTALL)
+    assert len(blocks) == 2
+    module = types.ModuleType("tool_environments_example")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    for block in blocks:
+        exec(compile(block, str(doc), "exec"), module.__dict__)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "get_capital: argument 'country' must be a string, got integer 7."
+    assert printed[-1] == "{'oracle_success_rate': 1.0}"  # check_env's render check prints between

@@ -73,7 +73,7 @@ class ScholarGraph:
 
 @cache
 def scholar_graph() -> ScholarGraph:
-    """The citation and collaboration graph: 2,500 papers (2000-2023) at 25 venues by 1,400
+    """The citation and collaboration graph: 2,500 papers (2000-2023) at 25 venues by about 1,400
     authors of 90 organisations, generated once from a fixed seed."""
     words = load_data("academia")
     names = load_data("names")
@@ -224,16 +224,16 @@ class AcademiaEnv(ToolEnv):
     """Answer questions about papers and authors by exploring a citation and a collaboration graph.
 
     ## Description
-    AgentGym's Academia environment (built on DBLP) rebuilt offline with a scholarly graph
-    generated from a fixed seed: 2,500 papers (2000-2023, 25 venues, keywords, document types) by
-    1,400 authors at 90 organisations. PaperNet links a paper to the papers it cites (citation
-    counts are in-graph); AuthorNet links authors who wrote a paper together. The tools are
-    AgentGym's: load a graph, list a node's neighbours, read a paper's or an author's attributes,
-    read the papers on a collaboration edge. Goals come from 16 templates at three levels: one
+    AgentGym's Academia environment (built on DBLP) rebuilt offline with a scholarly graph generated
+    from a fixed seed: 2,500 papers (2000-2023, 25 venues, keywords, document types) by about 1,400
+    authors at 90 organisations. PaperNet links a paper to the papers it cites (citation counts are
+    in-graph); AuthorNet links authors who wrote a paper together. The tools are AgentGym's: load a
+    graph, list a node's neighbours, read a paper's or an author's attributes, read the papers on a
+    collaboration edge. Goals come from 9 templates (16 kinds of question) at three levels: one
     attribute ("In which year was ... published?"), a neighbourhood ("How many papers does ...
-    cite?", "Have A and B written a paper together?") and multi-hop questions ("Which
-    organisation is the first author of ... affiliated with?", "Which paper cited by ... has the
-    most citations?"). Eval goals are about papers and authors no train goal mentions.
+    cite?", "Have A and B written a paper together?") and multi-hop questions ("Which organisation
+    is the first author of ... affiliated with?", "Which paper cited by ... has the most
+    citations?"). Eval goals are about papers and authors no train goal mentions.
 
     ## Action Space
     Text: one tool call per turn, ``Action: TOOL with Action Input: {JSON}`` or a JSON function

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import bisect
+import heapq
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -94,42 +95,51 @@ class Movie:
 
 @dataclass
 class MovieDatabase:
-    """The generated films and people, with search indexes."""
+    """The generated films and people, with word indexes for search."""
 
     movies: dict[str, Movie]
     people: dict[str, Person]
     country_names: dict[str, str]
-    title_tokens: dict[str, list[Movie]] = field(default_factory=dict)
-    name_tokens: dict[str, list[Person]] = field(default_factory=dict)
-
-    normalized: dict[str, str] = field(default_factory=dict)
+    title_index: _WordIndex = field(init=False)
+    name_index: _WordIndex = field(init=False)
 
     def __post_init__(self) -> None:
-        for entries, index, key in (
-            (self.movies.values(), self.title_tokens, "title"),
-            (self.people.values(), self.name_tokens, "name"),
-        ):
-            for entry in entries:
-                text = self.normalized[entry.id] = normalize_answer(getattr(entry, key))
-                for token in set(text.split()):
-                    index.setdefault(token, []).append(entry)
+        self.title_index = _WordIndex({m: m.title for m in self.movies.values()})
+        self.name_index = _WordIndex({p: p.name for p in self.people.values()})
 
-    def search(self, query: str, index: dict[str, list[Any]]) -> list[Any]:
-        """Entries whose title or name best matches ``query``: exact matches first, then by the
-        share of query words they contain, then by position in the database."""
+
+class _WordIndex:
+    """Search by words: an exact (normalised) match first, then entries by the share of the
+    query's words they contain, then by id. Candidates come from the query's rarer words, so a
+    word as common as "the" does not make every search scan half the database."""
+
+    def __init__(self, texts: dict[Any, str]) -> None:
+        self.exact: dict[str, Any] = {}
+        self.words: dict[Any, frozenset[str]] = {}
+        self.postings: dict[str, list[Any]] = {}
+        for entry, text in texts.items():
+            normal = normalize_answer(text)
+            self.exact.setdefault(normal, entry)
+            self.words[entry] = frozenset(normal.split())
+            for word in self.words[entry]:
+                self.postings.setdefault(word, []).append(entry)
+        self.common = max(20, len(texts) // 20)
+
+    def search(self, query: str, limit: int = SEARCH_RESULTS) -> list[Any]:
         wanted = normalize_answer(query)
-        words = set(wanted.split())
+        words = frozenset(wanted.split())
         if not words:
             return []
-        scores: dict[Any, float] = {}
-        for word in words:
-            for entry in index.get(word, ()):
-                scores[entry] = scores.get(entry, 0.0) + 1.0 / len(words)
-        for entry in scores:
-            if self.normalized[entry.id] == wanted:
-                scores[entry] = 2.0
-        ranked = sorted(scores, key=lambda e: (-scores[e], e.id))
-        return ranked[:SEARCH_RESULTS]
+        postings = [self.postings.get(word, []) for word in words]
+        rare = [p for p in postings if len(p) <= self.common]
+        candidates = {entry for posting in (rare or postings) for entry in posting}
+        ranked = heapq.nsmallest(
+            limit, candidates, key=lambda e: (-len(words & self.words[e]), e.id)
+        )
+        exact = self.exact.get(wanted)
+        if exact is not None:
+            ranked = [exact, *(e for e in ranked if e is not exact)][:limit]
+        return ranked
 
 
 class _Weighted:
@@ -146,7 +156,7 @@ class _Weighted:
 
 @cache
 def movie_database() -> MovieDatabase:
-    """The film database: 1,200 films and about 2,700 people, generated once from a fixed seed."""
+    """The film database: 1,200 films and about 2,400 people, generated once from a fixed seed."""
     words = load_data("movies")
     names = load_data("names")
     places = load_data("cities")
@@ -360,10 +370,11 @@ class MovieEnv(ToolEnv):
     ## Description
     AgentGym's Movie environment (built on TMDB) rebuilt offline: a film database generated from a
     fixed seed by llmgym's own generator — 1,200 films with release dates, budgets, revenues,
-    ratings, genres, studios, countries, keywords and alternative titles, and about 2,700 people
+    ratings, genres, studios, countries, keywords and alternative titles, and about 2,400 people
     (actors, directors, writers, producers, composers) with birthdays, birthplaces, biographies,
     external ids and their credits. The tools mirror AgentGym's (search, details, cast and crew of
-    a film, credits of a person). Goals come from 21 templates at three levels: one lookup
+    a film, credits of a person). Goals come from 14 templates (24 kinds of question) at three
+    levels: one lookup
     ("When was The Silent Harbor released?"), a dependent lookup ("Who directed ...?", "How many
     films has ... acted in?") and multi-hop questions ("In which city was the director of ...
     born?", "Have A and B appeared in the same film?"). Eval goals are about films and people no
@@ -453,7 +464,7 @@ class MovieEnv(ToolEnv):
         movie_name="The title (or part of it) to search for.",
     )
     def get_search_movie(self, movie_name: str) -> dict:
-        found = self.db.search(movie_name, self.db.title_tokens)
+        found = self.db.title_index.search(movie_name)
         if not found:
             raise ToolError(f"no movie matches {movie_name.strip()[:60]!r}")
         return {
@@ -568,7 +579,7 @@ class MovieEnv(ToolEnv):
         person_name="The name (or part of it) to search for.",
     )
     def get_search_person(self, person_name: str) -> dict:
-        found = self.db.search(person_name, self.db.name_tokens)
+        found = self.db.name_index.search(person_name)
         if not found:
             raise ToolError(f"no person matches {person_name.strip()[:60]!r}")
         return {

@@ -368,14 +368,14 @@ class SheetEnv(ToolEnv):
     ## Description
     AgentGym's Sheet environment (Google Sheets) rebuilt offline. Each task has a workbook of
     generated sheets (an inventory, class grades, quarterly sales, staff, expenses; names such as
-    ``Inventory Lisbon``) and a goal that edits one of them: set or rename a cell, add or delete
-    rows, sort by a column, add a computed column or a summary row, raise prices by a percentage,
-    delete rows by a condition and sort the rest. The tools follow AgentGym's: open a sheet, read
-    all values, a range or a cell, update cells and ranges, insert rows and columns, delete rows
-    or columns, freeze header rows, sort by a column, compute SUM/AVERAGE/COUNT/MAX/MIN/MINUS/
-    PRODUCT over cells, and find cells. A value starting with ``=`` is a formula (``=SUM(C2:F2)``,
-    ``=ROUND(C3*1.1, 2)``), evaluated once when written; the cell keeps the result. Eval tasks use
-    sheets (and names) that no train task uses.
+    ``Inventory Lisbon``) and a goal (11 templates at three levels) that edits one of them: set or
+    rename a cell, add or delete rows, sort by a column, add a computed column or a summary row,
+    raise prices by a percentage, delete rows by a condition and sort the rest. The tools follow
+    AgentGym's: open a sheet, read all values, a range or a cell, update cells and ranges, insert
+    rows and columns, delete rows or columns, freeze header rows, sort by a column, compute
+    SUM/AVERAGE/COUNT/MAX/MIN/MINUS/ PRODUCT over cells, and find cells. A value starting with ``=``
+    is a formula (``=SUM(C2:F2)``, ``=ROUND(C3*1.1, 2)``), evaluated once when written; the cell
+    keeps the result. Eval tasks use sheets (and names) that no train task uses.
 
     ## Action Space
     Text: one tool call per turn, ``Action: TOOL with Action Input: {JSON}`` or a JSON function

@@ -71,14 +71,14 @@ class TodoEnv(ToolEnv):
     ## Description
     AgentGym's TODOList environment (Todoist) rebuilt offline. Each task has its own generated
     account: 4 projects (Home, Work, Groceries, Fitness, Travel, ...) of 5 tasks each, with
-    priorities (1 normal to 4 urgent), due dates around today, completion, a description naming
-    the place and a tip, and a duration. Goals are questions ("When is 'Renew the passport'
-    due?", "Which project has the most unfinished tasks?", "How many minutes do the unfinished
-    tasks of Work take?") and operations ("Mark ... as completed", "Postpone ... by 3 days", "Add
-    a task ... due tomorrow with priority 3", "Complete every overdue task in Home", "Delete all
-    completed tasks in Work"), at three levels. As in AgentGym, success needs the right answer
-    and an unchanged list for questions, and the exact goal state for operations. Accounts are
-    split by a hash of their content (date, projects and tasks): no eval account appears in
+    priorities (1 normal to 4 urgent), due dates around today, completion, a description naming the
+    place and a tip, and a duration. Goals (18 templates) are questions ("When is 'Renew the
+    passport' due?", "Which project has the most unfinished tasks?", "How many minutes do the
+    unfinished tasks of Work take?") and operations ("Mark ... as completed", "Postpone ... by 3
+    days", "Add a task ... due tomorrow with priority 3", "Complete every overdue task in Home",
+    "Delete all completed tasks in Work"), at three levels. As in AgentGym, success needs the right
+    answer and an unchanged list for questions, and the exact goal state for operations. Accounts
+    are split by a hash of their content (date, projects and tasks): no eval account appears in
     train.
 
     ## Action Space
