@@ -22,10 +22,13 @@ GRID = [["Item", "Price", "Stock"], ["Pen", 2.5, 10], ["Ink", 4, 0], ["Pad", 3.2
 
 def test_a1_notation() -> None:
     assert [column_letters(i) for i in (1, 26, 27, 52, 53)] == ["A", "Z", "AA", "AZ", "BA"]
-    assert parse_position("b3") == (3, 2) and parse_position("AA10") == (10, 27)
+    assert parse_position("b3") == (3, 2) and parse_position(" Z200 ") == (200, 26)
     for bad in ("3B", "A0", "A", "", "A1:B2", "ABC1"):
         with pytest.raises(ToolError, match="not a cell in A1 notation"):
             parse_position(bad)
+    for outside in ("AA10", "A201", "ZZ9999"):
+        with pytest.raises(ToolError, match="outside the sheet: at most 200 rows"):
+            parse_position(outside)
 
 
 @pytest.mark.parametrize(

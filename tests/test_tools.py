@@ -8,6 +8,7 @@ import json
 from typing import Literal
 
 import gymnasium as gym
+import numpy as np
 import pytest
 
 import llmgym
@@ -318,3 +319,57 @@ def test_tool_environments_doc_example_runs_and_conforms(capsys, monkeypatch) ->
     printed = capsys.readouterr().out.splitlines()
     assert printed[0] == "get_capital: argument 'country' must be a string, got integer 7."
     assert printed[-1] == "{'oracle_success_rate': 1.0}"  # check_env's render check prints between
+
+
+_EXTREMES = {
+    "string": [
+        "",
+        " ",
+        "x" * 5000,
+        "Zoë 中文 \u202e",
+        "2024-02-30",
+        "=1/0",
+        "ZZ9999",
+        "9999-12-31",
+    ],
+    "integer": [0, -1, 10**18, 2**70],
+    "number": [0.0, -1e308, 1e308, 1e-300, 91.0, -181],
+    "boolean": [True, False],
+}
+
+
+def _extreme(arg_type: ArgType, rng: np.random.Generator) -> object:
+    if arg_type.enum:
+        return arg_type.enum[int(rng.integers(len(arg_type.enum)))]
+    if arg_type.kind == "union":
+        return _extreme(arg_type.options[int(rng.integers(len(arg_type.options)))], rng)
+    if arg_type.kind == "array":
+        size = int(rng.choice([0, 1, 3, 300]))
+        items = arg_type.items or ArgType("string")
+        return [_extreme(items, rng) for _ in range(size)]
+    pool = _EXTREMES.get(arg_type.kind, ["x"])
+    return pool[int(rng.integers(len(pool)))]
+
+
+@pytest.mark.parametrize("env_id", TOOL_ENVS)
+def test_well_typed_calls_with_extreme_values_never_raise(env_id: str) -> None:
+    """Tools must turn every well-typed but odd argument into feedback, never an exception."""
+    env = gym.make(env_id).unwrapped
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    tools = [t for t in env.tools.values() if t.name != "finish"]
+    for _ in range(400):
+        selected = tools[int(rng.integers(len(tools)))]
+        arguments = {}
+        for param in selected.params:
+            if param.required or rng.random() < 0.5:
+                realistic = rng.random() < 0.5
+                arguments[param.name] = (
+                    env._sample_value(param, rng) if realistic else _extreme(param.type, rng)
+                )
+        call_text = json.dumps({"name": selected.name, "arguments": arguments})
+        observation, _, terminated, truncated, info = env.step(call_text)
+        assert env.observation_space.contains(observation)
+        assert isinstance(info["invalid_action"], bool)
+        if terminated or truncated:
+            env.reset()

@@ -42,6 +42,7 @@ Grid = list[list[Cell]]
 MAX_ROWS = 200
 MAX_COLUMNS = 26
 NUMERIC_TOLERANCE = 0.01
+MAX_FORMULA_DEPTH = 40
 _POSITION = re.compile(r"^([A-Za-z]{1,2})([0-9]{1,4})$")
 _NUMERIC = re.compile(r"^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$")
 _TOKEN = re.compile(
@@ -63,7 +64,8 @@ def column_letters(index: int) -> str:
 
 
 def parse_position(position: str, argument: str = "position") -> tuple[int, int]:
-    """A1 notation -> ``(row, column)``, both 1-based; :class:`ToolError` when malformed."""
+    """A1 notation -> ``(row, column)``, both 1-based; :class:`ToolError` when malformed or
+    outside the sheet's limits (200 rows, columns A-Z)."""
     match = _POSITION.match(position.strip())
     if match is None or int(match[2]) == 0:
         raise ToolError(
@@ -72,7 +74,13 @@ def parse_position(position: str, argument: str = "position") -> tuple[int, int]
     column = 0
     for letter in match[1].upper():
         column = column * 26 + ord(letter) - 64
-    return int(match[2]), column
+    row = int(match[2])
+    if row > MAX_ROWS or column > MAX_COLUMNS:
+        raise ToolError(
+            f"{argument} {position.strip().upper()} is outside the sheet: at most {MAX_ROWS} rows "
+            f"and {MAX_COLUMNS} columns (A-Z)"
+        )
+    return row, column
 
 
 def _number(value: Cell) -> float | None:
@@ -134,6 +142,7 @@ class _Formula:
 
     def __init__(self, text: str, grid: Grid) -> None:
         self.grid = grid
+        self.depth = 0
         self.tokens: list[tuple[str, str]] = []
         position = 0
         while position < len(text):
@@ -180,6 +189,15 @@ class _Formula:
         return value
 
     def _factor(self) -> float:
+        self.depth += 1
+        if self.depth > MAX_FORMULA_DEPTH:
+            raise ToolError(f"formula: nested more than {MAX_FORMULA_DEPTH} levels deep")
+        try:
+            return self._operand()
+        finally:
+            self.depth -= 1
+
+    def _operand(self) -> float:
         kind, text = self._take()
         if (kind, text) == ("op", "-"):
             return -self._factor()
