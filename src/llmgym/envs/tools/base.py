@@ -428,11 +428,13 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a valid JSON number")
 
 
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def _loads_prefix(text: str) -> tuple[Any, str]:
     """Decode the JSON value at the start of ``text``; return it and the text after it."""
-    decoder = json.JSONDecoder(parse_constant=_reject_constant)
     try:
-        value, end = decoder.raw_decode(text)
+        value, end = _DECODER.raw_decode(text)
     except RecursionError:
         raise ValueError("the JSON is nested too deeply") from None
     return value, text[end:]
@@ -984,11 +986,15 @@ def _random_value(arg_type: ArgType, rng: np.random.Generator) -> Any:
     return "x" * int(rng.integers(1, 6))
 
 
+_KEY_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+_RESULT_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
 def _call_key(name: str, arguments: Mapping[str, Any]) -> str:
-    return name + json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+    return name + _KEY_ENCODER.encode(arguments)
 
 
 def _render(result: Any) -> str:
     if isinstance(result, str):
         return result
-    return json.dumps(result, ensure_ascii=False)
+    return _RESULT_ENCODER.encode(result)

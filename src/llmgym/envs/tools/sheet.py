@@ -115,11 +115,17 @@ def cells_equal(a: Cell, b: Cell) -> bool:
 
 
 def _trimmed(grid: Grid) -> Grid:
-    rows = [list(row) for row in grid]
-    while rows and all(c == "" for c in rows[-1]):
-        rows.pop()
-    width = max((i + 1 for row in rows for i, c in enumerate(row) if c != ""), default=0)
-    return [(row + [""] * width)[:width] for row in rows]
+    """A copy of ``grid`` without empty trailing rows and columns, every row as wide."""
+    height = len(grid)
+    while height and all(c == "" for c in grid[height - 1]):
+        height -= 1
+    width = 0
+    for row in grid[:height]:
+        last = len(row)
+        while last > width and row[last - 1] == "":
+            last -= 1
+        width = max(width, last)
+    return [row[:width] + [""] * (width - len(row)) for row in grid[:height]]
 
 
 def cell_fraction(actual: Grid, expected: Grid) -> tuple[int, int]:
@@ -127,6 +133,8 @@ def cell_fraction(actual: Grid, expected: Grid) -> tuple[int, int]:
     a, e = _trimmed(actual), _trimmed(expected)
     height = max(len(a), len(e))
     width = max(max((len(r) for r in a), default=0), max((len(r) for r in e), default=0))
+    if a == e:
+        return height * width, height * width
     matched = 0
     for r in range(height):
         for c in range(width):

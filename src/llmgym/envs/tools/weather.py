@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -67,9 +67,9 @@ class City:
         return f"{self.name}, {self.country}"
 
 
-@dataclass(frozen=True)
-class DayWeather:
-    """One day's simulated weather at a city."""
+class DayWeather(NamedTuple):
+    """One day's simulated weather at a city (a tuple of floats, which the garbage collector
+    does not track: the day cache can hold many)."""
 
     t_max: float
     t_min: float
@@ -158,8 +158,19 @@ def air_quality_level(index: float) -> str:
     return "extremely poor"
 
 
+class _DayRng(TaskRng):
+    """The generator of one city-day, seeded from the city's seed and the day number without
+    hashing: queries touch thousands of days, and a SHA-256 per day would dominate them."""
+
+    __slots__ = ()
+
+    def __init__(self, city_seed: int, day_number: int) -> None:
+        self._state = (city_seed ^ (day_number * 0xD1B54A32D192ED03)) & ((1 << 64) - 1)
+
+
 @dataclass(frozen=True)
 class _Climate:
+    seed: int
     annual_mean: float
     amplitude: float
     peak_day: int
@@ -175,6 +186,7 @@ def _climate(city: City) -> _Climate:
     latitude = abs(city.latitude)
     annual = 28.0 - 0.5 * max(0.0, latitude - 12.0) - 6.5 * city.elevation / 1000.0
     return _Climate(
+        seed=rng.next_u64(),
         annual_mean=annual + rng.uniform(-3.0, 3.0),
         amplitude=1.0 + 0.25 * latitude * rng.uniform(0.8, 1.2),
         peak_day=200 if city.latitude >= 0 else 20,
@@ -190,9 +202,10 @@ def day_weather(city: City, day: date) -> DayWeather:
     """The simulated weather of ``city`` on ``day``: a seasonal cycle, slow random waves and
     day-to-day noise, all a pure function of the city and the date."""
     climate = _climate(city)
-    rng = TaskRng("weather-day", city.key, day.isoformat())
     n = day.toordinal()
-    season = math.cos(2 * math.pi * (day.timetuple().tm_yday - climate.peak_day) / 365.25)
+    rng = _DayRng(climate.seed, n)
+    day_of_year = n - date(day.year, 1, 1).toordinal() + 1
+    season = math.cos(2 * math.pi * (day_of_year - climate.peak_day) / 365.25)
     phase1, phase2, size, _ = climate.wave
     anomaly = size * (
         math.sin(2 * math.pi * n / 9.3 + phase1) + math.sin(2 * math.pi * n / 23.7 + phase2)
@@ -236,15 +249,14 @@ _FIELDS = {
 }
 
 
-def _field(weather: DayWeather, name: str) -> float:
-    return {
-        "temperature_2m_max": weather.t_max,
-        "temperature_2m_min": weather.t_min,
-        "temperature_2m_mean": weather.t_mean,
-        "rain_sum": weather.rain,
-        "snowfall_sum": weather.snow,
-        "pm2_5": weather.pm25,
-    }[name]
+_FIELD_INDEX = {
+    "temperature_2m_max": DayWeather._fields.index("t_max"),
+    "temperature_2m_min": DayWeather._fields.index("t_min"),
+    "temperature_2m_mean": DayWeather._fields.index("t_mean"),
+    "rain_sum": DayWeather._fields.index("rain"),
+    "snowfall_sum": DayWeather._fields.index("snow"),
+    "pm2_5": DayWeather._fields.index("pm25"),
+}
 
 
 _LATITUDE = "The latitude of the location."
@@ -402,8 +414,10 @@ class WeatherEnv(ToolEnv):
         city = self._station(latitude, longitude)
         fields = _FIELDS[kind]
         series: dict[str, list[Any]] = {"time": [d.isoformat() for d in days]}
+        weather = [day_weather(city, d) for d in days]
         for name in fields:
-            series[name] = [_field(day_weather(city, d), name) for d in days]
+            index = _FIELD_INDEX[name]
+            series[name] = [w[index] for w in weather]
         return {
             "latitude": city.latitude,
             "longitude": city.longitude,
