@@ -842,26 +842,25 @@ class ToolEnv(TextEnv):
         return [t.schema() for t in cls.tools.values()]
 
     def rules(self) -> str:
+        matching = (
+            f"numbers within max({self.abs_tolerance:g}, {self.rel_tolerance:.0%} of the true "
+            "value); text ignoring case and punctuation; dates as YYYY-MM-DD; lists in any order"
+        )
         if self.answer_required:
-            answer_rule = (
-                "finish(answer) ends the episode; the answer is checked against the truth "
-                f"(numbers within max({self.abs_tolerance:g}, {self.rel_tolerance:.0%} of the "
-                "true value); text ignoring case and punctuation; dates as YYYY-MM-DD; lists in "
-                "any order)."
-            )
+            answer_rule = f"finish(answer) ends the episode; the answer must be true ({matching})."
         else:
             answer_rule = (
-                "finish(answer) ends the episode; the result is checked against the final state "
-                "(and, for questions, the answer)."
+                "finish(answer) ends the episode; the final state is checked, and for a question "
+                f"the answer ({matching})."
             )
-        tool_text = "\n\n".join(t.describe() for t in self.tools.values())
-        return (
-            f"{self.service}\n\n{tool_text}\n\n{self.notes}\n\n"
+        calling = (
             "Call exactly one tool per turn. Write a short thought, then the call in either form:\n"
             'Thought: ...\nAction: TOOL with Action Input: {"argument": value}\n'
             'or as a JSON function call: {"name": "TOOL", "arguments": {"argument": value}}\n'
             f"Arguments are JSON: double-quoted strings, unquoted numbers. {answer_rule}"
-        ).replace("\n\n\n\n", "\n\n")
+        )
+        tools = [t.describe() for t in self.tools.values()]
+        return "\n\n".join(part for part in (self.service, *tools, self.notes, calling) if part)
 
     def _reset_task(self, task: Task) -> tuple[str, str]:
         config: ToolConfig = task.config  # type: ignore[assignment]
