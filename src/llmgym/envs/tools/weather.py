@@ -170,11 +170,15 @@ class _DayRng(TaskRng):
 
 @dataclass(frozen=True)
 class _Climate:
+    """A city's climate: yearly mean and seasonal swing (°C), warmest day of the year, two slow
+    weather waves (phases, size in °C), chance of a wet day, rain per wet day (mm), PM2.5 level."""
+
     seed: int
     annual_mean: float
     amplitude: float
     peak_day: int
-    wave: tuple[float, float, float, float]
+    wave_phases: tuple[float, float]
+    wave_size: float
     wetness: float
     rain_scale: float
     pollution: float
@@ -190,7 +194,8 @@ def _climate(city: City) -> _Climate:
         annual_mean=annual + rng.uniform(-3.0, 3.0),
         amplitude=1.0 + 0.25 * latitude * rng.uniform(0.8, 1.2),
         peak_day=200 if city.latitude >= 0 else 20,
-        wave=(rng.uniform(0, 2 * math.pi), rng.uniform(0, 2 * math.pi), rng.uniform(1.5, 3.0), 0),
+        wave_phases=(rng.uniform(0, 2 * math.pi), rng.uniform(0, 2 * math.pi)),
+        wave_size=rng.uniform(1.5, 3.0),
         wetness=rng.uniform(0.12, 0.5),
         rain_scale=rng.uniform(2.0, 9.0),
         pollution=rng.uniform(4.0, 18.0) + 6.0 * math.log10(max(city.population, 1)),
@@ -206,8 +211,8 @@ def day_weather(city: City, day: date) -> DayWeather:
     rng = _DayRng(climate.seed, n)
     day_of_year = n - date(day.year, 1, 1).toordinal() + 1
     season = math.cos(2 * math.pi * (day_of_year - climate.peak_day) / 365.25)
-    phase1, phase2, size, _ = climate.wave
-    anomaly = size * (
+    phase1, phase2 = climate.wave_phases
+    anomaly = climate.wave_size * (
         math.sin(2 * math.pi * n / 9.3 + phase1) + math.sin(2 * math.pi * n / 23.7 + phase2)
     )
     mean = climate.annual_mean + climate.amplitude * season + anomaly + rng.uniform(-1.5, 1.5)
