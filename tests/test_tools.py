@@ -18,6 +18,7 @@ from llmgym.envs.tools.base import (
     ToolCall,
     ToolEnv,
     answers_match,
+    format_call,
     format_react,
     parse_tool_call,
     tool,
@@ -38,6 +39,9 @@ TOOL_ENVS = ["llmgym/Weather-v0", "llmgym/Movie-v0", "llmgym/Academia-v0", "llmg
          "get_user_current_date", {}, "react"),
         ("Action: get_user_current_date", "get_user_current_date", {}, "react"),
         ("Action: `get_user_current_date()`", "get_user_current_date", {}, "react"),
+        ('get_tasks with Action Input: {"project_id": "pr1"}', "get_tasks",
+         {"project_id": "pr1"}, "react"),
+        ("get_projects", "get_projects", {}, "react"),
         ('Action: get_tasks\nAction Input: {"project_id": "pr1"}', "get_tasks",
          {"project_id": "pr1"}, "react"),
         ('action: finish with action input: {"answer": 3}\nObservation: 3', "finish",
@@ -93,9 +97,11 @@ def test_parsing_never_evaluates_code() -> None:
     assert isinstance(parse_tool_call('Action: f with Action Input: {"a": 1 + 1}'), str)
 
 
-def test_format_react_round_trips() -> None:
+def test_formatted_calls_round_trip() -> None:
     call = ToolCall("update_cell", {"position": "B2", "value": "Zoë"})
     assert parse_tool_call(format_react(call)) == call
+    assert parse_tool_call(format_call(call)) == call
+    assert format_react(call) == f"Action: {format_call(call)}"
 
 
 # ------------------------------------------------------------------------------ argument types
@@ -211,7 +217,7 @@ def test_invalid_calls_change_nothing_and_say_why(weather: WeatherEnv) -> None:
     )
     assert info["invalid_action"] and "no place named 'Atlantis'" in observation
     # nothing moved: the oracle still plays its first step
-    assert weather.oracle_action() == format_react(weather._episode.plan[0])
+    assert weather.oracle_action() == format_call(weather._episode.plan[0])
 
 
 def test_valid_calls_report_the_call_in_info(weather: WeatherEnv) -> None:

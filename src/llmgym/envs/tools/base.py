@@ -61,6 +61,7 @@ __all__ = [
     "ToolEnv",
     "ToolError",
     "answers_match",
+    "format_call",
     "format_react",
     "goal_template",
     "load_data",
@@ -411,11 +412,15 @@ class ToolCall:
     form: str = "react"
 
 
+def format_call(call: ToolCall) -> str:
+    """``NAME with Action Input: {JSON}`` — a call as the action of a ReAct reply (the reply's
+    ``Action:`` label comes before it; :class:`~llmgym.wrappers.ReActWrapper` adds it)."""
+    return f"{call.name} with Action Input: {json.dumps(call.arguments, ensure_ascii=False)}"
+
+
 def format_react(call: ToolCall) -> str:
-    """``Action: NAME with Action Input: {JSON}`` — the ReAct form of a call."""
-    return (
-        f"Action: {call.name} with Action Input: {json.dumps(call.arguments, ensure_ascii=False)}"
-    )
+    """``Action: NAME with Action Input: {JSON}`` — AgentGym's whole ReAct action line."""
+    return f"Action: {format_call(call)}"
 
 
 _FORMAT_HINT = (
@@ -467,7 +472,8 @@ def parse_tool_call(text: str) -> ToolCall | str:
 
     Accepted: ``Action: NAME with Action Input: {JSON}`` anywhere in the reply (a thought may
     precede it; ``Action Input:`` may also start the next line, as in LangChain's ReAct;
-    ``Action: NAME`` alone is a call without arguments), or a JSON function call as
+    ``Action: NAME`` alone is a call without arguments), the same without the ``Action:`` label
+    (``NAME with Action Input: {JSON}``, or a bare ``NAME``), or a JSON function call as
     the whole reply or in a fenced code block — ``{"name": ..., "arguments": {...}}`` (arguments
     may be a JSON-encoded string, as OpenAI sends them), ``{"function": {...}}``,
     ``{"tool_calls": [...]}`` with one call, or a one-element list of calls.
@@ -489,6 +495,8 @@ def parse_tool_call(text: str) -> ToolCall | str:
         return _parse_react_segment(segments[0])
     candidate = _unfence(text)
     if not candidate.startswith(("{", "[")):
+        if _WITH_INPUT.search(candidate) or _NAME.fullmatch(_clean_name(candidate)):
+            return _parse_react_segment(candidate)
         fenced = _FENCE.search(text)
         if fenced is None or not fenced.group(1).strip().startswith(("{", "[")):
             return f"No tool call found. {_FORMAT_HINT}"
@@ -936,7 +944,7 @@ class ToolEnv(TextEnv):
         """The next call of the goal's plan: real tool calls whose results carry the answer,
         then ``finish``. Calls it has seen succeed are not repeated."""
         plan = self._episode.plan
-        return format_react(plan[min(self._plan_position, len(plan) - 1)])
+        return format_call(plan[min(self._plan_position, len(plan) - 1)])
 
     def sample_action(self, rng: np.random.Generator) -> str:
         """A random, well-typed call of a random tool (arguments from the service where the
@@ -950,7 +958,7 @@ class ToolEnv(TextEnv):
             and rng.random() < 0.3
         ):
             return json.dumps({"name": sampled.name, "arguments": arguments})
-        return format_react(sampled)
+        return format_call(sampled)
 
     def _sample_arguments(self, selected: Tool, rng: np.random.Generator) -> dict[str, Any]:
         """Random arguments for ``selected``: every required one, each optional one by a coin."""
