@@ -115,6 +115,37 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         summary="Client for an environment served by `llmgym serve` (url=..., env_id=...).",
         kind="client",
     ),
+    EnvEntry(
+        id="llmgym/Weather-v0",
+        entry_point="llmgym.envs.tools.weather:WeatherEnv",
+        max_episode_steps=10,
+        summary="Answer weather questions by calling the tools of a simulated weather service.",
+    ),
+    EnvEntry(
+        id="llmgym/Movie-v0",
+        entry_point="llmgym.envs.tools.movie:MovieEnv",
+        max_episode_steps=12,
+        summary="Answer questions about films and people with the tools of a film database.",
+    ),
+    EnvEntry(
+        id="llmgym/Academia-v0",
+        entry_point="llmgym.envs.tools.academia:AcademiaEnv",
+        max_episode_steps=12,
+        summary="Answer questions about papers and authors by walking citation and "
+        "collaboration graphs.",
+    ),
+    EnvEntry(
+        id="llmgym/Sheet-v0",
+        entry_point="llmgym.envs.tools.sheet:SheetEnv",
+        max_episode_steps=15,
+        summary="Edit a spreadsheet with spreadsheet tools until it matches the goal.",
+    ),
+    EnvEntry(
+        id="llmgym/Todo-v0",
+        entry_point="llmgym.envs.tools.todo:TodoEnv",
+        max_episode_steps=15,
+        summary="Answer questions about, and manage, a to-do list with task-manager tools.",
+    ),
 )
 
 
