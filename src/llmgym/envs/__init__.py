@@ -109,13 +109,6 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         requires=("procgen", "gym3"),
     ),
     EnvEntry(
-        id="llmgym/Remote-v0",
-        entry_point="llmgym.remote:RemoteEnv",
-        max_episode_steps=None,
-        summary="Client for an environment served by `llmgym serve` (url=..., env_id=...).",
-        kind="client",
-    ),
-    EnvEntry(
         id="llmgym/Weather-v0",
         entry_point="llmgym.envs.tools.weather:WeatherEnv",
         max_episode_steps=10,
@@ -145,6 +138,13 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         entry_point="llmgym.envs.tools.todo:TodoEnv",
         max_episode_steps=15,
         summary="Answer questions about, and manage, a to-do list with task-manager tools.",
+    ),
+    EnvEntry(
+        id="llmgym/Remote-v0",
+        entry_point="llmgym.remote:RemoteEnv",
+        max_episode_steps=None,
+        summary="Client for an environment served by `llmgym serve` (url=..., env_id=...).",
+        kind="client",
     ),
 )
 
