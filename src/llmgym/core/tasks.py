@@ -37,6 +37,14 @@ class TaskRng:
         digest = hashlib.sha256("\x1f".join(str(p) for p in seed_parts).encode()).digest()
         self._state = int.from_bytes(digest[:8], "little")
 
+    @classmethod
+    def from_state(cls, state: int) -> TaskRng:
+        """A generator started from a raw 64-bit state, without hashing: for hot paths that derive
+        many streams themselves (e.g. one per simulated day)."""
+        rng = cls.__new__(cls)
+        rng._state = state & _MASK64
+        return rng
+
     def next_u64(self) -> int:
         """The next 64-bit output."""
         self._state = (self._state + 0x9E3779B97F4A7C15) & _MASK64

@@ -158,14 +158,10 @@ def air_quality_level(index: float) -> str:
     return "extremely poor"
 
 
-class _DayRng(TaskRng):
+def _day_rng(city_seed: int, day_number: int) -> TaskRng:
     """The generator of one city-day, seeded from the city's seed and the day number without
     hashing: queries touch thousands of days, and a SHA-256 per day would dominate them."""
-
-    __slots__ = ()
-
-    def __init__(self, city_seed: int, day_number: int) -> None:
-        self._state = (city_seed ^ (day_number * 0xD1B54A32D192ED03)) & ((1 << 64) - 1)
+    return TaskRng.from_state(city_seed ^ (day_number * 0xD1B54A32D192ED03))
 
 
 @dataclass(frozen=True)
@@ -208,7 +204,7 @@ def day_weather(city: City, day: date) -> DayWeather:
     day-to-day noise, all a pure function of the city and the date."""
     climate = _climate(city)
     n = day.toordinal()
-    rng = _DayRng(climate.seed, n)
+    rng = _day_rng(climate.seed, n)
     day_of_year = n - date(day.year, 1, 1).toordinal() + 1
     season = math.cos(2 * math.pi * (day_of_year - climate.peak_day) / 365.25)
     phase1, phase2 = climate.wave_phases
