@@ -27,6 +27,7 @@ from llmgym.core.registry import EnvEntry  # noqa: E402
 
 PAGES = ROOT / "docs" / "environments"
 README = ROOT / "README.md"
+AGENTEVAL = ROOT / "docs" / "agenteval.md"
 THROUGHPUT = ROOT / "benchmarks" / "results" / "throughput.json"
 TABLE_START, TABLE_END = "<!-- environments:start -->", "<!-- environments:end -->"
 
@@ -122,6 +123,30 @@ def readme_table() -> str:
     return "\n".join(rows)
 
 
+def suite_table() -> str:
+    """The composition of the frozen AgentEval suite (docs/agenteval.md)."""
+    data = json.loads((ROOT / "src" / "llmgym" / "suites" / "agenteval.json").read_text())
+    rows = ["| environment | tasks | metric | extra |", "|---|---|---|---|"]
+    for env_id, task_ids in data["tasks"].items():
+        entry = llmgym.get_entry(env_id)
+        metric = data.get("metrics", {}).get(env_id, data["default_metric"])
+        rows.append(f"| `{env_id}` | {len(task_ids)} | {metric} | {entry.extra or '—'} |")
+    total = sum(len(ids) for ids in data["tasks"].values())
+    rows.append(f"| **total** | **{total}** | | |")
+    return "\n".join(rows)
+
+
+def _between(path: Path, start: str, end: str, content: str) -> str | None:
+    if not path.exists():
+        return None
+    text = path.read_text()
+    if start not in text or end not in text:
+        return None
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    return f"{head}{start}\n{content}\n{end}{tail}"
+
+
 def expected_files() -> dict[Path, str]:
     """Every generated file and its content (environments whose extra is missing are left out)."""
     files = {
@@ -129,12 +154,13 @@ def expected_files() -> dict[Path, str]:
         for e in llmgym.ENVIRONMENTS
         if e.available and e.kind == "task"
     }
-    if README.exists():
-        text = README.read_text()
-        if TABLE_START in text and TABLE_END in text:
-            head, rest = text.split(TABLE_START, 1)
-            _, tail = rest.split(TABLE_END, 1)
-            files[README] = f"{head}{TABLE_START}\n{readme_table()}\n{TABLE_END}{tail}"
+    for path, start, end, content in (
+        (README, TABLE_START, TABLE_END, readme_table()),
+        (AGENTEVAL, "<!-- suite:start -->", "<!-- suite:end -->", suite_table()),
+    ):
+        text = _between(path, start, end, content)
+        if text is not None:
+            files[path] = text
     return files
 
 
