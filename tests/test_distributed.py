@@ -35,16 +35,23 @@ def local_ray():
     ray.shutdown()
 
 
-def _normal(step: tuple) -> tuple:
-    *head, info = step
-    return (*head, json.dumps(info, sort_keys=True, default=repr))
+def _exact(value: object) -> object:
+    if isinstance(value, np.ndarray):  # dtype, shape, every byte, and writable as locally
+        return [value.dtype.str, value.shape, value.tobytes().hex(), value.flags.writeable]
+    return repr(value)
 
 
-def test_ray_env_trajectory_equals_local() -> None:
-    local = gym.make("llmgym/Wordle-v0")
-    remote = distributed.RayEnv("llmgym/Wordle-v0")
-    assert remote.spec.id == "llmgym/Wordle-v0"
+def _normal(step: tuple) -> str:
+    return json.dumps(step, sort_keys=True, default=_exact)
+
+
+@pytest.mark.parametrize("env_id", ["llmgym/Wordle-v0", "llmgym/HeistPixels-v0"])
+def test_ray_env_trajectory_equals_local(env_id: str) -> None:
+    local = gym.make(env_id)
+    remote = distributed.RayEnv(env_id)
+    assert remote.spec.id == env_id
     assert remote.observation_space == local.observation_space
+    assert remote.action_space == local.action_space
     rng = np.random.default_rng(0)
     expected = [_normal(local.reset(seed=4, options={"split": "eval"}))]
     played = [_normal(remote.reset(seed=4, options={"split": "eval"}))]
@@ -54,9 +61,10 @@ def test_ray_env_trajectory_equals_local() -> None:
         else:
             action = local.unwrapped.oracle_action()
             assert remote.unwrapped.oracle_action() == action
-        expected.append(_normal(local.step(action)))
+        step = local.step(action)
+        expected.append(_normal(step))
         played.append(_normal(remote.step(action)))
-        if expected[-1][2]:
+        if step[2]:
             break
     assert played == expected
     remote.close()

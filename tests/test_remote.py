@@ -59,15 +59,23 @@ def _task_envs() -> list:
     return params
 
 
-def _normal(info: dict) -> str:
-    return json.dumps(info, sort_keys=True, default=repr)
+def _exact(value: object) -> object:
+    if isinstance(value, np.ndarray):  # dtype, shape and every byte
+        return {"dtype": value.dtype.str, "shape": value.shape, "bytes": value.tobytes().hex()}
+    return repr(value)
+
+
+def _normal(value: object) -> str:
+    """``value`` (an observation or an info dict) as a string that differs when any part does,
+    numpy arrays included; JSON's own changes (tuples to lists) do not count."""
+    return json.dumps(value, sort_keys=True, default=_exact)
 
 
 def _play_locally(env: gym.Env, seed: int, options: dict, steps: int) -> tuple[list, list]:
     """A mixed policy (oracle, random valid, hostile); returns the actions and the record."""
     rng = np.random.default_rng(seed)
     observation, info = env.reset(seed=seed, options=options)
-    record, actions = [(observation, _normal(info))], []
+    record, actions = [(_normal(observation), _normal(info))], []
     for turn in range(steps):
         roll = rng.random()
         if roll < 0.5:
@@ -78,7 +86,7 @@ def _play_locally(env: gym.Env, seed: int, options: dict, steps: int) -> tuple[l
             action = HOSTILE_ACTIONS[turn % len(HOSTILE_ACTIONS)]
         actions.append(action)
         observation, reward, terminated, truncated, info = env.step(action)
-        record.append((observation, reward, terminated, truncated, _normal(info)))
+        record.append((_normal(observation), reward, terminated, truncated, _normal(info)))
         if terminated or truncated:
             break
     return actions, record
@@ -97,12 +105,12 @@ def test_remote_trajectories_equal_local_ones(server, env_id: str) -> None:
     for seed, options in cases:
         actions, expected = _play_locally(local, seed, options, steps=40)
         observation, info = remote.reset(seed=seed, options=options)
-        played = [(observation, _normal(info))]
+        played = [(_normal(observation), _normal(info))]
         assert remote.unwrapped.rules() == local.unwrapped.rules()
         assert remote.unwrapped.task.config.to_dict() == local.unwrapped.task.config.to_dict()
         for action in actions:
             observation, reward, terminated, truncated, info = remote.step(action)
-            played.append((observation, reward, terminated, truncated, _normal(info)))
+            played.append((_normal(observation), reward, terminated, truncated, _normal(info)))
         assert played == expected, f"{env_id} {options}: the remote trajectory differs"
     remote.close()
 
@@ -111,6 +119,53 @@ def test_gymnasium_env_checker_accepts_remote_env(server) -> None:
     env = RemoteEnv(server.url, "llmgym/Maze-v0", width=6, height=6)
     check_env(env, skip_render_check=True)
     env.close()
+
+
+@pytest.mark.parametrize("transport", ["http", "websocket"])
+def test_pixel_env_frames_and_actions_are_those_of_the_local_env(server, transport: str) -> None:
+    local = gym.make("llmgym/HeistPixels-v0", render_mode="rgb_array")
+    remote = RemoteEnv(
+        server.url, "llmgym/HeistPixels-v0", render_mode="rgb_array", transport=transport
+    )
+    assert remote.metadata["render_modes"] == ["rgb_array"]
+    actions = [
+        remote.action_space.sample(),  # a numpy integer, as RL agents send them
+        np.int32(3),
+        7,
+        -1,
+        2.5,
+        np.array([1]),
+        np.array(2),
+        "move down",
+    ]
+    for seed in (0, 1):
+        expected = [_normal(local.reset(seed=seed)[0])]
+        frame, _ = remote.reset(seed=seed)
+        played = [_normal(frame)]
+        for action in actions:
+            expected.append(_normal(local.step(action)))
+            step = remote.step(action)
+            played.append(_normal(step))
+            assert step[0].dtype == np.uint8 and step[0].flags.writeable
+            assert remote.observation_space.contains(step[0])
+        assert played == expected
+        assert np.array_equal(remote.render(), local.render())
+    remote.close()
+
+
+def test_gymnasium_env_checker_accepts_a_remote_pixel_env(server) -> None:
+    env = RemoteEnv(server.url, "llmgym/HeistPixels-v0")
+    check_env(env, skip_render_check=True)
+    env.close()
+
+
+def test_render_modes_follow_the_served_observations(server) -> None:
+    before = len(server.app.state.store.sessions)
+    with pytest.raises(ValueError, match="allowed: rgb_array"):
+        RemoteEnv(server.url, "llmgym/HeistPixels-v0", render_mode="ansi")
+    with pytest.raises(ValueError, match="allowed: ansi, human"):
+        RemoteEnv(server.url, "llmgym/Wordle-v0", render_mode="rgb_array")
+    assert len(server.app.state.store.sessions) == before  # the refused sessions were closed
 
 
 def test_oracle_agent_and_evaluate_through_remote(server) -> None:
@@ -266,10 +321,10 @@ def test_both_transports_give_the_local_trajectory(server, transport: str) -> No
     options = {"task_id": local.unwrapped.task_ids("eval")[2]}
     actions, expected = _play_locally(local, 5, options, steps=25)
     observation, info = remote.reset(seed=5, options=options)
-    played = [(observation, _normal(info))]
+    played = [(_normal(observation), _normal(info))]
     for action in actions:
         observation, reward, terminated, truncated, info = remote.step(action)
-        played.append((observation, reward, terminated, truncated, _normal(info)))
+        played.append((_normal(observation), reward, terminated, truncated, _normal(info)))
     assert played == expected
     remote.close()
 

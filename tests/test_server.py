@@ -3,6 +3,7 @@ limits (token, body size, capacity, TTL), sequence numbers, logs and the OpenAPI
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import threading
@@ -10,12 +11,14 @@ import time
 
 import gymnasium as gym
 import httpx
+import numpy as np
 import pytest
 
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
 from llmgym.cli import main
+from llmgym.hosting import SERVABLE_SPACES
 from llmgym.server import JsonLogFormatter, ServerSettings
 from tests.servers import LiveServer
 
@@ -80,6 +83,43 @@ def test_hostile_actions_are_normal_steps(http) -> None:
         response = http.post(f"/sessions/{session}/step", content=body)
         assert response.status_code == 200, response.text
         assert response.json()["info"]["invalid_action"] is True
+
+
+def test_pixel_sessions_send_exact_frames_and_take_action_indices(http) -> None:
+    created = _session(http, env_id="llmgym/HeistPixels-v0", seed=2)
+    session, env = created["session_id"], created["env"]
+    assert env["observation_space"] == {
+        "type": "Box",
+        "shape": [64, 64, 3],
+        "dtype": "uint8",
+        "low": 0,
+        "high": 255,
+    }
+    assert env["action_space"] == {"type": "Discrete", "n": 4, "start": 0, "dtype": "int64"}
+    local = gym.make("llmgym/HeistPixels-v0")
+    frame, _ = local.reset(seed=2)
+
+    def decoded(observation: dict) -> np.ndarray:
+        assert observation["dtype"] == "uint8" and observation["shape"] == [64, 64, 3]
+        return np.frombuffer(base64.b64decode(observation["__ndarray__"]), np.uint8)
+
+    assert decoded(created["observation"]).tobytes() == frame.tobytes()
+    for action in (local.unwrapped.oracle_action(), 9, -1, 1.0, True, "move up"):
+        step = http.post(f"/sessions/{session}/step", json={"action": action})
+        assert step.status_code == 200, step.text
+        frame, reward, terminated, _, info = local.step(action)
+        assert decoded(step.json()["observation"]).tobytes() == frame.tobytes()
+        assert step.json()["info"] == info and step.json()["reward"] == reward
+        if isinstance(action, int) and not 0 <= action < 4:  # out of range: as locally
+            assert info["invalid_action"] and "(or 0-3)" in info["feedback"]
+    action = {"__ndarray__": base64.b64encode(b"\x01").decode(), "dtype": "uint8", "shape": [1]}
+    step = http.post(f"/sessions/{session}/step", json={"action": action}).json()
+    assert step["info"] == local.step(np.array([1], np.uint8))[4]
+    malformed = {**action, "shape": [2]}
+    error = _error(
+        http.post(f"/sessions/{session}/step", json={"action": malformed}), 422, "invalid_array"
+    )
+    assert "has 2 bytes, but __ndarray__ holds 1" in error["message"]
 
 
 def test_episode_state_conflicts(http) -> None:
@@ -244,6 +284,12 @@ def test_openapi_spec_describes_the_api(http) -> None:
     assert step["requestBody"]["content"]["application/json"]["schema"]["required"] == ["action"]
     assert {"404", "409", "413", "422"} <= set(step["responses"])
     assert spec["paths"]["/sessions"]["post"]["responses"]["503"]
+    schemas = spec["components"]["schemas"]
+    space = schemas["EnvDescription"]["properties"]["observation_space"]
+    assert set(space["discriminator"]["mapping"]) == set(SERVABLE_SPACES)
+    assert schemas["NDArray"]["required"] == ["__ndarray__", "dtype", "shape"]
+    observation = schemas["StepReply"]["properties"]["observation"]["anyOf"]
+    assert {"$ref": "#/components/schemas/NDArray"} in observation
 
 
 def test_serve_command_rejects_bad_settings(capsys) -> None:

@@ -11,6 +11,7 @@ schemathesis = pytest.importorskip("schemathesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from schemathesis.checks import positive_data_acceptance  # noqa: E402
 
+from llmgym.hosting import ARRAY_KEY  # noqa: E402
 from llmgym.server import ServerSettings, create_app  # noqa: E402
 from tests.servers import LiveServer  # noqa: E402
 
@@ -27,6 +28,16 @@ ranges, its task ids, which method names it allows): a schema-valid body may sti
 there, so schemathesis's "valid data is accepted" check does not apply to them."""
 
 
+def _holds_an_array(body: object) -> bool:
+    """Whether a generated body holds an encoded array: one whose bytes do not fill its shape
+    is a 422, which the schema cannot say."""
+    if isinstance(body, dict):
+        return ARRAY_KEY in body or any(_holds_an_array(v) for v in body.values())
+    if isinstance(body, list):
+        return any(_holds_an_array(v) for v in body)
+    return False
+
+
 @pytest.fixture(scope="module")
 def server():
     with LiveServer(SETTINGS) as live:
@@ -39,7 +50,8 @@ def test_operation_conforms_to_the_spec(server, label: str) -> None:
     @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
     @given(case=OPERATIONS[label].as_strategy())
     def check(case) -> None:
-        excluded = [positive_data_acceptance] if label in SEMANTIC else []
+        semantic = label in SEMANTIC or _holds_an_array(case.body)
+        excluded = [positive_data_acceptance] if semantic else []
         case.call_and_validate(base_url=server.url, timeout=30, excluded_checks=excluded)
 
     check()

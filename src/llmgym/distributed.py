@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from llmgym.core.registry import optional_import
 from llmgym.hosting import HostedEnv, HostingError
@@ -95,12 +96,11 @@ class RayEnv(ProxyEnv):
         self.timeout = timeout
         self._actor: Any = EnvActor.options(**(actor_options or {})).remote()
         try:
-            description = self._get(self._actor.make.remote(env_id, make_kwargs))
+            self._mirror(self._get(self._actor.make.remote(env_id, make_kwargs)), render_mode)
         except BaseException:
             ray.kill(self._actor)
             self._actor = None
             raise
-        self._mirror(description, render_mode)
 
     def __repr__(self) -> str:
         return f"<RayEnv {getattr(self, 'env_id', '?')}>"
@@ -129,11 +129,13 @@ class RayEnv(ProxyEnv):
 
     def _remote_reset(
         self, seed: int | None, options: dict[str, Any] | None
-    ) -> tuple[str, dict[str, Any]]:
-        return self._get(self.actor.reset.remote(seed, options))
+    ) -> tuple[Any, dict[str, Any]]:
+        observation, info = self._get(self.actor.reset.remote(seed, options))
+        return _writable(observation), info
 
-    def _remote_step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        return self._get(self.actor.step.remote(action))
+    def _remote_step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        observation, *rest = self._get(self.actor.step.remote(action))
+        return (_writable(observation), *rest)  # type: ignore[return-value]
 
     def _remote_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         return self._get(self.actor.call.remote(name, list(args), kwargs))
@@ -145,6 +147,14 @@ class RayEnv(ProxyEnv):
             finally:
                 ray.kill(self._actor)
                 self._actor = None
+
+
+def _writable(observation: Any) -> Any:
+    """A frame as the local environment returns it: Ray hands out arrays that are read-only
+    views of its object store."""
+    if isinstance(observation, np.ndarray) and not observation.flags.writeable:
+        return observation.copy()
+    return observation
 
 
 def ray_env_factory(

@@ -6,12 +6,13 @@
     env = gymnasium.make("llmgym/Remote-v0", url="http://...", env_id="llmgym/Wordle-v0")
 
 It has the served environment's spaces, returns the same observations, rewards and ``info``
-(through JSON: tuples arrive as lists) and raises what the local environment raises: a bad
-config is a :class:`~llmgym.ConfigError` naming the field, bad reset options a ``ValueError``,
-a step after the episode's end a ``gymnasium.error.ResetNeeded``. ``env.unwrapped`` answers
-``task_ids``, ``oracle_action``, ``admissible_actions``, ``rules``, ... through the server, so
-:func:`llmgym.rollout.rollout`, :func:`llmgym.evaluation.evaluate` and
-:class:`~llmgym.agents.OracleAgent` work unchanged.
+(through JSON: tuples arrive as lists, numpy scalars as Python numbers; numpy arrays — a pixel
+environment's frames — arrive exactly, with their dtype, shape and bytes) and raises what the
+local environment raises: a bad config is a :class:`~llmgym.ConfigError` naming the field, bad
+reset options a ``ValueError``, a step after the episode's end a
+``gymnasium.error.ResetNeeded``. ``env.unwrapped`` answers ``task_ids``, ``oracle_action``,
+``admissible_actions``, ``rules``, ... through the server, so :func:`llmgym.rollout.rollout`,
+:func:`llmgym.evaluation.evaluate` and :class:`~llmgym.agents.OracleAgent` work unchanged.
 
 ``reset``, ``step`` and calls travel over one WebSocket per session when the ``websockets``
 package is installed (it comes with ``llmgym[serve]``), otherwise as one HTTP request each
@@ -45,12 +46,13 @@ from typing import Any, ClassVar, NoReturn, SupportsFloat
 import gymnasium as gym
 import httpx
 import numpy as np
+from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 
 from llmgym.core.config import ConfigError
 from llmgym.core.registry import MissingDependencyError
 from llmgym.core.tasks import TaskIdRange
-from llmgym.hosting import PROTOCOL_VERSION, dumps, space_from_dict
+from llmgym.hosting import PROTOCOL_VERSION, dumps, loads, space_from_dict
 
 __all__ = [
     "AuthenticationError",
@@ -100,7 +102,7 @@ def raise_remote_error(code: str, message: str, field: str | None = None) -> NoR
     would raise where there is a local equivalent)."""
     if code == "invalid_config" and field:
         raise ConfigError(field, message)
-    if code == "invalid_request":
+    if code in ("invalid_request", "invalid_array"):
         raise ValueError(message)
     if code in ("episode_ended", "reset_needed"):
         raise EpisodeEndedError(message)
@@ -153,7 +155,7 @@ class RemoteTask:
     config: RemoteConfig
 
 
-class ProxyEnv(gym.Env[str, str]):
+class ProxyEnv(gym.Env[Any, Any]):
     """A ``gymnasium.Env`` whose environment lives elsewhere; subclasses provide the transport
     (:meth:`_remote_reset`, :meth:`_remote_step`, :meth:`_remote_call`, :meth:`_remote_close`).
 
@@ -161,10 +163,14 @@ class ProxyEnv(gym.Env[str, str]):
     answers the llmgym contract's read-only methods (``task_ids``, ``oracle_action``,
     ``admissible_actions``, ``sample_action``, ``rules``, ``task_signature``,
     ``skills_achieved``, ``config_schema``, ``task``, ``instruction``, ``success``) remotely.
-    ``render`` works locally (``"ansi"``: the latest observation; ``"human"``: print it).
+    ``render`` works locally from the latest observation: ``"ansi"`` (the text) and ``"human"``
+    (print it) for text environments, ``"rgb_array"`` (a copy of the frame) for pixel ones.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {
+        "render_modes": ["ansi", "human", "rgb_array"],
+        "render_fps": 4,
+    }
 
     def _mirror(self, description: Mapping[str, Any], render_mode: str | None) -> None:
         if description.get("protocol") != PROTOCOL_VERSION:
@@ -172,20 +178,25 @@ class ProxyEnv(gym.Env[str, str]):
                 f"the server speaks protocol {description.get('protocol')}, this client "
                 f"{PROTOCOL_VERSION}: install the same llmgym version on both sides"
             )
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(
-                f"render_mode={render_mode!r} is not supported; "
-                f"allowed: {', '.join(self.metadata['render_modes'])}"
-            )
-        self.render_mode = render_mode
         self.env_id: str = description["env_id"]
         self.observation_space = space_from_dict(description["observation_space"])
         self.action_space = space_from_dict(description["action_space"])
+        if isinstance(self.observation_space, spaces.Text):
+            modes = ["ansi", "human"]
+        else:  # the frame is the observation: what the pixel environments render
+            modes = [m for m in ("rgb_array",) if m in description["render_modes"]]
+        self.metadata = {**self.metadata, "render_modes": modes}
+        if render_mode is not None and render_mode not in modes:
+            raise ValueError(
+                f"render_mode={render_mode!r} is not supported by {self.env_id}; "
+                f"allowed: {', '.join(modes) or 'none'}"
+            )
+        self.render_mode = render_mode
         self.example: str = description["example"]
         self.skills: tuple[str, ...] = tuple(description["skills"])
         self.config = RemoteConfig(description["config"])
         self.max_episode_steps: int | None = description["max_episode_steps"]
-        self._last_observation = ""
+        self._last_observation: Any = None
         self._task_ids: dict[tuple[str, str], Sequence[str]] = {}
         self._schema: dict[str, Any] | None = None
         if self.env_id in gym.registry:  # the served environment's spec: rollouts record its id
@@ -194,10 +205,10 @@ class ProxyEnv(gym.Env[str, str]):
     # ---------------------------------------------------------------- transport (subclasses)
     def _remote_reset(
         self, seed: int | None, options: dict[str, Any] | None
-    ) -> tuple[str, dict[str, Any]]:
+    ) -> tuple[Any, dict[str, Any]]:
         raise NotImplementedError
 
-    def _remote_step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    def _remote_step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         raise NotImplementedError
 
     def _remote_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
@@ -209,24 +220,27 @@ class ProxyEnv(gym.Env[str, str]):
     # ---------------------------------------------------------------- gymnasium API
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
+    ) -> tuple[Any, dict[str, Any]]:
         """Start an episode remotely (``seed`` and ``options`` as for the local environment)."""
         super().reset(seed=seed)
         observation, info = self._remote_reset(seed, options)
         self._last_observation = observation
         return observation, info
 
-    def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
-        """Apply one action remotely. Any text is accepted (the environment answers invalid
-        actions); other JSON values are answered as invalid too."""
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Apply one action remotely: text, an index of a ``Discrete`` action space (a Python or
+        numpy integer), an array. The environment answers invalid ones, as it does locally."""
         observation, reward, terminated, truncated, info = self._remote_step(action)
         self._last_observation = observation
         if self.render_mode == "human":
             self.render()
         return observation, reward, terminated, truncated, info
 
-    def render(self) -> str | None:
-        """``"ansi"``: the latest observation as a string; ``"human"``: print it."""
+    def render(self) -> Any:
+        """``"ansi"``: the latest observation as a string; ``"human"``: print it;
+        ``"rgb_array"``: a copy of the latest frame."""
+        if self.render_mode == "rgb_array":
+            return np.array(self._last_observation)
         if self.render_mode == "ansi":
             return self._last_observation
         if self.render_mode == "human":
@@ -250,7 +264,7 @@ class ProxyEnv(gym.Env[str, str]):
             self._task_ids[key] = ids
         return self._task_ids[key]
 
-    def oracle_action(self) -> str:
+    def oracle_action(self) -> Any:
         """The oracle's next action, computed where the environment lives."""
         return self._remote_call("oracle_action")
 
@@ -258,7 +272,7 @@ class ProxyEnv(gym.Env[str, str]):
         """The valid actions now, where the environment can list them."""
         return self._remote_call("admissible_actions")
 
-    def sample_action(self, rng: np.random.Generator) -> str:
+    def sample_action(self, rng: np.random.Generator) -> Any:
         """A random valid action, drawn remotely with a seed taken from ``rng``."""
         return self._remote_call("sample_action", seed=int(rng.integers(2**63)))
 
@@ -384,7 +398,11 @@ class RemoteEnv(ProxyEnv):
         self.instance_id: str = created["instance_id"]
         self.ttl_s: float = created["ttl_s"]
         self._seq: int = created["seq"]
-        self._mirror(created["env"], render_mode)
+        try:
+            self._mirror(created["env"], render_mode)
+        except BaseException:
+            self.close()
+            raise
 
     def __repr__(self) -> str:
         return f"<RemoteEnv {getattr(self, 'env_id', '?')} at {self.url} session={self.session_id}>"
@@ -392,12 +410,14 @@ class RemoteEnv(ProxyEnv):
     # ---------------------------------------------------------------- transport
     def _remote_reset(
         self, seed: int | None, options: dict[str, Any] | None
-    ) -> tuple[str, dict[str, Any]]:
+    ) -> tuple[Any, dict[str, Any]]:
         reply = self._sequenced("reset", {"seed": seed, "options": options})
         return reply["observation"], reply["info"]
 
-    def _remote_step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        if not isinstance(action, (str, int, float, bool, list, dict, type(None))):
+    def _remote_step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if isinstance(action, np.generic):
+            action = action.item()  # Discrete.sample() gives numpy integers
+        elif not isinstance(action, (str, int, float, bool, list, dict, np.ndarray, type(None))):
             action = None  # not JSON: the environment answers it as a non-text action
         reply = self._sequenced("step", {"action": action})
         return (
@@ -507,7 +527,7 @@ class RemoteEnv(ProxyEnv):
                     ) from failure
                 time.sleep(self.backoff * 2**attempt)
                 attempt += 1
-        reply = json.loads(raw)
+        reply = loads(raw)
         if "error" in reply:
             self._raise_error(reply["error"], reply["message"], reply.get("field"))
         return reply
@@ -546,7 +566,7 @@ class RemoteEnv(ProxyEnv):
             attempt += 1
         if response.status_code >= 400:
             self._raise_for(response)
-        return json.loads(response.content) if response.content else None
+        return loads(response.content) if response.content else None
 
     def _request(self, method: str, path: str, content: bytes | None) -> httpx.Response:
         request = httpx.Request(

@@ -16,7 +16,10 @@ server is built to be left running:
   or after the episode ended), 413 (request body over the limit), 422 (invalid request, unknown
   environment, bad config: the ``ConfigError`` message and field), 503 (at capacity) — never a
   200 with an error inside. A hostile *action* is not an error: the environment answers it
-  (``info["invalid_action"]``) as it would locally;
+  (``info["invalid_action"]``) as it would locally — an action index out of range too;
+* observations, ``info`` and actions may hold numpy arrays (pixel environments): they travel
+  exactly, as ``{"__ndarray__": base64, "dtype": ..., "shape": [...]}`` (see
+  :mod:`llmgym.hosting`);
 * ``reset`` and ``step`` carry an optional sequence number, so a client may retry one after a
   dropped connection without applying it twice;
 * logs are JSON lines with the session id (logger ``llmgym.server``).
@@ -44,7 +47,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from llmgym.core.registry import optional_import
 
@@ -60,11 +63,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException  # noqa
 import llmgym  # noqa: E402
 from llmgym.envs import ENVIRONMENTS, get_entry  # noqa: E402
 from llmgym.hosting import (  # noqa: E402
+    ARRAY_KEY,
     PROTOCOL_VERSION,
+    ArrayDType,
     HostedEnv,
     HostingError,
     InvalidRequestError,
     dumps,
+    loads,
 )
 
 __all__ = ["ServerSettings", "create_app", "serve"]
@@ -347,12 +353,7 @@ class SessionStore:
         ...the HTTP body}``. Errors are answered too, as the HTTP error body plus
         ``"status"``; the stream stays open."""
         try:
-            try:
-                message = json.loads(data)
-            except ValueError as error:
-                raise _validation_error(
-                    [{"loc": (), "msg": f"JSON decode error: {error}", "type": "json_invalid"}]
-                ) from None
+            message = _load_json(data)
             if not isinstance(message, dict) or message.get("op") not in _STREAM_OPERATIONS:
                 raise InvalidRequestError(
                     "a stream message is an object with op: reset, step or call", field="op"
@@ -404,7 +405,11 @@ class ResetRequest(_Body):
 
 class StepRequest(_Body):
     action: Any = Field(
-        description="The action: text. Any other JSON value is answered as an invalid action."
+        description=(
+            "The action: text, an integer for a Discrete action space, an encoded array for an "
+            "array space. Any other value is answered by the environment as an invalid action, "
+            "as it is locally (an index out of range too)."
+        ),
     )
     seq: int | None = Field(None, ge=1, description="Sequence number of this request (retries).")
 
@@ -431,11 +436,66 @@ class ErrorBody(BaseModel):
     detail: list[Any] | None = None
 
 
-class SpaceModel(BaseModel):
+class NDArray(BaseModel):
+    """A numpy array, exactly: its bytes in C order and little-endian, base64-encoded."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    data: str = Field(
+        alias=ARRAY_KEY,
+        pattern=r"^[A-Za-z0-9+/]*={0,2}$",
+        description="base64 of the array's bytes (C order, little-endian).",
+        json_schema_extra={"contentEncoding": "base64"},
+    )
+    dtype: ArrayDType
+    shape: list[Annotated[int, Field(ge=0)]]
+
+
+Observation = Annotated[
+    str | NDArray, Field(description="Text, or an encoded array (pixel environments).")
+]
+
+
+class TextSpace(BaseModel):
     type: Literal["Text"]
     min_length: int
     max_length: int
     charset: str
+
+
+class DiscreteSpace(BaseModel):
+    type: Literal["Discrete"]
+    n: int = Field(ge=1)
+    start: int
+    dtype: Literal["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
+
+
+class BoxSpace(BaseModel):
+    type: Literal["Box"]
+    shape: list[Annotated[int, Field(ge=0)]]
+    dtype: ArrayDType
+    low: float | NDArray = Field(
+        description="The lower bound of every element (when they share one finite bound), or "
+        "the array of lower bounds."
+    )
+    high: float | NDArray = Field(description="The upper bound(s), as `low`.")
+
+
+class MultiDiscreteSpace(BaseModel):
+    type: Literal["MultiDiscrete"]
+    nvec: NDArray
+    start: NDArray
+
+
+class MultiBinarySpace(BaseModel):
+    type: Literal["MultiBinary"]
+    n: int | list[int]
+
+
+SpaceModel = Annotated[
+    TextSpace | DiscreteSpace | BoxSpace | MultiDiscreteSpace | MultiBinarySpace,
+    Field(discriminator="type"),
+]
 
 
 class EnvDescription(BaseModel):
@@ -451,13 +511,13 @@ class EnvDescription(BaseModel):
 
 
 class ResetReply(BaseModel):
-    observation: str
+    observation: Observation
     info: dict[str, Any]
     seq: int
 
 
 class StepReply(BaseModel):
-    observation: str
+    observation: Observation
     reward: float
     terminated: bool
     truncated: bool
@@ -470,7 +530,7 @@ class SessionCreated(BaseModel):
     instance_id: str
     ttl_s: float
     env: EnvDescription
-    observation: str | None
+    observation: Observation | None
     info: dict[str, Any] | None
     seq: int
 
@@ -534,14 +594,21 @@ def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
 M = TypeVar("M", bound=BaseModel)
 
 
+def _load_json(data: str | bytes) -> Any:
+    """A request body or stream message, with its encoded arrays decoded; else a 422."""
+    try:
+        return loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        problem = {"loc": (), "msg": f"JSON decode error: {error}", "type": "json_invalid"}
+        raise _validation_error([problem]) from None
+    except ValueError as error:
+        raise InvalidRequestError(f"invalid array: {error}", code="invalid_array") from None
+
+
 async def _parse(request: Request, model: type[M]) -> M:
     """The request's JSON body as ``model``, or a 422. (Hot endpoints parse their body here:
     much cheaper than FastAPI's dependency machinery, with the same validation.)"""
-    try:
-        data = json.loads(await request.body())
-    except ValueError as error:
-        problem = {"loc": (), "msg": f"JSON decode error: {error}", "type": "json_invalid"}
-        raise _validation_error([problem]) from None
+    data = _load_json(await request.body())
     try:
         return model.model_validate(data)
     except ValidationError as error:
@@ -939,8 +1006,9 @@ def _config_schema(env_id: str) -> dict[str, Any]:
 
 
 def _complete_openapi(app: FastAPI, settings: ServerSettings, served: tuple[str, ...]) -> None:
-    """Add what the routes cannot say to the OpenAPI document: the served environment ids and
-    the bearer token (which the guard middleware enforces)."""
+    """Add what the routes cannot say to the OpenAPI document: the served environment ids, that
+    an action is any JSON value but a malformed encoded array, and the bearer token (which the
+    guard middleware enforces)."""
     build = app.openapi
 
     def openapi() -> dict[str, Any]:
@@ -948,6 +1016,11 @@ def _complete_openapi(app: FastAPI, settings: ServerSettings, served: tuple[str,
             schema = build()
             create = schema["components"]["schemas"]["CreateSessionRequest"]
             create["properties"]["env_id"]["enum"] = list(served)
+            step = schema["paths"]["/sessions/{session_id}/step"]["post"]["requestBody"]
+            step["content"][JSON]["schema"]["properties"]["action"]["anyOf"] = [
+                {"not": {"type": "object", "required": [ARRAY_KEY]}},
+                {"$ref": "#/components/schemas/NDArray"},
+            ]
             if settings.token is not None:
                 schema["components"]["securitySchemes"] = {
                     "bearer": {"type": "http", "scheme": "bearer"}
