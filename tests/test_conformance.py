@@ -17,8 +17,25 @@ from hypothesis import strategies as st
 import llmgym
 from llmgym import testing
 
-SETTINGS: dict[str, dict] = {}
-"""Per-environment overrides: ``oracle_episodes``, ``oracle_bar``, ``hostile_count``, ``slow``."""
+SETTINGS: dict[str, dict] = {
+    # Every new game is generated and compiled by TextWorld (about 2 s): fewer distinct games.
+    "llmgym/TextWorld-v0": {
+        "oracle_episodes": 10,
+        "split_samples": 10,
+        "hostile_count": 200,
+        "slow": True,
+    },
+    # A Java simulator at 5-100 ms a step, gold paths up to 178 steps: the first 30 eval tasks
+    # are the first test variation of each of ScienceWorld's 30 tasks.
+    "llmgym/SciWorld-v0": {
+        "oracle_episodes": 30,
+        "split_samples": 30,
+        "hostile_count": 100,
+        "slow": True,
+    },
+}
+"""Per-environment overrides: ``oracle_episodes``, ``oracle_bar``, ``split_samples``,
+``hostile_count``, ``slow``."""
 
 
 def _params() -> list:
@@ -52,7 +69,9 @@ def test_determinism(env_id: str) -> None:
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_splits(env_id: str) -> None:
-    testing.check_splits(_factory(env_id))
+    testing.check_splits(
+        _factory(env_id), samples=SETTINGS.get(env_id, {}).get("split_samples", 50)
+    )
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)

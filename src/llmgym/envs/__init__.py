@@ -26,6 +26,22 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         max_episode_steps=40,
         summary="Craft a goal item from raw materials by following a set of recipes.",
     ),
+    EnvEntry(
+        id="llmgym/TextWorld-v0",
+        entry_point="llmgym.envs.textworld:TextWorldEnv",
+        max_episode_steps=100,
+        summary="Text adventures generated and played by Microsoft TextWorld's own engine.",
+        extra="textworld",
+        requires=("textworld",),
+    ),
+    EnvEntry(
+        id="llmgym/SciWorld-v0",
+        entry_point="llmgym.envs.sciworld:SciWorldEnv",
+        max_episode_steps=200,
+        summary="Grade-school science experiments in ScienceWorld's simulator (30 tasks).",
+        extra="sciworld",
+        requires=("scienceworld",),
+    ),
 )
 
 
