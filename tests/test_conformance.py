@@ -25,6 +25,8 @@ SETTINGS: dict[str, dict] = {
         "hostile_count": 200,
         "slow": True,
     },
+    # The BabyAI bot replans at every primitive step (a few ms): the checks take ~15 s.
+    "llmgym/BabyAI-v0": {"slow": True},
     # A Java simulator at 5-100 ms a step, gold paths up to 178 steps: the first 30 eval tasks
     # are the first test variation of each of ScienceWorld's 30 tasks.
     "llmgym/SciWorld-v0": {

@@ -35,6 +35,14 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         requires=("textworld",),
     ),
     EnvEntry(
+        id="llmgym/BabyAI-v0",
+        entry_point="llmgym.envs.babyai:BabyAIEnv",
+        max_episode_steps=None,
+        summary="MiniGrid's BabyAI levels in text, with path-planned high-level actions.",
+        extra="babyai",
+        requires=("minigrid",),
+    ),
+    EnvEntry(
         id="llmgym/SciWorld-v0",
         entry_point="llmgym.envs.sciworld:SciWorldEnv",
         max_episode_steps=200,

@@ -53,7 +53,9 @@ SIMPLIFICATIONS = (
     "selfWateringFlowerPots",
     "noElectricalAction",
 )
-_ELECTRICAL = frozenset(name for name in TASK_NAMES if "power-component" in name or "conduct" in name)
+_ELECTRICAL = frozenset(
+    name for name in TASK_NAMES if "power-component" in name or "conduct" in name
+)
 _NO_MATCH = ("No known action matches that input.", "Unknown action.")
 _AMBIGUOUS = "Ambiguous request"
 _OPTION = re.compile(r"^([0-9]+):", re.MULTILINE)
@@ -290,10 +292,13 @@ class SciWorldEnv(TextEnv):
         return "look around"
 
     def _advance_gold(self, command: str) -> None:
-        gold = self._gold
-        if gold is not None and self._gold_position < len(gold):
-            if normalize_command(gold[self._gold_position]) == command:
-                self._gold_position += 1
+        gold, position = self._gold, self._gold_position
+        if (
+            gold is not None
+            and position < len(gold)
+            and normalize_command(gold[position]) == command
+        ):
+            self._gold_position += 1
 
     def _gold_path(self) -> list[str]:
         """ScienceWorld's gold action sequence of the current variation (cached on disk)."""

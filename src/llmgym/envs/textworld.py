@@ -86,10 +86,11 @@ _PARSER_ERRORS = (
     "Please give one of the answers above",
     "That noun did not make sense",
 )
-_META_VERBS = frozenset(
-    "quit q restart restore save undo script unscript transcript verify superbrief brief verbose "
-    "notify pronouns version again g oops o".split()
-)
+_META_VERBS = frozenset((
+    "quit", "q", "restart", "restore", "save", "undo", "script", "unscript", "transcript",
+    "verify", "superbrief", "brief", "verbose", "notify", "pronouns", "version", "again", "g",
+    "oops", "o",
+))  # fmt: skip
 _GENERIC_SAMPLES = ("look", "inventory", "go north", "go south", "go east", "go west", "wait")
 
 
@@ -527,7 +528,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--start", type=int, default=0, help="first task index")
     parser.add_argument("--workers", type=int, default=1, help="parallel generator processes")
     parser.add_argument(
-        "--config", default="{}", help='config overrides as JSON, e.g. \'{"challenge": "tw-cooking"}\''
+        "--config",
+        default="{}",
+        help='config overrides as JSON, e.g. \'{"challenge": "tw-cooking"}\'',
     )
     parser.add_argument("--challenge", choices=CHALLENGES, help="shorthand for the config field")
     parser.add_argument("--clear", action="store_true", help="delete the whole game cache first")
