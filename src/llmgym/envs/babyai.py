@@ -193,6 +193,7 @@ class BabyAIEnv(TextEnv):
         self._bot: Any = None
         self._suggestion: int | None = None
         self._seen: list[_Seen] = []
+        self._reachable: set[tuple[int, int]] = set()
         self._signature = ""
 
     # ------------------------------------------------------------------ tasks
@@ -414,6 +415,7 @@ class BabyAIEnv(TextEnv):
     # ------------------------------------------------------------------ description
     def _describe(self, prefix: str) -> str:
         self._seen = self._visible_objects()
+        self._reachable = self._reachable_cells()
         if self._seen:
             things = "; ".join(f"a {seen.label} {_where(seen)}" for seen in self._seen)
             view = f"You see {things}."
@@ -485,32 +487,50 @@ class BabyAIEnv(TextEnv):
 
     def admissible_actions(self) -> list[str]:
         env = self._grid_env
-        actions = ["turn left", "turn right", "move forward"]
+        actions = ["turn left", "turn right"]
+        if self._free(*env.front_pos):
+            actions.append("move forward")
         counts: dict[str, int] = {}
         for seen in self._seen:
             counts[seen.name] = counts.get(seen.name, 0) + 1
         numbered: dict[str, int] = {}
+        agent = (int(env.agent_pos[0]), int(env.agent_pos[1]))
         for seen in self._seen:
             numbered[seen.name] = numbered.get(seen.name, 0) + 1
             label = seen.name if counts[seen.name] == 1 else f"{seen.name} {numbered[seen.name]}"
+            neighbours = _neighbours(seen.position)
+            if not neighbours & self._reachable:
+                continue
             cell = env.grid.get(*seen.position)
             actions.append(f"go to {label}")
             if cell.can_pickup() and env.carrying is None:
                 actions.append(f"pick up {label}")
-            if cell.type == "door":
-                if not cell.is_open and (not cell.is_locked or _holds_key_for(env.carrying, cell)):
+            if cell.type == "door" and (not cell.is_locked or _holds_key_for(env.carrying, cell)):
+                if not cell.is_open:
                     actions.append(f"open {label}")
                 actions.append(f"go through {label}")
-            if env.carrying is not None:
+            if env.carrying is not None and (neighbours & self._reachable) - {agent}:
                 actions.append(f"drop next to {label}")
         front = env.grid.get(*env.front_pos)
         if front is not None and front.can_pickup() and env.carrying is None:
             actions.append("pick up")
         if env.carrying is not None and front is None:
             actions.append("drop")
-        if front is not None and front.type in ("door", "box"):
+        if self._primitive_problem("toggle") is None:
             actions.append("toggle")
         return actions
+
+    def _reachable_cells(self) -> set[tuple[int, int]]:
+        """The free cells the agent can walk to (its own cell included)."""
+        env = self._grid_env
+        start = (int(env.agent_pos[0]), int(env.agent_pos[1]))
+        reachable, queue = {start}, deque([start])
+        while queue:
+            for cell in _neighbours(queue.popleft()):
+                if cell not in reachable and self._free(*cell):
+                    reachable.add(cell)
+                    queue.append(cell)
+        return reachable
 
     def close(self) -> None:
         for env in self._levels.values():
@@ -565,6 +585,10 @@ def _primitive_outcome(code: int, before: tuple[Any, Any], env: Any) -> str:
             return f"You open the {front.color} box."
         return f"The {front.color} door is now {'open' if front.is_open else 'closed'}."
     return f"You {name}."
+
+
+def _neighbours(position: tuple[int, int]) -> set[tuple[int, int]]:
+    return {(position[0] + dx, position[1] + dy) for dx, dy in _DIRECTIONS}
 
 
 def _then(path: list[int] | str, action: int) -> list[int] | str:
