@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
 from llmgym.core import (
     EnvConfig,
@@ -71,7 +72,7 @@ _PRIMITIVE_ALIASES = {
     "put down": "drop",
 }
 _ACTION_NAMES = {code: name for name, code in _PRIMITIVES.items()}
-_OBJECT_TYPES = ("ball", "box", "key", "door")
+_OBJECT_CODES = [4, 5, 6, 7]  # MiniGrid's OBJECT_TO_IDX of door, key, ball, box
 _TARGET = (
     r"(?:the )?(?P<color>red|green|blue|purple|yellow|grey|gray) (?P<kind>ball|box|key|door)"
     r"(?: (?P<number>[0-9]{1,2}))?"
@@ -193,6 +194,7 @@ class BabyAIEnv(TextEnv):
         self._bot: Any = None
         self._suggestion: int | None = None
         self._seen: list[_Seen] = []
+        self._image: np.ndarray = np.zeros((0, 0, 3), dtype=np.uint8)
         self._reachable: set[tuple[int, int]] = set()
         self._signature = ""
 
@@ -224,10 +226,11 @@ class BabyAIEnv(TextEnv):
         for attempt in range(_MAX_ATTEMPTS):
             seed = TaskRng(self.env_name, task.task_id, attempt).randbelow(2**31)
             with contextlib.redirect_stdout(io.StringIO()):  # MiniGrid prints rejected samples
-                env.reset(seed=seed)
+                observation, _ = env.reset(seed=seed)
             self._signature = self._content()
             if split_of(self._signature, eval_fraction=0.5) == task.split:
                 break
+        self._image = observation["image"]
         self._turns = 0
         self._bot = None
         self._suggestion = None
@@ -265,7 +268,8 @@ class BabyAIEnv(TextEnv):
         total, terminated, truncated = 0.0, False, False
         before = _snapshot(env)
         for code in plan:
-            _, reward, terminated, truncated, _ = env.step(code)
+            observation, reward, terminated, truncated, _ = env.step(code)
+            self._image = observation["image"]
             total += float(reward)
             if self._bot is not None:
                 self._suggestion = self._replan(code)
@@ -427,22 +431,18 @@ class BabyAIEnv(TextEnv):
         return "\n".join(part for part in parts if part)
 
     def _visible_objects(self) -> list[_Seen]:
+        """The objects in MiniGrid's egocentric view (its observation image: the agent at the
+        bottom centre looking up; occluded cells are encoded as unseen)."""
         env = self._grid_env
-        view, visible = env.gen_obs_grid()
         size = env.agent_view_size
         seen = []
-        for i in range(size):
-            for j in range(size):
-                cell = view.get(i, j)
-                if cell is None or not visible[i, j] or cell.type not in _OBJECT_TYPES:
-                    continue
-                ahead, right = size - 1 - j, i - size // 2
-                if ahead == 0 and right == 0:
-                    continue  # the carried object is drawn in the agent's cell
-                position = tuple(
-                    int(v) for v in env.agent_pos + ahead * env.dir_vec + right * env.right_vec
-                )
-                seen.append(_Seen(_name(cell), _label(cell), position, ahead, right))  # type: ignore[arg-type]
+        for i, j in np.argwhere(np.isin(self._image[:, :, 0], _OBJECT_CODES)):
+            ahead, right = size - 1 - int(j), int(i) - size // 2
+            if ahead == 0 and right == 0:
+                continue  # the carried object is drawn in the agent's cell
+            x, y = env.agent_pos + ahead * env.dir_vec + right * env.right_vec
+            cell = env.grid.get(int(x), int(y))
+            seen.append(_Seen(_name(cell), _label(cell), (int(x), int(y)), ahead, right))
         seen.sort(key=lambda s: (s.distance, -s.ahead, s.right, s.name))
         return seen
 
@@ -521,16 +521,21 @@ class BabyAIEnv(TextEnv):
         return actions
 
     def _reachable_cells(self) -> set[tuple[int, int]]:
-        """The free cells the agent can walk to (its own cell included)."""
+        """The free cells the agent can walk to (its own cell included). MiniGrid's outer walls
+        keep the flat-index neighbours from wrapping around rows."""
         env = self._grid_env
-        start = (int(env.agent_pos[0]), int(env.agent_pos[1]))
-        reachable, queue = {start}, deque([start])
-        while queue:
-            for cell in _neighbours(queue.popleft()):
-                if cell not in reachable and self._free(*cell):
-                    reachable.add(cell)
-                    queue.append(cell)
-        return reachable
+        width = env.width
+        free = [cell is None or cell.can_overlap() for cell in env.grid.grid]
+        start = int(env.agent_pos[1]) * width + int(env.agent_pos[0])
+        seen = bytearray(len(free))
+        seen[start] = 1
+        queue = [start]
+        for index in queue:  # the list grows while it is walked: a breadth-first search
+            for neighbour in (index - 1, index + 1, index - width, index + width):
+                if 0 <= neighbour < len(free) and not seen[neighbour] and free[neighbour]:
+                    seen[neighbour] = 1
+                    queue.append(neighbour)
+        return {(index % width, index // width) for index in queue}
 
     def close(self) -> None:
         for env in self._levels.values():

@@ -56,6 +56,8 @@ SIMPLIFICATIONS = (
 _ELECTRICAL = frozenset(
     name for name in TASK_NAMES if "power-component" in name or "conduct" in name
 )
+_SAMPLE_COMMANDS = ("look around", "inventory", "wait1")
+_SAMPLE_VERBS = ("look at", "pick up", "open", "close", "activate", "deactivate", "go to", "read")
 _NO_MATCH = ("No known action matches that input.", "Unknown action.")
 _AMBIGUOUS = "Ambiguous request"
 _OPTION = re.compile(r"^([0-9]+):", re.MULTILINE)
@@ -323,22 +325,25 @@ class SciWorldEnv(TextEnv):
         return gold
 
     def _generate_gold(self) -> list[str]:
-        """Reload the variation with ScienceWorld's gold path, then replay this episode's actions
-        (the simulation is deterministic) so the state is as before."""
+        """Reload the variation with ScienceWorld's gold path (which leaves the world at its
+        start), then replay this episode's actions (the simulation is deterministic)."""
         name, variation = self._instance
         engine = self._engine
         engine.load(name, variation, self._simplifications, generateGoldPath=True)
         gold = [str(action) for action in engine.get_gold_action_sequence()]
-        engine.load(name, variation, self._simplifications, generateGoldPath=False)
         for command in self._history:
             engine.server.step(command)
         return gold
 
     def sample_action(self, rng: Any) -> str:
+        """A random command that ScienceWorld's parser accepts: a common verb applied to an
+        object in scope (listing ScienceWorld's valid action-object combinations takes
+        0.2-1 s a call, so they are not listed)."""
         if self._choices:
             return str(int(rng.integers(self._choices)))
-        actions = sorted(self._engine.server.getValidActionObjectCombinations())
-        return actions[int(rng.integers(len(actions)))] if actions else "look around"
+        objects = sorted(self._engine.server.getPossibleObjects())
+        actions = [*_SAMPLE_COMMANDS, *(f"{verb} {o}" for verb in _SAMPLE_VERBS for o in objects)]
+        return actions[int(rng.integers(len(actions)))]
 
     def close(self) -> None:
         if self._engine is not None:
