@@ -152,10 +152,13 @@ def test_game_files_with_and_without_textworld_metadata(tmp_path: Path) -> None:
 def test_pregenerate_fills_the_cache_with_a_progress_bar(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    paths = tw.pregenerate(TextWorldConfig(), "train", 2)
+    config = TextWorldConfig()
+    tw.ensure_game(config, "train", 0)
+    tw.game_path(config, "train", 1).unlink(missing_ok=True)
+    paths = tw.pregenerate(config, "train", 2)
     assert [p.name for p in paths] == ["train-00000.z8", "train-00001.z8"]
     assert all(p.exists() for p in paths)
-    assert "game" in capsys.readouterr().err
+    assert "1/1" in capsys.readouterr().err  # only the missing game was generated
 
 
 def test_task_ids_and_splits_without_generation() -> None:

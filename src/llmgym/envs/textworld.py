@@ -228,7 +228,9 @@ def pregenerate(
         (config.challenge, config.settings(), split, i, str(game_path(config, split, i)))
         for i in missing
     ]
-    bar = tqdm(total=len(jobs), desc=f"TextWorld {config.challenge} {split}", unit="game")
+    bar = tqdm(
+        total=len(jobs), desc=f"TextWorld {config.challenge} {split}", unit="game", disable=not jobs
+    )
     if workers > 1 and len(jobs) > 1:
         with ProcessPoolExecutor(max_workers=workers) as pool:
             for _ in pool.map(_generate_job, jobs):
