@@ -45,7 +45,7 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
     EnvEntry(
         id="llmgym/SciWorld-v0",
         entry_point="llmgym.envs.sciworld:SciWorldEnv",
-        max_episode_steps=200,
+        max_episode_steps=300,
         summary="Grade-school science experiments in ScienceWorld's simulator (30 tasks).",
         extra="sciworld",
         requires=("scienceworld",),

@@ -342,8 +342,9 @@ class TextWorldEnv(TextEnv):
     wrong object in Treasure Hunter, burning an ingredient in Cooking). Truncated by the
     registered turn limit (100). Invalid commands use a turn but change nothing in the game.
     The oracle follows TextWorld's winning policy from the current state
-    (``policy_commands``), so it recovers from any detour; it solves every generated game.
-    Games without TextWorld metadata have no oracle (it answers ``look``).
+    (``policy_commands``), so it recovers from any detour. Measured: it solved 50 of 50 eval
+    games of the default config and 10 of 10 of each other challenge (default knobs). Games
+    without TextWorld metadata have no oracle (it answers ``look``).
 
     ## Arguments
     ``gymnasium.make("llmgym/TextWorld-v0", challenge="tw-cooking", recipe=2, take=2, go=6,
