@@ -56,6 +56,9 @@ SIMPLIFICATIONS = (
 _ELECTRICAL = frozenset(
     name for name in TASK_NAMES if "power-component" in name or "conduct" in name
 )
+_STOCHASTIC_GOLD = frozenset(("mendelian-genetics-known-plant", "mendelian-genetics-unknown-plant"))
+"""Tasks whose gold path depends on the (unseeded) simulated genetics of the run that made it:
+their gold paths are generated in the episode itself, never cached."""
 _SAMPLE_COMMANDS = ("look around", "inventory", "wait1")
 _SAMPLE_VERBS = ("look at", "pick up", "open", "close", "activate", "deactivate", "go to", "read")
 _NO_MATCH = ("No known action matches that input.", "Unknown action.")
@@ -298,9 +301,10 @@ class SciWorldEnv(TextEnv):
     # ------------------------------------------------------------------ oracle
     def oracle_action(self) -> str:
         gold = self._gold_path()
-        if self._gold_position < len(gold):
-            return gold[self._gold_position]
-        return "look around"
+        action = gold[self._gold_position] if self._gold_position < len(gold) else "look around"
+        if self._choices and not action.isdigit():
+            return "0"  # a choice the gold path did not expect: ScienceWorld's first option
+        return action
 
     def _advance_gold(self, command: str) -> None:
         gold, position = self._gold, self._gold_position
@@ -317,7 +321,9 @@ class SciWorldEnv(TextEnv):
             return self._gold
         name, variation = self._instance
         path = _gold_cache(name, variation, self._simplifications)
-        if path.exists():
+        if name in _STOCHASTIC_GOLD:
+            gold = self._generate_gold()
+        elif path.exists():
             gold = json.loads(path.read_text())
         else:
             gold = self._generate_gold()
