@@ -8,7 +8,13 @@ import pytest
 pytest.importorskip("scienceworld")
 
 from llmgym import ConfigError
-from llmgym.envs.sciworld import TASK_NAMES, SciWorldConfig, SciWorldEnv, variation_table
+from llmgym.envs.sciworld import (
+    TASK_NAMES,
+    SciWorldConfig,
+    SciWorldEnv,
+    _sorted_listings,
+    variation_table,
+)
 
 
 def test_task_ids_interleave_tasks_and_splits_share_no_variation() -> None:
@@ -115,3 +121,29 @@ def test_close_stops_the_java_process() -> None:
     env.close()
     process.wait(timeout=30)
     assert env._engine is None
+
+
+def test_room_listings_are_sorted_with_their_nested_lines() -> None:
+    text = "This room is called the kitchen. In it, you see:\n\tthe stove\n\ta cup\n\t\tof tea\n"
+    text += "\tan apple\nYou also see:\n\tA door to the hallway"
+    assert _sorted_listings(text) == (
+        "This room is called the kitchen. In it, you see:\n\ta cup\n\t\tof tea\n\tan apple\n"
+        "\tthe stove\nYou also see:\n\tA door to the hallway"
+    )
+
+
+@pytest.mark.slow
+def test_the_same_actions_read_the_same_despite_hash_ordered_rooms(env: SciWorldEnv) -> None:
+    # melt, test variation 21: the art studio lists its paint cups in a different order per run
+    config = {"task": "melt"}
+    runs = []
+    for _ in range(2):
+        env.reset(options={"task_id": "eval/00000", "config": config})
+        observations = []
+        for _ in range(40):
+            observation, *_, terminated, truncated, _ = env.step(env.oracle_action())
+            observations.append(observation)
+            if terminated or truncated:
+                break
+        runs.append(observations)
+    assert runs[0] == runs[1]
