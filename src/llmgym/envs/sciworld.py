@@ -169,8 +169,8 @@ class SciWorldEnv(TextEnv):
     two Mendelian-genetics tasks it is generated in the episode itself: their gold path
     depends on the simulated crosses of the run that made it). It cannot replan: after
     off-path actions it continues the sequence where it left off, skips a gold command the
-    engine no longer parses and answers an unexpected choice with option 0. Measured:
-    ORACLE_RATE
+    engine no longer parses and answers an unexpected choice with option 0. Measured: it
+    solved 90 of the first 90 eval tasks (the first three test variations of every task).
 
     ScienceWorld's simulator is not seeded. Replaying a gold path twice gave different
     observations in 9 of the 30 tasks (one variation each: melt, use-thermometer,
