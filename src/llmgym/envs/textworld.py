@@ -337,7 +337,8 @@ class TextWorldEnv(TextEnv):
     TextWorld's held-out distributions where TextWorld has them (``tw-cooking``'s test foods
     and preparations, ``tw-simple``'s test foods); for ``tw-treasure_hunter`` and
     ``tw-coin_collector`` a game belongs to the split chosen by a hash of its content (world
-    facts and walkthrough), so no game appears in both splits.
+    facts and walkthrough), so no game appears in both splits. With ``game_file`` there is one
+    task per split (``train/00000`` and ``eval/00000``), both that game.
 
     ## Episode End
     Terminates when the game is won (``info["success"] = True``) or lost (e.g. picking up the
