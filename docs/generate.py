@@ -14,6 +14,7 @@ import argparse
 import importlib
 import inspect
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -21,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 import llmgym  # noqa: E402
+from llmgym.core.config import describe_allowed  # noqa: E402
 from llmgym.core.registry import EnvEntry  # noqa: E402
 
 PAGES = ROOT / "docs" / "environments"
@@ -39,27 +41,12 @@ def _env_class(entry: EnvEntry) -> type:
     return getattr(importlib.import_module(module), name)
 
 
-def _allowed(schema: dict) -> str:
-    if "anyOf" in schema:
-        return " or ".join(_allowed(option) for option in schema["anyOf"])
-    if "enum" in schema:
-        return ", ".join(f"`{json.dumps(v)}`" for v in schema["enum"])
-    if schema.get("type") == "object":
-        keys = schema.get("propertyNames", {}).get("enum")
-        values = schema.get("additionalProperties", {})
-        low, high = values.get("minimum", ""), values.get("maximum", "")
-        return (f"keys {', '.join(keys)}; " if keys else "") + f"values {low}..{high}"
-    if "minimum" in schema or "maximum" in schema:
-        return f"{schema.get('minimum', '-inf')}..{schema.get('maximum', 'inf')}"
-    return schema.get("type", "")
-
-
 def _config_table(schema: dict) -> str:
     rows = ["| field | default | allowed | description |", "|---|---|---|---|"]
     for name, field in schema["properties"].items():
         default = json.dumps(field.get("default"))
         description = field.get("description", "").replace("|", "\\|")
-        rows.append(f"| `{name}` | `{default}` | {_allowed(field)} | {description} |")
+        rows.append(f"| `{name}` | `{default}` | {describe_allowed(field)} | {description} |")
     return "\n".join(rows)
 
 
@@ -76,6 +63,11 @@ def _throughput(entry: EnvEntry) -> str:
                 f"{resets:,.0f} resets/s — one CPU core, `python benchmarks/throughput.py`"
             )
     return "not measured yet (run `python benchmarks/throughput.py`)"
+
+
+def _longest_backtick_run(text: str) -> int:
+    """The longest run of backticks in ``text`` (a code fence must be longer)."""
+    return max((len(run) for run in re.findall(r"`+", text)), default=0)
 
 
 def render_page(entry: EnvEntry) -> str:
@@ -113,7 +105,8 @@ def render_page(entry: EnvEntry) -> str:
         "",
     ]
     if getattr(cls, "example", ""):
-        lines += ["## Example turn", "", "```text", cls.example, "```", ""]
+        fence = "`" * max(3, _longest_backtick_run(cls.example) + 1)
+        lines += ["## Example turn", "", f"{fence}text", cls.example, fence, ""]
     env.close()
     return "\n".join(lines)
 
@@ -122,6 +115,8 @@ def readme_table() -> str:
     """The environment table shown in the README."""
     rows = ["| Id | Summary | Extra |", "|---|---|---|"]
     for entry in llmgym.ENVIRONMENTS:
+        if entry.kind != "task":
+            continue
         link = f"[`{entry.id}`](docs/environments/{page_name(entry)})"
         rows.append(f"| {link} | {entry.summary} | {entry.extra or '—'} |")
     return "\n".join(rows)
@@ -129,7 +124,11 @@ def readme_table() -> str:
 
 def expected_files() -> dict[Path, str]:
     """Every generated file and its content (environments whose extra is missing are left out)."""
-    files = {PAGES / page_name(e): render_page(e) for e in llmgym.ENVIRONMENTS if e.available}
+    files = {
+        PAGES / page_name(e): render_page(e)
+        for e in llmgym.ENVIRONMENTS
+        if e.available and e.kind == "task"
+    }
     if README.exists():
         text = README.read_text()
         if TABLE_START in text and TABLE_END in text:

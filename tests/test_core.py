@@ -190,6 +190,13 @@ class TestEnvContract:
         with pytest.raises(ConfigError, match="MazeConfig.colour"):
             gym.make("llmgym/Maze-v0", colour="red")
 
+    def test_a_failed_reset_leaves_the_env_usable(self) -> None:
+        env = gym.make("llmgym/Maze-v0")
+        with pytest.raises(ValueError):
+            env.reset(options={"split": "bogus"})
+        env.reset(seed=0)
+        assert env.step("move up")[4]["invalid_action"] in (True, False)
+
     def test_seed_picks_task_and_sequence(self) -> None:
         env = gym.make("llmgym/Maze-v0")
         first = [env.reset(seed=5)[1]["task_id"], env.reset()[1]["task_id"]]

@@ -22,9 +22,13 @@ TASK_IDS = ("train/00000", "train/00003", "eval/00000", "eval/00007")
 
 
 def fingerprint(env_id: str, task_id: str) -> str:
-    """A short hash of the task's first observation and its content signature."""
+    """A short hash of the task's first observation and its content signature. The reset is
+    seeded: in a game against a scripted opponent that moves first, its (random) first move is
+    part of the first observation."""
     env = gym.make(env_id).unwrapped
-    observation, _ = env.reset(options={"task_id": task_id})
+    observation, _ = env.reset(seed=0, options={"task_id": task_id})
+    if not isinstance(observation, str):  # pixel observations: their bytes
+        observation = hashlib.sha256(observation.tobytes()).hexdigest()
     digest = hashlib.sha256(f"{observation}\n{env.task_signature()}".encode()).hexdigest()[:20]
     env.close()
     return digest
@@ -35,7 +39,7 @@ def current() -> dict[str, dict[str, str]]:
     return {
         entry.id: {task_id: fingerprint(entry.id, task_id) for task_id in TASK_IDS}
         for entry in llmgym.ENVIRONMENTS
-        if entry.available
+        if entry.available and entry.kind == "task"
     }
 
 

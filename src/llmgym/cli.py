@@ -1,9 +1,12 @@
-"""The ``llmgym`` command line: ``list``, ``play`` and ``eval``."""
+"""The ``llmgym`` command line: list, play, eval, match, collect, envgen, convert and
+serve."""
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,9 +15,13 @@ from typing import Any
 import gymnasium as gym
 
 import llmgym
-from llmgym.agents import make_agent
+from llmgym.agents import AGENT_NAMES, Agent, make_agent
 from llmgym.envs import ENVIRONMENTS, get_entry
 from llmgym.evaluation import evaluate
+from llmgym.remote import RemoteEnvError
+from llmgym.rollout import EnvSource, choose_tasks, rollout
+from llmgym.suites import SUITE_NAMES, load_suite
+from llmgym.trajectories import Trajectory, append_trajectory, convert_file, read_trajectories
 
 __all__ = ["format_table", "main"]
 
@@ -87,35 +94,352 @@ def _cmd_play(args: argparse.Namespace) -> int:
             return 0
 
 
+def _openai_options(args: argparse.Namespace, spec: str) -> dict[str, Any]:
+    if not spec.startswith("openai:"):
+        return {}
+    return {
+        "base_url": args.base_url,
+        "api_key": args.api_key,
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+        "timeout": args.timeout,
+    }
+
+
+def _agent(args: argparse.Namespace) -> Agent:
+    return make_agent(
+        args.agent, seed=args.seed, react=args.react, **_openai_options(args, args.agent)
+    )
+
+
+def _opponent_kwargs(args: argparse.Namespace, env_id: str) -> dict[str, Any]:
+    """``gymnasium.make`` keyword arguments for ``--opponent`` (multi-agent games only)."""
+    if not getattr(args, "opponent", None):
+        return {}
+    from llmgym.matches import game_env_class, make_player
+
+    game = game_env_class(env_id).game_class
+    if args.opponent in game.policies:
+        return {"opponent": args.opponent}
+    return {
+        "opponent": make_player(
+            args.opponent,
+            env_id,
+            seed=args.seed,
+            react=args.react,
+            **_openai_options(args, args.opponent),
+        )
+    }
+
+
+def _env_source(args: argparse.Namespace, env_id: str) -> EnvSource:
+    """The environment id itself (made here), or a factory of the environment living on an
+    ``llmgym serve`` server (``--remote``) or in Ray actors (``--ray``)."""
+    if not (args.remote or args.ray):
+        return env_id
+    make_kwargs = {**_make_kwargs(args), **_opponent_kwargs(args, env_id)}
+    if not isinstance(make_kwargs.get("opponent", ""), str):
+        raise ValueError("with --remote or --ray, --opponent must be one of the game's policies")
+    if args.remote:
+        from llmgym.remote import remote_env_factory
+
+        return remote_env_factory(args.remote, env_id, react=args.react, **make_kwargs)
+    from llmgym.distributed import ray_env_factory
+
+    return ray_env_factory(env_id, react=args.react, **make_kwargs)
+
+
+def _connect(args: argparse.Namespace) -> None:
+    if args.remote and args.ray:
+        raise ValueError("choose one of --remote and --ray")
+    if args.ray:
+        from llmgym.distributed import init
+
+        init(args.ray)
+
+
+def _eval_plan(args: argparse.Namespace) -> list[tuple[str, list[str] | None]]:
+    """``[(env_id, task_ids or None)]`` from the positional ids and/or ``--suite``."""
+    plan: list[tuple[str, list[str] | None]] = [(_resolve_id(e), None) for e in args.env_ids]
+    elsewhere = bool(args.remote or args.ray)  # availability is the remote side's business
+    if args.suite:
+        for env_id, task_ids in load_suite(args.suite).items():
+            entry = get_entry(env_id)
+            if entry.available or elsewhere:
+                plan.append((env_id, task_ids))
+            else:
+                print(f"llmgym: skipping {env_id} (needs {entry.install_hint})", file=sys.stderr)
+    if not plan:
+        raise ValueError("name at least one environment id or a --suite")
+    return plan
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
-    env_ids = [_resolve_id(env_id) for env_id in args.env_ids]
+    if args.agents:
+        return _eval_match(args)
+    _connect(args)
+    agent = _agent(args)
     results = []
-    for env_id in env_ids:
-        agent = make_agent(args.agent, seed=args.seed)
+    record = (
+        functools.partial(append_trajectory, Path(args.trajectories)) if args.trajectories else None
+    )
+    for env_id, task_ids in _eval_plan(args):
         results.append(
             evaluate(
-                env_id,
+                _env_source(args, env_id),
                 agent,
                 split=args.split,
-                episodes=args.episodes,
+                episodes=None if task_ids is not None else args.episodes,
+                task_ids=task_ids,
                 seed=args.seed,
+                concurrency=args.concurrency,
                 progress=not args.quiet,
+                on_trajectory=record,
+                make_kwargs={**_make_kwargs(args), **_opponent_kwargs(args, env_id)},
             )
         )
-    rows = [r.summary() for r in results]
-    print(
-        format_table(
-            rows,
-            ["env_id", "agent", "split", "episodes", "success_rate", "mean_reward", "mean_steps"],
-        )
-    )
+    rows = []
+    for result in results:
+        row = result.summary()
+        low, high = row.pop("success_ci95")
+        row["success_ci95"] = f"{low:.2f}-{high:.2f}"
+        rows.append(row)
+    columns = [
+        "env_id",
+        "agent",
+        "episodes",
+        "success_rate",
+        "success_ci95",
+        "mean_reward",
+        "mean_steps",
+    ]
+    columns += ["mean_turns", "format_errors", "tokens", "errors"]
+    print(format_table(rows, columns))
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {"llmgym_version": llmgym.__version__, "results": [r.to_dict() for r in results]}
+        payload = {
+            "llmgym_version": llmgym.__version__,
+            "suite": args.suite,
+            "react": args.react,
+            "results": [r.to_dict() for r in results],
+        }
         path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
         print(f"\nwrote {path}")
+    return 1 if any(r.summary()["errors"] == r.episodes and r.episodes for r in results) else 0
+
+
+def _eval_match(args: argparse.Namespace) -> int:
+    """``llmgym eval GAME --agents A B ...``: the same as ``llmgym match``."""
+    if len(args.env_ids) != 1 or args.suite:
+        raise ValueError("with --agents, name exactly one multi-agent game (no --suite)")
+    match = argparse.Namespace(**vars(args))
+    match.game, match.games, match.transcripts = args.env_ids[0], args.episodes, args.trajectories
+    return _cmd_match(match)
+
+
+def _cmd_match(args: argparse.Namespace) -> int:
+    from llmgym.matches import make_player, run_match
+
+    if len(args.agents) < 2:
+        raise ValueError("a match needs at least two agents (--agents A B ...)")
+    agents = [
+        make_player(
+            spec, args.game, seed=args.seed, react=args.react, **_openai_options(args, spec)
+        )
+        for spec in args.agents
+    ]
+    transcripts = Path(args.transcripts) if args.transcripts else None
+
+    def save(record: Any) -> None:
+        if transcripts is not None:
+            transcripts.parent.mkdir(parents=True, exist_ok=True)
+            with transcripts.open("a", encoding="utf-8") as stream:
+                stream.write(json.dumps(record.to_dict()) + "\n")
+
+    result = run_match(
+        args.game,
+        agents,
+        games=args.games,
+        split=args.split,
+        seed=args.seed,
+        config=args.config,
+        concurrency=args.concurrency,
+        progress=not args.quiet,
+        keep_messages=transcripts is not None,
+        on_game=save,
+    )
+    rows = []
+    for row in result.standings():
+        low, high = row.pop("win_ci95")
+        rows.append({**row, "win_ci95": f"{low:.2f}-{high:.2f}"})
+    print(f"{result.game}: {len(result.games)} games on the {result.split} split")
+    columns = ["agent", "games", "wins", "draws", "losses", "win_rate", "win_ci95"]
+    columns += ["mean_score", "success_rate", "invalid_moves", "forfeits", "tokens", "errors"]
+    print(format_table(rows, columns))
+    if args.json:
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        payload = {"llmgym_version": llmgym.__version__, "react": args.react, **result.to_dict()}
+        path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        print(f"\nwrote {path}")
+    return 1 if result.games and all(record.error for record in result.games) else 0
+
+
+def _cmd_collect(args: argparse.Namespace) -> int:
+    _connect(args)
+    agent = _agent(args)
+    out = Path(args.output)
+    done: set[tuple[str, str]] = set()
+    if out.exists():
+        done = {(t.env_id, t.task_id) for t in read_trajectories(out)}
+    written = 0
+
+    def save(trajectory: Trajectory) -> None:
+        nonlocal written
+        if trajectory.error is None and (trajectory.success or not args.successful_only):
+            append_trajectory(out, trajectory)
+            written += 1
+
+    for env_id in (_resolve_id(e) for e in args.envs):
+        source = _env_source(args, env_id)
+        probe = source() if callable(source) else gym.make(env_id, **_make_kwargs(args))
+        tasks = choose_tasks(probe, args.split, args.episodes, args.seed)
+        probe.close()
+        todo = [t for t in tasks if (env_id, t) not in done]
+        if len(todo) < len(tasks):
+            print(
+                f"{env_id}: {len(tasks) - len(todo)} of {len(tasks)} tasks already in {out}, "
+                "skipped"
+            )
+        if todo:
+            rollout(
+                source,
+                agent,
+                task_ids=todo,
+                seed=args.seed,
+                concurrency=args.concurrency,
+                progress=not args.quiet,
+                on_trajectory=save,
+                make_kwargs=_make_kwargs(args),
+            )
+    print(f"wrote {written} trajectories to {out}")
     return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from llmgym.server import ServerSettings, configure_logging, serve
+
+    settings = ServerSettings(
+        envs=tuple(args.envs) if args.envs else None,
+        max_sessions=args.max_sessions,
+        ttl_s=args.ttl,
+        token=args.token or os.environ.get("LLMGYM_SERVER_TOKEN") or None,
+        max_body_bytes=args.max_body_bytes,
+    )
+    configure_logging(args.log_level)
+
+    def announce(url: str) -> None:
+        print(f"llmgym serve: listening on {url}", flush=True)
+
+    serve(
+        args.host,
+        args.port,
+        settings,
+        log_level=args.log_level,
+        access_log=args.access_log,
+        on_ready=announce,
+    )
+    return 0
+
+
+def _cmd_envgen(args: argparse.Namespace) -> int:
+    from llmgym.envgen import DesignSpec, SkillStats, make_designer
+
+    spec = DesignSpec.from_env_id(_resolve_id(args.env_id))
+    designer = make_designer(
+        spec,
+        args.llm,
+        n=args.n,
+        run_folder=args.out,
+        base_url=args.base_url,
+        api_key=args.api_key,
+        repair_rounds=args.repair_rounds,
+    )
+    stats = SkillStats.load(args.stats) if args.stats else None
+    designs = designer.propose(stats)
+    for number, design in enumerate(designs, start=1):
+        print(f"Environment {number}: {design.purpose}\n  {json.dumps(design.config)}")
+    if args.out:
+        saved = Path(args.out) / "designs.json"
+        print(f"\nsaved to {saved} (every prompt and reply: events.jsonl)")
+    return 0
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    count = convert_file(
+        args.input, args.output, fmt=args.format, successful_only=args.successful_only
+    )
+    print(f"wrote {count} {args.format} records to {args.output}")
+    return 0
+
+
+def _add_agent_options(parser: argparse.ArgumentParser, *, agent: bool = True) -> None:
+    if agent:
+        parser.add_argument(
+            "--agent", default="oracle", help=f"one of: {', '.join(AGENT_NAMES)} (default: oracle)"
+        )
+    parser.add_argument("--base-url", help="chat-completions API root (default: $OPENAI_BASE_URL)")
+    parser.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
+    parser.add_argument("--temperature", type=float, default=0.0)
+    parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per model request")
+    parser.add_argument(
+        "--concurrency", type=int, default=1, help="episodes (or games) in flight at once"
+    )
+    parser.add_argument(
+        "--react",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="ask for 'Thought: ... Action: ...' replies (--no-react: the action alone)",
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--config",
+        type=_json_object,
+        default=None,
+        metavar="JSON",
+        help="config overrides, e.g. '{\"width\": 8}'",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _add_placement_options(parser: argparse.ArgumentParser) -> None:
+    """Where the environments live: here (default), on a server, or in Ray actors."""
+    parser.add_argument(
+        "--remote",
+        metavar="URL",
+        help="play environments served by `llmgym serve` at URL (token: $LLMGYM_SERVER_TOKEN)",
+    )
+    parser.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="play environments in Ray actors: auto, host:port, ray://host:port or local",
+    )
+
+
+def _make_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    return {"config": args.config} if args.config else {}
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"not valid JSON: {error}") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("expected a JSON object")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -136,14 +460,109 @@ def build_parser() -> argparse.ArgumentParser:
     play.set_defaults(run=_cmd_play)
 
     run = commands.add_parser("eval", help="evaluate an agent and print a results table")
-    run.add_argument("env_ids", nargs="+", metavar="ENV_ID")
-    run.add_argument("--agent", default="oracle", help="oracle or random (default: oracle)")
+    run.add_argument("env_ids", nargs="*", metavar="ENV_ID")
+    run.add_argument("--suite", choices=SUITE_NAMES, help="a named, frozen set of tasks")
     run.add_argument("--split", choices=("train", "eval"), default="eval")
-    run.add_argument("--episodes", type=int, default=50)
-    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--episodes", type=int, default=50, help="per environment (not with --suite)")
     run.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument(
+        "--trajectories", metavar="PATH", help="also append every episode to a JSONL file"
+    )
+    run.add_argument(
+        "--agents",
+        nargs="+",
+        metavar="PLAYER",
+        help="multi-agent games only: play these agents against each other (one per seat) "
+        "instead of --agent; the same as 'llmgym match GAME --agents ...' with --episodes games",
+    )
+    run.add_argument(
+        "--opponent",
+        metavar="PLAYER",
+        help="multi-agent games only: who plays the other seats, a scripted player of the game "
+        "(e.g. greedy) or an agent (oracle, random, openai:MODEL); default: the game's default",
+    )
+    _add_agent_options(run)
+    _add_placement_options(run)
     run.set_defaults(run=_cmd_eval)
+
+    match = commands.add_parser(
+        "match", help="play agents against each other in a multi-agent game; print win rates"
+    )
+    match.add_argument(
+        "game", help="connect_four, negotiation, auction (or a single-agent id of one)"
+    )
+    match.add_argument(
+        "--agents",
+        nargs="+",
+        required=True,
+        metavar="PLAYER",
+        help="one per seat: oracle, random, human, openai:MODEL or a scripted player of the "
+        "game (greedy, cautious, conceder, boulware, shader, truthful)",
+    )
+    match.add_argument("--games", type=int, default=20, help="games to play (seats rotate)")
+    match.add_argument("--split", choices=("train", "eval"), default="eval")
+    match.add_argument("--json", metavar="PATH", help="also write the standings and games as JSON")
+    match.add_argument(
+        "--transcripts", metavar="PATH", help="also append every game with its conversations"
+    )
+    _add_agent_options(match, agent=False)
+    match.set_defaults(run=_cmd_match)
+
+    collect = commands.add_parser("collect", help="build a trajectory dataset (resumable)")
+    collect.add_argument("--envs", nargs="+", required=True, metavar="ENV_ID")
+    collect.add_argument("--split", choices=("train", "eval"), default="train")
+    collect.add_argument("--episodes", type=int, default=100, help="per environment")
+    collect.add_argument(
+        "-o", "--output", required=True, help="JSONL file (appended; finished tasks skipped)"
+    )
+    collect.add_argument(
+        "--successful-only", action="store_true", help="keep only successful episodes"
+    )
+    _add_agent_options(collect)
+    _add_placement_options(collect)
+    collect.set_defaults(run=_cmd_collect)
+
+    envgen = commands.add_parser("envgen", help="design environment configs with an LLM (EnvGen)")
+    envgen.add_argument("env_id")
+    envgen.add_argument("--llm", default="offline", help="offline, openai:MODEL or replay:FOLDER")
+    envgen.add_argument("--base-url", help="chat-completions API root (default: $OPENAI_BASE_URL)")
+    envgen.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
+    envgen.add_argument("--n", type=int, default=4, help="environments to design")
+    envgen.add_argument("--out", help="run folder (continued when it exists)")
+    envgen.add_argument("--stats", help="per-skill success rates (JSON) for an adaptation step")
+    envgen.add_argument("--repair-rounds", type=int, default=2)
+    envgen.set_defaults(run=_cmd_envgen)
+
+    convert = commands.add_parser(
+        "convert", help="trajectories to SFT data (TRL messages or AgentGym)"
+    )
+    convert.add_argument("input")
+    convert.add_argument("-o", "--output", required=True)
+    convert.add_argument("--format", choices=("messages", "conversations"), default="messages")
+    convert.add_argument("--successful-only", action="store_true")
+    convert.set_defaults(run=_cmd_convert)
+
+    server = commands.add_parser(
+        "serve", help="serve environments over HTTP (needs the [serve] extra)"
+    )
+    server.add_argument("--host", default="127.0.0.1", help="interface (0.0.0.0: all)")
+    server.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    server.add_argument(
+        "--envs", nargs="+", metavar="ENV_ID", help="serve only these (default: every available)"
+    )
+    server.add_argument("--max-sessions", type=int, default=256, help="sessions at once")
+    server.add_argument("--ttl", type=float, default=600.0, help="idle seconds before expiry")
+    server.add_argument(
+        "--token", help="require 'Authorization: Bearer TOKEN' (default: $LLMGYM_SERVER_TOKEN)"
+    )
+    server.add_argument(
+        "--max-body-bytes", type=int, default=1 << 20, help="request size limit (default 1 MiB)"
+    )
+    server.add_argument(
+        "--log-level", choices=("debug", "info", "warning", "error"), default="info"
+    )
+    server.add_argument("--access-log", action="store_true", help="log every request")
+    server.set_defaults(run=_cmd_serve)
     return parser
 
 
@@ -152,7 +571,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.run(args)
-    except (KeyError, ValueError, llmgym.MissingDependencyError) as error:
+    except (
+        KeyError,
+        ValueError,
+        llmgym.MissingDependencyError,
+        llmgym.ConfigError,
+        RemoteEnvError,
+    ) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"llmgym: error: {message}", file=sys.stderr)
         return 2

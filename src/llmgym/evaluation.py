@@ -1,142 +1,129 @@
-"""Evaluation: run an agent on a split's tasks and summarise success, reward and length."""
+"""Evaluation: run an agent on a split's tasks (or a suite) and summarise the outcome."""
 
 from __future__ import annotations
 
+import math
 import statistics
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-import gymnasium as gym
-from tqdm.auto import tqdm
-
 from llmgym.agents.base import Agent
-from llmgym.core.tasks import TaskRng
+from llmgym.rollout import EnvSource, rollout
+from llmgym.trajectories import Trajectory
 
-__all__ = ["EpisodeRecord", "EvalResult", "choose_tasks", "evaluate", "play_episode"]
+__all__ = ["EvalResult", "evaluate", "wilson_interval"]
 
 
-@dataclass
-class EpisodeRecord:
-    """The outcome of one episode."""
-
-    env_id: str
-    task_id: str
-    seed: int
-    success: bool
-    reward: float
-    steps: int
-    invalid_actions: int
-    truncated: bool
+def wilson_interval(successes: int, total: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a success rate (95% for ``z=1.96``)."""
+    if total == 0:
+        return (0.0, 0.0)
+    rate = successes / total
+    denominator = 1 + z * z / total
+    centre = (rate + z * z / (2 * total)) / denominator
+    half = z * math.sqrt(rate * (1 - rate) / total + z * z / (4 * total * total)) / denominator
+    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 @dataclass
 class EvalResult:
-    """Summary of an agent on one environment and split."""
+    """An agent's results on one environment: the trajectories and their summary."""
 
     env_id: str
     agent: str
     split: str
-    records: list[EpisodeRecord] = field(default_factory=list)
+    trajectories: list[Trajectory] = field(default_factory=list)
 
     @property
     def episodes(self) -> int:
-        return len(self.records)
+        return len(self.trajectories)
+
+    def _mean(self, values: Sequence[float]) -> float:
+        return statistics.fmean(values) if values else 0.0
 
     @property
     def success_rate(self) -> float:
-        return statistics.fmean(r.success for r in self.records) if self.records else 0.0
-
-    @property
-    def mean_reward(self) -> float:
-        return statistics.fmean(r.reward for r in self.records) if self.records else 0.0
-
-    @property
-    def mean_steps(self) -> float:
-        return statistics.fmean(r.steps for r in self.records) if self.records else 0.0
+        return self._mean([t.success for t in self.trajectories])
 
     def summary(self) -> dict[str, Any]:
-        """The JSON summary row: env id, agent, split, episodes and the means."""
+        """One results row: ``env_id``, ``agent``, ``split``, ``episodes``, ``success_rate``
+        (with its 95% Wilson interval), ``mean_reward``, ``mean_steps``, ``mean_turns``,
+        ``format_errors``, ``invalid_actions``, ``tokens`` and ``errors`` (episodes that hit an
+        exception or a failed model request)."""
+        runs = self.trajectories
+        low, high = wilson_interval(sum(t.success for t in runs), len(runs))
         return {
             "env_id": self.env_id,
             "agent": self.agent,
             "split": self.split,
-            "episodes": self.episodes,
+            "episodes": len(runs),
             "success_rate": self.success_rate,
-            "mean_reward": self.mean_reward,
-            "mean_steps": self.mean_steps,
+            "success_ci95": [low, high],
+            "mean_reward": self._mean([t.total_reward for t in runs]),
+            "mean_steps": self._mean([t.steps for t in runs]),
+            "mean_turns": self._mean([len(t.turns) for t in runs]),
+            "format_errors": sum(t.format_errors for t in runs),
+            "invalid_actions": sum(t.invalid_actions for t in runs),
+            "tokens": sum(t.usage.get("total_tokens", 0) for t in runs),
+            "errors": sum(t.error is not None for t in runs),
         }
 
+    def per_episode(self) -> list[dict[str, Any]]:
+        """One compact record per episode (the full turns are in the trajectories)."""
+        return [
+            {
+                "task_id": t.task_id,
+                "seed": t.seed,
+                "success": t.success,
+                "reward": t.total_reward,
+                "steps": t.steps,
+                "turns": len(t.turns),
+                "invalid_actions": t.invalid_actions,
+                "format_errors": t.format_errors,
+                "tokens": t.usage.get("total_tokens", 0),
+                "truncated": t.truncated,
+                "error": t.error,
+            }
+            for t in self.trajectories
+        ]
+
     def to_dict(self) -> dict[str, Any]:
-        """The summary plus every episode's record."""
-        return {**self.summary(), "per_episode": [asdict(r) for r in self.records]}
-
-
-def choose_tasks(env: gym.Env, split: str, episodes: int, seed: int) -> list[str]:
-    """``episodes`` task ids of ``split``: a seeded sample without replacement (cycling through
-    the whole split first when more episodes than tasks are asked for)."""
-    ids = env.unwrapped.task_ids(split)  # type: ignore[attr-defined]
-    rng = TaskRng("evaluation", split, seed)
-    chosen: list[str] = []
-    while len(chosen) < episodes:
-        take = min(len(ids), episodes - len(chosen))
-        chosen += [ids[i] for i in rng.sample(range(len(ids)), take)]
-    return chosen
-
-
-def play_episode(
-    env: gym.Env, agent: Agent, *, task_id: str, seed: int, env_id: str = ""
-) -> EpisodeRecord:
-    """Play one episode of ``task_id`` with ``agent``."""
-    observation, info = env.reset(seed=seed, options={"task_id": task_id})
-    agent.reset(env)
-    total, steps, invalid = 0.0, 0, 0
-    terminated = truncated = False
-    while not (terminated or truncated):
-        action = agent.act(observation, info)
-        observation, reward, terminated, truncated, info = env.step(action)
-        total += float(reward)
-        steps += 1
-        invalid += bool(info.get("invalid_action"))
-    return EpisodeRecord(
-        env_id=env_id or (env.spec.id if env.spec else type(env.unwrapped).__name__),
-        task_id=task_id,
-        seed=seed,
-        success=bool(info.get("success")),
-        reward=total,
-        steps=steps,
-        invalid_actions=invalid,
-        truncated=bool(truncated and not terminated),
-    )
+        """The summary plus ``per_episode`` records."""
+        return {**self.summary(), "per_episode": self.per_episode()}
 
 
 def evaluate(
-    env_id: str,
-    agent: Agent | Callable[[], Agent],
+    env: EnvSource,
+    agent: Agent,
     *,
     split: str = "eval",
-    episodes: int = 50,
+    episodes: int | None = 50,
     seed: int = 0,
     task_ids: Sequence[str] | None = None,
+    concurrency: int = 1,
     progress: bool = True,
-    make_kwargs: dict[str, Any] | None = None,
+    on_trajectory: Callable[[Trajectory], None] | None = None,
+    make_kwargs: Mapping[str, Any] | None = None,
 ) -> EvalResult:
     """Evaluate ``agent`` on ``episodes`` tasks of ``split`` (or on ``task_ids``).
 
-    Episode ``i`` is played with seed ``seed + i``; the tasks come from :func:`choose_tasks`, so
-    the same arguments always play the same episodes.
+    ``env`` is an environment id — made with ReAct prompting and chat history matching
+    ``agent.react`` — or a factory of a ready environment. Episode ``i`` is reset with
+    ``seed + i`` and the tasks are a seeded sample of the split, so the same arguments always
+    play the same episodes, whatever ``concurrency`` is. See :func:`llmgym.rollout.rollout`.
     """
-    env = gym.make(env_id, **(make_kwargs or {}))
-    player = agent() if callable(agent) and not isinstance(agent, Agent) else agent
-    tasks = list(task_ids) if task_ids is not None else choose_tasks(env, split, episodes, seed)
-    result = EvalResult(env_id=env_id, agent=player.name, split=split)
-    bar = tqdm(
-        tasks, desc=f"{env_id} [{player.name}]", unit="ep", disable=not progress, leave=False
+    trajectories = rollout(
+        env,
+        agent,
+        split=split,
+        episodes=episodes,
+        task_ids=task_ids,
+        seed=seed,
+        concurrency=concurrency,
+        progress=progress,
+        on_trajectory=on_trajectory,
+        make_kwargs=make_kwargs,
     )
-    for index, task_id in enumerate(bar):
-        result.records.append(
-            play_episode(env, player, task_id=task_id, seed=seed + index, env_id=env_id)
-        )
-        bar.set_postfix(success=f"{result.success_rate:.0%}", refresh=False)
-    env.close()
-    return result
+    env_id = env if isinstance(env, str) else (trajectories[0].env_id if trajectories else "")
+    return EvalResult(env_id=env_id, agent=agent.name, split=split, trajectories=trajectories)

@@ -27,6 +27,7 @@ __all__ = [
     "check_determinism",
     "check_hostile_actions",
     "check_splits",
+    "has_feedback",
     "hostile_actions",
     "oracle_success_rate",
     "run_episode",
@@ -126,10 +127,13 @@ def check_api(make_env: EnvFactory) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         check_env(inner, skip_render_check=False)
-    assert isinstance(inner.observation_space, gym.spaces.Text)
-    assert isinstance(inner.action_space, gym.spaces.Text)
-    for char in " \n.,:;!?()[]{}'\"-_/":
-        assert char in inner.observation_space.character_set, f"charset lacks {char!r}"
+    if isinstance(inner.observation_space, gym.spaces.Text):
+        assert isinstance(inner.action_space, gym.spaces.Text)
+        for char in " \n.,:;!?()[]{}'\"-_/":
+            assert char in inner.observation_space.character_set, f"charset lacks {char!r}"
+    else:  # a pixel variant: image observations, discrete actions (text names may be accepted)
+        assert isinstance(inner.observation_space, gym.spaces.Box)
+        assert isinstance(inner.action_space, gym.spaces.Discrete)
     schema = inner.config_schema()
     json.dumps(schema)
     assert schema.get("type") == "object" and "properties" in schema
@@ -163,9 +167,24 @@ def _policy_mix(seed: int) -> Callable[[gym.Env], str]:
 
 def _comparable(trajectory: Sequence[tuple]) -> list[tuple]:
     return [
-        (a, o, r, te, tr, json.dumps(i, sort_keys=True, default=repr))
+        (a, _observation_key(o), r, te, tr, json.dumps(i, sort_keys=True, default=repr))
         for a, o, r, te, tr, i in trajectory
     ]
+
+
+def _observation_key(observation: Any) -> Any:
+    """Text as is; arrays (pixel observations) by shape, type and bytes."""
+    if isinstance(observation, np.ndarray):
+        return (observation.shape, str(observation.dtype), observation.tobytes())
+    return observation
+
+
+def has_feedback(observation: Any, info: dict[str, Any]) -> bool:
+    """An invalid action was explained: in the text observation, or (pixel observations) in
+    ``info["feedback"]``."""
+    if isinstance(observation, str):
+        return bool(observation.strip())
+    return bool(str(info.get("feedback", "")).strip())
 
 
 def _replayer(actions: list[str]) -> Callable[[gym.Env], str]:
@@ -207,7 +226,7 @@ def check_splits(make_env: EnvFactory, *, samples: int = 50) -> None:
     signatures: dict[str, set[str]] = {}
     for split, ids in (("train", train), ("eval", eval_)):
         seen = signatures.setdefault(split, set())
-        for task_id in list(ids)[:samples]:
+        for task_id in list(ids[:samples]):
             env.reset(options={"task_id": task_id})
             seen.add(inner.task_signature())
     shared = signatures["train"] & signatures["eval"]
@@ -262,7 +281,7 @@ def check_hostile_actions(
             assert inner.observation_space.contains(observation), (
                 "feedback outside the observation space"
             )
-            assert observation.strip(), "an invalid action got no feedback"
+            assert has_feedback(observation, info), "an invalid action got no feedback"
             if truncated:
                 inner.reset(seed=episode, options={"task_id": task_id})
         replay_actions, replay_success = [], False

@@ -1,5 +1,6 @@
 """The core contract every llmgym environment fulfils, and the helpers environments share."""
 
+from llmgym.core.cache import cache_dir
 from llmgym.core.config import ConfigError, EnvConfig, knob
 from llmgym.core.env import RESET_OPTIONS, TextEnv, Transition, text_space
 from llmgym.core.registry import EnvEntry, MissingDependencyError, optional_import
@@ -19,6 +20,7 @@ __all__ = [
     "TaskRng",
     "TextEnv",
     "Transition",
+    "cache_dir",
     "knob",
     "normalize_command",
     "optional_import",

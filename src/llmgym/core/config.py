@@ -16,6 +16,7 @@ into JSON Schema, which is what LLM-driven configuration (EnvGen) reads.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import types
 import typing
@@ -23,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any, ClassVar, TypeVar
 
-__all__ = ["ConfigError", "EnvConfig", "knob"]
+__all__ = ["ConfigError", "EnvConfig", "describe_allowed", "knob"]
 
 _MISSING = dataclasses.MISSING
 C = TypeVar("C", bound="EnvConfig")
@@ -337,3 +338,24 @@ def _field_schema(field: dataclasses.Field, annotation: Any) -> dict[str, Any]:
     if meta["doc"]:
         schema["description"] = meta["doc"]
     return schema
+
+
+def describe_allowed(schema: Mapping[str, Any]) -> str:
+    """A short human (and LLM) readable description of what one field of a config's JSON Schema
+    accepts: ``2..30``, ``"local", "full"``, ``"rare", "common" or 0.0..1.0``,
+    ``keys wood, stone; values 0..9``."""
+    if "anyOf" in schema:
+        return " or ".join(describe_allowed(option) for option in schema["anyOf"])
+    if "enum" in schema:
+        return ", ".join(json.dumps(v) for v in schema["enum"])
+    if schema.get("type") == "object":
+        if "properties" in schema:
+            return "an object with " + ", ".join(schema["properties"])
+        keys = schema.get("propertyNames", {}).get("enum")
+        values = schema.get("additionalProperties", {})
+        low, high = values.get("minimum", "-inf"), values.get("maximum", "inf")
+        return (f"keys {', '.join(keys)}; " if keys else "") + f"values {low}..{high}"
+    if "minimum" in schema or "maximum" in schema:
+        low, high = schema.get("minimum", "-inf"), schema.get("maximum", "inf")
+        return f"{schema.get('type', 'number')} {low}..{high}"
+    return str(schema.get("type", "any value"))

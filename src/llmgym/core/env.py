@@ -15,15 +15,22 @@ from llmgym.core.config import EnvConfig
 from llmgym.core.tasks import SPLITS, Task, TaskRng
 from llmgym.core.text import CHARSET, clip_text, quote_action, sanitize_text
 
-__all__ = ["RESET_OPTIONS", "TextEnv", "Transition", "text_space"]
+__all__ = ["RESET_OPTIONS", "TextEnv", "TextSpace", "Transition", "text_space"]
 
 RESET_OPTIONS = ("task_id", "split", "config")
 """The keys ``TextEnv.reset(options=...)`` understands."""
 
 
+class TextSpace(spaces.Text):
+    """A :class:`gymnasium.spaces.Text` over :data:`~llmgym.core.text.CHARSET` (short repr)."""
+
+    def __repr__(self) -> str:
+        return f"Text({self.min_length}, {self.max_length}, charset=llmgym.core.CHARSET)"
+
+
 def text_space(max_length: int, min_length: int = 0) -> spaces.Text:
     """A :class:`gymnasium.spaces.Text` over llmgym's wide :data:`~llmgym.core.text.CHARSET`."""
-    return spaces.Text(max_length=max_length, min_length=min_length, charset=CHARSET)
+    return TextSpace(max_length=max_length, min_length=min_length, charset=CHARSET)
 
 
 @dataclass(slots=True)
@@ -84,6 +91,11 @@ class TextEnv(gym.Env[str, str]):
     """Named abilities the environment exercises (Crafter's achievements, Heist's keys). LLM-driven
     configuration (EnvGen) reads per-skill success to target weak skills; ``()`` means the only
     skill is solving the task."""
+    design_notes: ClassVar[str] = ""
+    """Rules an environment designer must know to write useful configs (e.g. "ores only appear
+    in mountains"); shown to LLM designers."""
+    skill_practice: ClassVar[dict[str, dict[str, Any]]] = {}
+    """Config overrides that make each skill easy to practise; the offline designer uses them."""
 
     def __init__(
         self,
@@ -170,6 +182,11 @@ class TextEnv(gym.Env[str, str]):
         if self._task is None:
             raise ResetNeeded("Call reset() before using the environment.")
         return self._task
+
+    @property
+    def success(self) -> bool:
+        """Whether the current episode's task is solved."""
+        return self._success
 
     @property
     def instruction(self) -> str:

@@ -1,0 +1,90 @@
+"""Oracle and random baselines on the frozen AgentEval suite; updates docs/agenteval.md.
+
+    python benchmarks/agenteval_baselines.py [--concurrency 2]
+
+Runs ``llmgym eval --suite agenteval`` for the oracle and the random agent (ReAct replies, as an
+LLM would give them), writes ``benchmarks/results/agenteval_baselines.json`` and rewrites the
+table between the ``baselines`` markers of ``docs/agenteval.md``. Environments whose extra is
+not installed are skipped (and shown as such).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import llmgym
+from llmgym.agents import make_agent
+from llmgym.envs import get_entry
+from llmgym.evaluation import evaluate
+from llmgym.suites import load_suite
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "agenteval.md"
+START, END = "<!-- baselines:start -->", "<!-- baselines:end -->"
+
+
+def run(concurrency: int) -> dict[str, dict[str, dict[str, float]]]:
+    """``{env_id: {agent: {"success_rate", "mean_reward", "episodes"}}}``."""
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    for env_id, task_ids in load_suite("agenteval").items():
+        if not get_entry(env_id).available:
+            table[env_id] = {}
+            continue
+        for name in ("oracle", "random"):
+            result = evaluate(
+                env_id, make_agent(name, seed=0), task_ids=task_ids, concurrency=concurrency
+            )
+            summary = result.summary()
+            table.setdefault(env_id, {})[name] = {
+                "episodes": summary["episodes"],
+                "success_rate": summary["success_rate"],
+                "mean_reward": summary["mean_reward"],
+            }
+            print(f"{env_id:28s} {name:7s} success {summary['success_rate']:.3f}", flush=True)
+    return table
+
+
+def markdown(table: dict[str, dict[str, dict[str, float]]]) -> str:
+    rows = [
+        "| environment | tasks | oracle success | oracle reward | random success | random reward |"
+    ]
+    rows.append("|---|---|---|---|---|---|")
+    for env_id, agents in table.items():
+        if not agents:
+            rows.append(f"| `{env_id}` | — | not measured (extra not installed) | | | |")
+            continue
+        oracle, random = agents["oracle"], agents["random"]
+        rows.append(
+            f"| `{env_id}` | {oracle['episodes']} | {oracle['success_rate']:.1%} "
+            f"| {oracle['mean_reward']:.3f} | {random['success_rate']:.1%} "
+            f"| {random['mean_reward']:.3f} |"
+        )
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--concurrency", type=int, default=2)
+    args = parser.parse_args(argv)
+    table = run(args.concurrency)
+    out = ROOT / "benchmarks" / "results" / "agenteval_baselines.json"
+    out.write_text(
+        json.dumps(
+            {"llmgym_version": llmgym.__version__, "suite": "agenteval", "baselines": table},
+            indent=2,
+        )
+        + "\n"
+    )
+    text = DOC.read_text()
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    DOC.write_text(f"{head}{START}\n{markdown(table)}\n{END}{tail}")
+    print(f"wrote {out} and the table in {DOC}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Multi-agent text games on PettingZoo, and their single-agent views."""

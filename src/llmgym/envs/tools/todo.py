@@ -1,0 +1,733 @@
+"""Todo: answer questions about, and manage, a to-do list (projects and tasks) with the tools of
+a simulated task manager (AgentGym's Todoist tools, plus task creation)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any
+
+import numpy as np
+
+from llmgym.core import Task, knob, split_of
+from llmgym.core.tasks import TaskRng
+from llmgym.envs.tools.base import (
+    Answer,
+    Episode,
+    Tool,
+    ToolCall,
+    ToolConfig,
+    ToolEnv,
+    ToolError,
+    answers_match,
+    call,
+    goal_template,
+    load_data,
+    normalize_answer,
+    parse_iso_date,
+    tool,
+)
+
+__all__ = ["TodoConfig", "TodoEnv"]
+
+MAX_TASKS = 200
+PRIORITY_NAMES = {1: "normal", 2: "medium", 3: "high", 4: "urgent"}
+MAX_DURATION_CHECKS = 6
+
+
+@dataclass(frozen=True)
+class TodoConfig(ToolConfig):
+    """Difficulty knobs of :class:`TodoEnv`."""
+
+    projects: int = knob(4, low=2, high=8, doc="Projects in the account.")
+    tasks_per_project: int = knob(5, low=3, high=8, doc="Tasks in each project.")
+
+
+def _canonical(projects: list[dict], tasks: list[dict]) -> list[Any]:
+    """The state a goal is judged on: projects (name, favourite) and tasks (project, content,
+    completion, priority, due date, duration), without ids or order."""
+    names = {p["id"]: p["name"] for p in projects}
+    return [
+        sorted((p["name"], p["is_favorite"]) for p in projects),
+        sorted(
+            (
+                names.get(t["project_id"], "?"),
+                normalize_answer(t["content"]),
+                t["is_completed"],
+                t["priority"],
+                t["due_date"] or "",
+                t["duration"] or 0,
+            )
+            for t in tasks
+        ),
+    ]
+
+
+class TodoEnv(ToolEnv):
+    """Manage a to-do list and answer questions about it with the tools of a task manager.
+
+    ## Description
+    AgentGym's TODOList environment (Todoist) rebuilt offline. Each task has its own generated
+    account: 4 projects (Home, Work, Groceries, Fitness, Travel, ...) of 5 tasks each, with
+    priorities (1 normal to 4 urgent), due dates around today, completion, a description naming the
+    place and a tip, and a duration. Goals (18 templates) are questions ("When is 'Renew the
+    passport' due?", "Which project has the most unfinished tasks?", "How many minutes do the
+    unfinished tasks of Work take?") and operations ("Mark ... as completed", "Postpone ... by 3
+    days", "Add a task ... due tomorrow with priority 3", "Complete every overdue task in Home",
+    "Delete all completed tasks in Work"), at three levels. As in AgentGym, success needs the right
+    answer and an unchanged list for questions, and the exact goal state for operations. Accounts
+    are split by a hash of their content (date, projects and tasks): no eval account appears in
+    train.
+
+    ## Action Space
+    Text: one tool call per turn, ``Action: TOOL with Action Input: {JSON}`` or a JSON function
+    call. Tools: ``get_user_current_date``, ``get_projects``, ``update_project(project_id,
+    is_favorite)``, ``get_tasks(project_id)``, ``get_task_description(task_id)``,
+    ``get_task_duration(task_id)``, ``create_task(project_id, content, due_date, priority,
+    description, duration)``, ``update_task(task_id, due_date, priority, content)``,
+    ``complete_task(task_id)``, ``delete_task(task_id)``, ``check_valid_actions`` and
+    ``finish(answer)``. Malformed calls, unknown tools or ids, and missing, unknown or mistyped
+    arguments get precise feedback, set ``info["invalid_action"]`` and change nothing.
+
+    ## Observation Space
+    Text. On reset: ``Goal: ...`` and the tool signatures. After a call: its JSON result, or the
+    error.
+
+    ## Rewards
+    ``1.0`` on ``finish`` when the goal is met: for a question, the answer is right (numbers
+    within max(0.01, 1%), dates as ``YYYY-MM-DD``, names ignoring case and punctuation) and the
+    list is unchanged; for an operation, the projects and tasks equal the goal's state (content,
+    project, completion, priority, due date, duration; ids and order aside). ``0.0`` otherwise.
+
+    ## Starting State
+    The generated account; the user's current date is in 2024.
+
+    ## Episode End
+    Terminates when ``finish`` is called (``info["success"]``). Truncated by the registered turn
+    limit (15 turns, as in AgentGym).
+
+    ## Arguments
+    ``gymnasium.make("llmgym/Todo-v0", projects=4, tasks_per_project=5, min_level=1,
+    max_level=3)``; see :class:`TodoConfig`.
+
+    ## Version History
+    * v0: Initial version.
+    """
+
+    config_class = TodoConfig
+    env_name = "todo"
+    answer_required = False
+    service = (
+        "You are an autonomous agent managing the user's to-do list with the tools of a task "
+        "manager. Each tool is listed with its name, description, parameters and result."
+    )
+    notes = (
+        "Find project ids with get_projects and task ids with get_tasks; do not invent them. "
+        "Priorities run from 1 (normal) to 4 (urgent). For a question, call finish with the "
+        "answer; for an operation, call finish (with answer 'done') when the list is right."
+    )
+    example = (
+        "Observation: Goal: Is 'Buy eggs' a task of the Groceries project? Answer yes or no.\n"
+        "Thought: I need the id of the Groceries project.\n"
+        "Action: get_projects with Action Input: {}"
+    )
+
+    def __init__(self, config: TodoConfig | dict | None = None, **kwargs: Any) -> None:
+        super().__init__(config, **kwargs)
+        self._today = date(2024, 1, 1)
+        self._projects: list[dict] = []
+        self._tasks: list[dict] = []
+        self._initial: list[Any] = []
+        self._expected: list[Any] | None = None
+        self._next_id = 0
+
+    # ------------------------------------------------------------------ state
+    def _setup(self, task: Task, rng: TaskRng) -> None:
+        config: TodoConfig = task.config  # type: ignore[assignment]
+        words = load_data("todo")
+        while True:  # draw accounts until one belongs to the task's split (by its content)
+            self._today = date(2024, 1, 1) + timedelta(days=rng.randbelow(366))
+            names = rng.sample(sorted(words["projects"]), config.projects)
+            contents = [rng.sample(words["projects"][n], config.tasks_per_project) for n in names]
+            skeleton = json.dumps([self._today.isoformat(), names, contents])
+            if split_of(f"todo:{skeleton}") == task.split:
+                break
+        self._projects, self._tasks = [], []
+        for order, (name, chosen) in enumerate(zip(names, contents, strict=True)):
+            project_id = f"pr{rng.randint(100000, 999999)}"
+            self._projects.append(
+                {
+                    "id": project_id,
+                    "name": name,
+                    "order": order,
+                    "color": rng.choice(words["colors"]),
+                    "is_favorite": rng.random() < 0.25,
+                }
+            )
+            for position, content in enumerate(chosen):
+                due = None
+                if rng.random() < 0.85:
+                    due = (self._today + timedelta(days=rng.randint(-6, 14))).isoformat()
+                self._tasks.append(
+                    {
+                        "id": f"t{project_id[2:]}{position:02d}",
+                        "project_id": project_id,
+                        "order": position,
+                        "content": content,
+                        "description": (
+                            f"Place: {rng.choice(words['places'])}. "
+                            f"Tips: {rng.choice(words['tips'])}"
+                        ),
+                        "is_completed": rng.random() < 0.2,
+                        "priority": rng.weighted_choice([1, 2, 3, 4], [5, 3, 2, 1]),
+                        "due_date": due,
+                        "duration": rng.choice([15, 20, 30, 45, 60, 90, 120]),
+                    }
+                )
+        self._initial = _canonical(self._projects, self._tasks)
+        self._expected = None
+        self._next_id = 1
+
+    def _state_signature(self) -> str:
+        return f"{self._today} " + json.dumps(self._initial)
+
+    def _find_project(self, project_id: str) -> dict:
+        for project in self._projects:
+            if project["id"] == project_id.strip():
+                return project
+        raise ToolError(
+            f"no project has the id {project_id.strip()[:30]!r}; get_projects lists the ids"
+        )
+
+    def _find_task(self, task_id: str) -> dict:
+        for entry in self._tasks:
+            if entry["id"] == task_id.strip():
+                return entry
+        raise ToolError(
+            f"no task has the id {task_id.strip()[:30]!r}; get_tasks lists the ids of a project"
+        )
+
+    @staticmethod
+    def _public(entry: dict) -> dict:
+        return {
+            k: entry[k]
+            for k in (
+                "id",
+                "project_id",
+                "order",
+                "content",
+                "is_completed",
+                "priority",
+                "due_date",
+            )
+        }
+
+    # ------------------------------------------------------------------ tools
+    @tool("Get the user's current date.", returns="The current date as YYYY-MM-DD.")
+    def get_user_current_date(self) -> str:
+        return self._today.isoformat()
+
+    @tool(
+        "Get all projects of the account.",
+        returns="An array of projects with id, name, order, color and is_favorite.",
+    )
+    def get_projects(self) -> list[dict]:
+        return [dict(p) for p in self._projects]
+
+    @tool(
+        "Mark a project as a favourite or not.",
+        returns="The updated project.",
+        project_id="The id of the project.",
+        is_favorite="Whether the project is a favourite.",
+    )
+    def update_project(self, project_id: str, is_favorite: bool) -> dict:
+        project = self._find_project(project_id)
+        project["is_favorite"] = is_favorite
+        return dict(project)
+
+    @tool(
+        "Get all tasks of a project, finished or not.",
+        returns="An array of tasks with id, project_id, order, content (the task's name), "
+        "is_completed, priority (1 normal to 4 urgent) and due_date.",
+        project_id="The id of the project.",
+    )
+    def get_tasks(self, project_id: str) -> list[dict]:
+        project = self._find_project(project_id)
+        return [self._public(t) for t in self._tasks if t["project_id"] == project["id"]]
+
+    @tool(
+        "Get the description of a task (the place to go and tips).",
+        returns="id, content and description.",
+        task_id="The id of the task.",
+    )
+    def get_task_description(self, task_id: str) -> dict:
+        entry = self._find_task(task_id)
+        return {k: entry[k] for k in ("id", "content", "description")}
+
+    @tool(
+        "Get how long a task takes.",
+        returns="id, content and duration as 'amount(unit)', e.g. '30(minute)'.",
+        task_id="The id of the task.",
+    )
+    def get_task_duration(self, task_id: str) -> dict:
+        entry = self._find_task(task_id)
+        return {
+            "id": entry["id"],
+            "content": entry["content"],
+            "duration": f"{entry['duration']}(minute)",
+        }
+
+    @tool(
+        "Create a task in a project.",
+        returns="The new task.",
+        project_id="The id of the project.",
+        content="The task's name.",
+        due_date="The due date (YYYY-MM-DD); none if omitted.",
+        priority="1 (normal) to 4 (urgent); 1 if omitted.",
+        description="A description; empty if omitted.",
+        duration="How long it takes, in minutes; none if omitted.",
+    )
+    def create_task(
+        self,
+        project_id: str,
+        content: str,
+        due_date: str | None = None,
+        priority: int = 1,
+        description: str = "",
+        duration: int | None = None,
+    ) -> dict:
+        project = self._find_project(project_id)
+        if not content.strip() or len(content) > 200:
+            raise ToolError("content must be 1 to 200 characters")
+        if due_date is not None:
+            due_date = parse_iso_date(due_date, "due_date").isoformat()
+        _check_priority(priority)
+        if duration is not None and not 1 <= duration <= 1440:
+            raise ToolError("duration must be 1 to 1440 minutes")
+        if len(self._tasks) >= MAX_TASKS:
+            raise ToolError(f"the account holds at most {MAX_TASKS} tasks")
+        siblings = [t for t in self._tasks if t["project_id"] == project["id"]]
+        entry = {
+            "id": f"tn{self._next_id:04d}",
+            "project_id": project["id"],
+            "order": len(siblings),
+            "content": content.strip(),
+            "description": description[:500],
+            "is_completed": False,
+            "priority": priority,
+            "due_date": due_date,
+            "duration": duration,
+        }
+        self._next_id += 1
+        self._tasks.append(entry)
+        return self._public(entry)
+
+    @tool(
+        "Update a task's due date, priority or name (give at least one).",
+        returns="The updated task.",
+        task_id="The id of the task.",
+        due_date="The new due date (YYYY-MM-DD).",
+        priority="The new priority, 1 (normal) to 4 (urgent).",
+        content="The new name of the task.",
+    )
+    def update_task(
+        self,
+        task_id: str,
+        due_date: str | None = None,
+        priority: int | None = None,
+        content: str | None = None,
+    ) -> dict:
+        entry = self._find_task(task_id)
+        if due_date is None and priority is None and content is None:
+            raise ToolError("give at least one of due_date, priority and content")
+        if due_date is not None:
+            due_date = parse_iso_date(due_date, "due_date").isoformat()
+        if priority is not None:
+            _check_priority(priority)
+        if content is not None and not 0 < len(content.strip()) <= 200:
+            raise ToolError("content must be 1 to 200 characters")
+        for key, value in (("due_date", due_date), ("priority", priority), ("content", content)):
+            if value is not None:
+                entry[key] = value.strip() if isinstance(value, str) and key == "content" else value
+        return self._public(entry)
+
+    @tool("Mark a task as completed.", returns="The completed task.", task_id="The id of the task.")
+    def complete_task(self, task_id: str) -> dict:
+        entry = self._find_task(task_id)
+        entry["is_completed"] = True
+        return self._public(entry)
+
+    @tool("Delete a task.", returns="The deleted task.", task_id="The id of the task.")
+    def delete_task(self, task_id: str) -> dict:
+        entry = self._find_task(task_id)
+        self._tasks.remove(entry)
+        return self._public(entry)
+
+    @tool(
+        "Give the answer (for a question) or 'done' (for an operation) and end the task.",
+        answer="The answer to the question, or 'done' after an operation.",
+    )
+    def finish(self, answer: str | float | bool | list[Any]) -> None:  # pragma: no cover
+        raise AssertionError("finish is handled by ToolEnv._step")
+
+    # ------------------------------------------------------------------ judging
+    def _judge(self, answer: Any) -> tuple[float, bool]:
+        state = _canonical(self._projects, self._tasks)
+        expected = self._episode.answer
+        if expected is not None:
+            correct = answers_match(answer, expected, self.abs_tolerance, self.rel_tolerance)
+            success = correct and state == self._initial
+        else:
+            success = state == self._expected
+        return float(success), success
+
+    # ------------------------------------------------------------------ goals
+    def _in(self, project: dict) -> list[dict]:
+        return [t for t in self._tasks if t["project_id"] == project["id"]]
+
+    def _look(self, project: dict) -> list[ToolCall]:
+        return [call("get_projects"), call("get_tasks", project_id=project["id"])]
+
+    def _question(self, goal: str, plan: list[ToolCall], answer: Answer) -> Episode:
+        value = list(answer.value) if answer.kind == "list" else answer.value
+        return Episode(goal, [*plan, call("finish", answer=value)], answer)
+
+    def _operation(self, goal: str, plan: list[ToolCall], changed: Any) -> Episode:
+        """``changed(projects, tasks)`` edits copies of the state into the goal state."""
+        projects = [dict(p) for p in self._projects]
+        tasks = [dict(t) for t in self._tasks]
+        changed(projects, tasks)
+        self._expected = _canonical(projects, tasks)
+        return Episode(goal, [*plan, call("finish", answer="done")])
+
+    def _pick_task(self, rng: TaskRng, want: Any = None) -> tuple[dict, dict] | None:
+        candidates = [t for t in self._tasks if want is None or want(t)]
+        if not candidates:
+            return None
+        entry = rng.choice(candidates)
+        return entry, self._find_project(entry["project_id"])
+
+    @goal_template(level=1)
+    def _goal_due_date(self, rng: TaskRng, split: str) -> Episode | None:
+        picked = self._pick_task(rng, lambda t: t["due_date"])
+        if picked is None:
+            return None
+        entry, project = picked
+        goal = f"When is the task '{entry['content']}' of the {project['name']} project due?"
+        return self._question(goal, self._look(project), Answer(entry["due_date"], "date"))
+
+    @goal_template(level=1)
+    def _goal_membership(self, rng: TaskRng, split: str) -> Episode | None:
+        picked = self._pick_task(rng)
+        if picked is None:
+            return None
+        entry, owner = picked
+        project = owner if rng.random() < 0.5 else rng.choice(self._projects)
+        answer = "yes" if project is owner else "no"
+        goal = f"Is '{entry['content']}' a task of the {project['name']} project? Answer yes or no."
+        return self._question(goal, self._look(project), Answer(answer, "text"))
+
+    @goal_template(level=1)
+    def _goal_complete(self, rng: TaskRng, split: str) -> Episode | None:
+        picked = self._pick_task(rng, lambda t: not t["is_completed"])
+        if picked is None:
+            return None
+        entry, project = picked
+        goal = f"Mark the task '{entry['content']}' in the {project['name']} project as completed."
+
+        def change(projects: list[dict], tasks: list[dict]) -> None:
+            next(t for t in tasks if t["id"] == entry["id"])["is_completed"] = True
+
+        plan = [*self._look(project), call("complete_task", task_id=entry["id"])]
+        return self._operation(goal, plan, change)
+
+    @goal_template(level=1)
+    def _goal_delete(self, rng: TaskRng, split: str) -> Episode | None:
+        picked = self._pick_task(rng)
+        if picked is None:
+            return None
+        entry, project = picked
+        goal = f"Delete the task '{entry['content']}' from the {project['name']} project."
+
+        def change(projects: list[dict], tasks: list[dict]) -> None:
+            tasks[:] = [t for t in tasks if t["id"] != entry["id"]]
+
+        plan = [*self._look(project), call("delete_task", task_id=entry["id"])]
+        return self._operation(goal, plan, change)
+
+    @goal_template(level=1)
+    def _goal_favorite(self, rng: TaskRng, split: str) -> Episode | None:
+        project = rng.choice(self._projects)
+        wanted = not project["is_favorite"]
+        goal = (
+            f"Mark the {project['name']} project as a favorite."
+            if wanted
+            else f"Remove the {project['name']} project from the favorites."
+        )
+
+        def change(projects: list[dict], tasks: list[dict]) -> None:
+            next(p for p in projects if p["id"] == project["id"])["is_favorite"] = wanted
+
+        plan = [
+            call("get_projects"),
+            call("update_project", project_id=project["id"], is_favorite=wanted),
+        ]
+        return self._operation(goal, plan, change)
+
+    @goal_template(level=2)
+    def _goal_open_count(self, rng: TaskRng, split: str) -> Episode:
+        project = rng.choice(self._projects)
+        count = sum(not t["is_completed"] for t in self._in(project))
+        goal = f"How many unfinished tasks are there in the {project['name']} project?"
+        return self._question(goal, self._look(project), Answer(count, "number"))
+
+    @goal_template(level=2)
+    def _goal_top_priority(self, rng: TaskRng, split: str) -> Episode | None:
+        project = rng.choice(self._projects)
+        open_tasks = [t for t in self._in(project) if not t["is_completed"]]
+        if not open_tasks:
+            return None
+        top = max(t["priority"] for t in open_tasks)
+        leaders = [t for t in open_tasks if t["priority"] == top]
+        if len(leaders) > 1:
+            return None
+        goal = f"Which unfinished task of the {project['name']} project has the highest priority?"
+        return self._question(goal, self._look(project), Answer(leaders[0]["content"], "text"))
+
+    @goal_template(level=2)
+    def _goal_place(self, rng: TaskRng, split: str) -> Episode | None:
+        picked = self._pick_task(rng)
+        if picked is None:
+            return None
+        entry, project = picked
+        place = entry["description"].split(".")[0].removeprefix("Place: ")
+        goal = f"Where do I need to go for {_named(entry, project)}?"
+        plan = [*self._look(project), call("get_task_description", task_id=entry["id"])]
+        return self._question(goal, plan, Answer(place, "text"))
+
+    @goal_template(level=2)
+    def _goal_duration(self, rng: TaskRng, split: str) -> Episode | None:
+        picked = self._pick_task(rng)
+        if picked is None:
+            return None
+        entry, project = picked
+        goal = f"How many minutes does {_named(entry, project)} take?"
+        plan = [*self._look(project), call("get_task_duration", task_id=entry["id"])]
+        return self._question(goal, plan, Answer(entry["duration"], "number"))
+
+    @goal_template(level=2)
+    def _goal_overdue_count(self, rng: TaskRng, split: str) -> Episode:
+        project = rng.choice(self._projects)
+        today = self._today.isoformat()
+        count = sum(
+            not t["is_completed"] and t["due_date"] is not None and t["due_date"] < today
+            for t in self._in(project)
+        )
+        goal = (
+            f"How many unfinished tasks of the {project['name']} project are overdue (due before "
+            "today)?"
+        )
+        plan = [call("get_user_current_date"), *self._look(project)]
+        return self._question(goal, plan, Answer(count, "number"))
+
+    @goal_template(level=2)
+    def _goal_postpone(self, rng: TaskRng, split: str) -> Episode | None:
+        picked = self._pick_task(rng, lambda t: t["due_date"] and not t["is_completed"])
+        if picked is None:
+            return None
+        entry, project = picked
+        days = rng.randint(1, 7)
+        new = (date.fromisoformat(entry["due_date"]) + timedelta(days=days)).isoformat()
+        goal = (
+            f"Postpone the task '{entry['content']}' of the {project['name']} project by {days} "
+            f"day{'s' if days > 1 else ''}."
+        )
+
+        def change(projects: list[dict], tasks: list[dict]) -> None:
+            next(t for t in tasks if t["id"] == entry["id"])["due_date"] = new
+
+        plan = [*self._look(project), call("update_task", task_id=entry["id"], due_date=new)]
+        return self._operation(goal, plan, change)
+
+    @goal_template(level=2)
+    def _goal_set_priority(self, rng: TaskRng, split: str) -> Episode | None:
+        picked = self._pick_task(rng, lambda t: not t["is_completed"])
+        if picked is None:
+            return None
+        entry, project = picked
+        priority = rng.choice([p for p in PRIORITY_NAMES if p != entry["priority"]])
+        goal = (
+            f"Set the priority of the task '{entry['content']}' of the {project['name']} project "
+            f"to {priority} ({PRIORITY_NAMES[priority]})."
+        )
+
+        def change(projects: list[dict], tasks: list[dict]) -> None:
+            next(t for t in tasks if t["id"] == entry["id"])["priority"] = priority
+
+        plan = [*self._look(project), call("update_task", task_id=entry["id"], priority=priority)]
+        return self._operation(goal, plan, change)
+
+    @goal_template(level=2)
+    def _goal_create(self, rng: TaskRng, split: str) -> Episode | None:
+        project = rng.choice(self._projects)
+        words = load_data("todo")["projects"][project["name"]]
+        taken = {normalize_answer(t["content"]) for t in self._tasks}
+        fresh = [w for w in words if normalize_answer(w) not in taken]
+        if not fresh:
+            return None
+        content = rng.choice(fresh)
+        priority = rng.randint(1, 4)
+        offset = rng.randint(1, 10)
+        due = (self._today + timedelta(days=offset)).isoformat()
+        when = "tomorrow" if offset == 1 else f"in {offset} days"
+        goal = (
+            f"Add a task '{content}' to the {project['name']} project, due {when}, with priority "
+            f"{priority}."
+        )
+
+        def change(projects: list[dict], tasks: list[dict]) -> None:
+            tasks.append(
+                {"project_id": project["id"], "content": content, "is_completed": False,
+                 "priority": priority, "due_date": due, "duration": None}
+            )  # fmt: skip
+
+        plan = [
+            call("get_user_current_date"),
+            call("get_projects"),
+            call(
+                "create_task",
+                project_id=project["id"],
+                content=content,
+                due_date=due,
+                priority=priority,
+            ),
+        ]
+        return self._operation(goal, plan, change)
+
+    @goal_template(level=3)
+    def _goal_total_duration(self, rng: TaskRng, split: str) -> Episode | None:
+        project = rng.choice(self._projects)
+        open_tasks = [t for t in self._in(project) if not t["is_completed"]]
+        if not 1 <= len(open_tasks) <= MAX_DURATION_CHECKS:
+            return None
+        goal = (
+            f"How many minutes do the unfinished tasks of the {project['name']} project take in "
+            "total?"
+        )
+        plan = [
+            *self._look(project),
+            *(call("get_task_duration", task_id=t["id"]) for t in open_tasks),
+        ]
+        return self._question(goal, plan, Answer(sum(t["duration"] for t in open_tasks), "number"))
+
+    @goal_template(level=3)
+    def _goal_busiest_project(self, rng: TaskRng, split: str) -> Episode | None:
+        counts = {
+            p["name"]: sum(not t["is_completed"] for t in self._in(p)) for p in self._projects
+        }
+        best = max(counts.values())
+        leaders = [name for name, n in counts.items() if n == best]
+        if len(leaders) > 1:
+            return None
+        goal = "Which project has the most unfinished tasks?"
+        plan = [
+            call("get_projects"),
+            *(call("get_tasks", project_id=p["id"]) for p in self._projects),
+        ]
+        return self._question(goal, plan, Answer(leaders[0], "text"))
+
+    @goal_template(level=3)
+    def _goal_complete_overdue(self, rng: TaskRng, split: str) -> Episode | None:
+        project = rng.choice(self._projects)
+        today = self._today.isoformat()
+        overdue = [
+            t for t in self._in(project)
+            if not t["is_completed"] and t["due_date"] is not None and t["due_date"] < today
+        ]  # fmt: skip
+        if not overdue:
+            return None
+        goal = (
+            f"Complete every unfinished task of the {project['name']} project that is due before "
+            "today."
+        )
+        ids = {t["id"] for t in overdue}
+
+        def change(projects: list[dict], tasks: list[dict]) -> None:
+            for t in tasks:
+                if t["id"] in ids:
+                    t["is_completed"] = True
+
+        plan = [call("get_user_current_date"), *self._look(project)]
+        plan += [call("complete_task", task_id=t["id"]) for t in overdue]
+        return self._operation(goal, plan, change)
+
+    @goal_template(level=3)
+    def _goal_delete_completed(self, rng: TaskRng, split: str) -> Episode | None:
+        project = rng.choice(self._projects)
+        done = [t for t in self._in(project) if t["is_completed"]]
+        if not done:
+            return None
+        goal = f"Delete all completed tasks of the {project['name']} project."
+        ids = {t["id"] for t in done}
+
+        def change(projects: list[dict], tasks: list[dict]) -> None:
+            tasks[:] = [t for t in tasks if t["id"] not in ids]
+
+        plan = [*self._look(project), *(call("delete_task", task_id=t["id"]) for t in done)]
+        return self._operation(goal, plan, change)
+
+    @goal_template(level=3)
+    def _goal_move_to_tomorrow(self, rng: TaskRng, split: str) -> Episode | None:
+        project = rng.choice(self._projects)
+        today = self._today.isoformat()
+        tomorrow = (self._today + timedelta(days=1)).isoformat()
+        due = [t for t in self._in(project) if not t["is_completed"] and t["due_date"] == today]
+        if not due:
+            return None
+        goal = (
+            f"Move every unfinished task of the {project['name']} project that is due today to "
+            "tomorrow."
+        )
+        ids = {t["id"] for t in due}
+
+        def change(projects: list[dict], tasks: list[dict]) -> None:
+            for t in tasks:
+                if t["id"] in ids:
+                    t["due_date"] = tomorrow
+
+        plan = [call("get_user_current_date"), *self._look(project)]
+        plan += [call("update_task", task_id=t["id"], due_date=tomorrow) for t in due]
+        return self._operation(goal, plan, change)
+
+    # ------------------------------------------------------------------ random calls
+    def _argument_pool(self, param: str) -> Sequence[Any] | None:
+        if param == "project_id":
+            return [p["id"] for p in self._projects]
+        if param == "task_id":
+            return [t["id"] for t in self._tasks]
+        if param == "due_date":
+            return [(self._today + timedelta(days=i)).isoformat() for i in range(-3, 8)]
+        if param in ("priority",):
+            return [1, 2, 3, 4]
+        if param == "duration":
+            return [15, 30, 60]
+        if param == "content":
+            return ["Buy stamps", "Call the plumber"]
+        return None
+
+    def _sample_arguments(self, selected: Tool, rng: np.random.Generator) -> dict[str, Any]:
+        arguments = super()._sample_arguments(selected, rng)
+        if selected.name == "update_task" and len(arguments) == 1:
+            arguments["priority"] = int(rng.integers(1, 5))
+        return arguments
+
+
+def _check_priority(priority: int) -> None:
+    if not 1 <= priority <= 4:
+        raise ToolError(f"priority must be 1 (normal) to 4 (urgent), got {priority}")
+
+
+def _named(entry: dict, project: dict) -> str:
+    return f"the task '{entry['content']}' of the {project['name']} project"

@@ -1,0 +1,1064 @@
+"""Weather: answer questions about past, present and forecast weather with a simulated weather
+service (location lookup, daily, hourly and air-quality queries, as in AgentGym's weather tools)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+from functools import cache, lru_cache
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from llmgym.core import Task, split_of
+from llmgym.core.tasks import TaskRng
+from llmgym.envs.tools.base import (
+    Answer,
+    Episode,
+    Tool,
+    ToolCall,
+    ToolConfig,
+    ToolEnv,
+    ToolError,
+    call,
+    goal_template,
+    load_data,
+    normalize_answer,
+    parse_iso_date,
+    tool,
+)
+
+__all__ = ["City", "DayWeather", "WeatherConfig", "WeatherEnv", "air_quality_level", "cities"]
+
+FIRST_DAY = date(2000, 1, 1)
+FORECAST_DAYS = 16
+MAX_RANGE_DAYS = 92
+STATION_RADIUS_KM = 50.0
+_AIR_QUALITY_BANDS = (
+    (10.0, "good"),
+    (20.0, "fair"),
+    (25.0, "moderate"),
+    (50.0, "poor"),
+    (75.0, "very poor"),
+)
+_MONTHS = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False)
+class City:
+    """A place of the simulated weather service (coordinates as in the data file). Cities are
+    singletons (see :func:`cities`), compared and hashed by identity."""
+
+    name: str
+    country: str
+    country_name: str
+    latitude: float
+    longitude: float
+    elevation: float
+    population: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}, {self.country}"
+
+
+class DayWeather(NamedTuple):
+    """One day's simulated weather at a city (a tuple of floats, which the garbage collector
+    does not track: the day cache can hold many)."""
+
+    t_max: float
+    t_min: float
+    t_mean: float
+    rain: float
+    snow: float
+    pm25: float
+
+    def hourly(self) -> tuple[float, ...]:
+        """The 24 hourly temperatures: coldest at 05:00 (``t_min``), warmest at 15:00."""
+        span = self.t_max - self.t_min
+        return tuple(round(self.t_min + span * weight, 1) for weight in _DIURNAL)
+
+
+def _diurnal_weight(hour: int) -> float:
+    """Where ``hour`` lies between the day's minimum (0) and maximum (1)."""
+    if 5 <= hour <= 15:
+        return (1 - math.cos(math.pi * (hour - 5) / 10)) / 2
+    return 1 - (1 - math.cos(math.pi * ((hour - 15) % 24) / 14)) / 2
+
+
+_DIURNAL = tuple(_diurnal_weight(hour) for hour in range(24))
+_DIURNAL_MEAN = sum(_DIURNAL) / 24
+
+
+@cache
+def cities() -> tuple[City, ...]:
+    """Every city of the service, most populous first."""
+    data = load_data("cities")
+    rows = [
+        City(name, cc, data["countries"][cc], lat, lon, elev, pop)
+        for name, cc, lat, lon, elev, pop in data["cities"]
+    ]
+    return tuple(sorted(rows, key=lambda c: (-c.population, c.key)))
+
+
+@cache
+def _names() -> dict[str, tuple[City, ...]]:
+    index: dict[str, list[City]] = {}
+    for city in cities():
+        index.setdefault(normalize_answer(city.name), []).append(city)
+    return {name: tuple(found) for name, found in index.items()}
+
+
+@cache
+def _split_cities(split: str) -> tuple[City, ...]:
+    return tuple(c for c in cities() if split_of(f"weather:{c.key}") == split)
+
+
+@cache
+def _by_coordinates() -> dict[tuple[float, float], City]:
+    return {(c.latitude, c.longitude): c for c in cities()}
+
+
+def _shares_name(city: City) -> bool:
+    return len(_names()[normalize_answer(city.name)]) > 1
+
+
+@cache
+def _homes(split: str) -> tuple[City, ...]:
+    """Cities of ``split`` that can be the user's location (their name is unambiguous)."""
+    return tuple(c for c in _split_cities(split) if not _shares_name(c))
+
+
+@cache
+def _cold_cities(split: str) -> tuple[City, ...]:
+    """Cities of ``split`` whose winter mean is near or below freezing."""
+    return tuple(
+        c for c in _split_cities(split) if _climate(c).annual_mean - _climate(c).amplitude < 2
+    )
+
+
+def haversine_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+    """Great-circle distance in kilometres (mean Earth radius 6371 km)."""
+    phi1, phi2 = math.radians(lat1), math.radians(lat2)
+    dphi, dlmb = phi2 - phi1, math.radians(lon2 - lon1)
+    a = math.sin(dphi / 2) ** 2 + math.cos(phi1) * math.cos(phi2) * math.sin(dlmb / 2) ** 2
+    return 2 * 6371.0 * math.asin(min(1.0, math.sqrt(a)))
+
+
+def air_quality_level(index: float) -> str:
+    """The air-quality level of a PM2.5 index (µg/m³), in the European index's bands."""
+    for limit, level in _AIR_QUALITY_BANDS:
+        if index < limit:
+            return level
+    return "extremely poor"
+
+
+class _DayRng(TaskRng):
+    """The generator of one city-day, seeded from the city's seed and the day number without
+    hashing: queries touch thousands of days, and a SHA-256 per day would dominate them."""
+
+    __slots__ = ()
+
+    def __init__(self, city_seed: int, day_number: int) -> None:
+        self._state = (city_seed ^ (day_number * 0xD1B54A32D192ED03)) & ((1 << 64) - 1)
+
+
+@dataclass(frozen=True)
+class _Climate:
+    """A city's climate: yearly mean and seasonal swing (°C), warmest day of the year, two slow
+    weather waves (phases, size in °C), chance of a wet day, rain per wet day (mm), PM2.5 level."""
+
+    seed: int
+    annual_mean: float
+    amplitude: float
+    peak_day: int
+    wave_phases: tuple[float, float]
+    wave_size: float
+    wetness: float
+    rain_scale: float
+    pollution: float
+
+
+@cache
+def _climate(city: City) -> _Climate:
+    rng = TaskRng("weather-climate", city.key)
+    latitude = abs(city.latitude)
+    annual = 28.0 - 0.5 * max(0.0, latitude - 12.0) - 6.5 * city.elevation / 1000.0
+    return _Climate(
+        seed=rng.next_u64(),
+        annual_mean=annual + rng.uniform(-3.0, 3.0),
+        amplitude=1.0 + 0.25 * latitude * rng.uniform(0.8, 1.2),
+        peak_day=200 if city.latitude >= 0 else 20,
+        wave_phases=(rng.uniform(0, 2 * math.pi), rng.uniform(0, 2 * math.pi)),
+        wave_size=rng.uniform(1.5, 3.0),
+        wetness=rng.uniform(0.12, 0.5),
+        rain_scale=rng.uniform(2.0, 9.0),
+        pollution=rng.uniform(4.0, 18.0) + 6.0 * math.log10(max(city.population, 1)),
+    )
+
+
+@lru_cache(maxsize=200_000)
+def day_weather(city: City, day: date) -> DayWeather:
+    """The simulated weather of ``city`` on ``day``: a seasonal cycle, slow random waves and
+    day-to-day noise, all a pure function of the city and the date."""
+    climate = _climate(city)
+    n = day.toordinal()
+    rng = _DayRng(climate.seed, n)
+    day_of_year = n - date(day.year, 1, 1).toordinal() + 1
+    season = math.cos(2 * math.pi * (day_of_year - climate.peak_day) / 365.25)
+    phase1, phase2 = climate.wave_phases
+    anomaly = climate.wave_size * (
+        math.sin(2 * math.pi * n / 9.3 + phase1) + math.sin(2 * math.pi * n / 23.7 + phase2)
+    )
+    mean = climate.annual_mean + climate.amplitude * season + anomaly + rng.uniform(-1.5, 1.5)
+    wet = rng.random() < climate.wetness
+    spread = rng.uniform(3.0, 7.0) * (0.6 if wet else 1.0)
+    low, high = round(mean - spread, 1), round(mean + spread, 1)
+    precipitation = round(-climate.rain_scale * math.log(1.0 - rng.random()), 1) if wet else 0.0
+    if mean <= 0.0:
+        rain, snow = 0.0, round(precipitation * 0.7, 1)
+    elif mean < 2.0:
+        rain, snow = round(precipitation / 2, 1), round(precipitation * 0.35, 1)
+    else:
+        rain, snow = precipitation, 0.0
+    washout = 0.6 if precipitation > 1.0 else 1.0
+    pm25 = round(max(1.0, climate.pollution * washout * rng.uniform(0.6, 1.5)), 1)
+    return DayWeather(
+        t_max=high,
+        t_min=low,
+        t_mean=round(low + (high - low) * _DIURNAL_MEAN, 1),
+        rain=rain,
+        snow=snow,
+        pm25=pm25,
+    )
+
+
+_UNITS = {
+    "temperature_2m_max": "°C",
+    "temperature_2m_min": "°C",
+    "temperature_2m_mean": "°C",
+    "rain_sum": "mm",
+    "snowfall_sum": "cm",
+    "pm2_5": "µg/m³",
+}
+_FIELDS = {
+    "temp": ("temperature_2m_max", "temperature_2m_min", "temperature_2m_mean"),
+    "rain": ("rain_sum",),
+    "snow": ("snowfall_sum",),
+    "air": ("pm2_5",),
+}
+
+
+_FIELD_INDEX = {
+    "temperature_2m_max": DayWeather._fields.index("t_max"),
+    "temperature_2m_min": DayWeather._fields.index("t_min"),
+    "temperature_2m_mean": DayWeather._fields.index("t_mean"),
+    "rain_sum": DayWeather._fields.index("rain"),
+    "snowfall_sum": DayWeather._fields.index("snow"),
+    "pm2_5": DayWeather._fields.index("pm25"),
+}
+
+
+_LATITUDE = "The latitude of the location."
+_LONGITUDE = "The longitude of the location."
+_START = "The first day (YYYY-MM-DD)."
+_END = "The last day (YYYY-MM-DD), at most 92 days after start_date."
+_CURRENT = "Today's date (YYYY-MM-DD)."
+
+
+@dataclass(frozen=True)
+class WeatherConfig(ToolConfig):
+    """Difficulty knobs of :class:`WeatherEnv`."""
+
+
+class WeatherEnv(ToolEnv):
+    """Answer weather questions by calling the tools of a simulated weather service.
+
+    ## Description
+    AgentGym's Weather environment, offline. A deterministic weather service covers 226 cities
+    with coordinates and elevations (a few names, such as Paris or Portland, belong to several
+    places): daily temperature (maximum, minimum, mean), rain, snowfall and PM2.5 air quality from
+    2000-01-01 up to a 16-day forecast, and hourly temperatures, all simulated from each city's
+    latitude and elevation with a seasonal cycle, weather waves and day-to-day noise. The user has
+    a current date and location. Goals are generated from 17 templates at three levels: single
+    lookups ("How much rain fell in Lima on 2022-04-03?"), questions relative to today or to the
+    user's location, and multi-step comparisons ("Which is warmer today on average, Oslo or
+    Riga?"). Eval goals are about cities that no train goal mentions.
+
+    ## Action Space
+    Text: one tool call per turn, either ``Action: TOOL with Action Input: {JSON}`` (AgentGym's
+    form, a thought may precede it) or a JSON function call ``{"name": TOOL, "arguments": {...}}``
+    (OpenAI ``tool_calls`` objects too). Tools: ``get_user_current_date``,
+    ``get_user_current_location``, ``get_latitude_longitude(name)``, ``get_elevation``,
+    ``get_distance``, ``get_historical_{temp,rain,snow}``, ``get_{temp,rain,snow}_forecast``,
+    ``get_current_{temp,rain,snow}``, ``get_hourly_temp``, ``get_historical_air_quality_index``,
+    ``get_current_air_quality_index``, ``get_air_quality_level``, ``check_valid_actions`` and
+    ``finish(answer)``; ``rules()`` lists their arguments and types. Weather queries take
+    coordinates and answer for the city within 50 km. A call that cannot be parsed, names an
+    unknown tool, or has missing, unknown or mistyped arguments (or a date outside the data) gets
+    feedback naming the tool, the argument and the expected type, sets
+    ``info["invalid_action"]`` and changes nothing.
+
+    ## Observation Space
+    Text. On reset: ``Goal: ...`` and the tool signatures. After a call: the tool's result as
+    JSON (Open-Meteo-like ``daily`` arrays for weather queries), or the error.
+
+    ## Rewards
+    ``1.0`` when ``finish`` is called with the true answer, else ``0.0``. Numbers match within
+    max(0.1, 1% of the true value) (a number inside a string such as ``"12.5 °C"`` counts);
+    dates must be ``YYYY-MM-DD``; names and yes/no are compared ignoring case and punctuation.
+
+    ## Starting State
+    The user's current date (2021-2024) and location are drawn with the goal; nothing is looked
+    up yet.
+
+    ## Episode End
+    Terminates when ``finish`` is called (``info["success"]`` says whether the answer is right;
+    ``info["expected_answer"]`` gives the truth). Truncated by the registered turn limit (10
+    turns, as in AgentGym); invalid calls use a turn.
+
+    ## Arguments
+    ``gymnasium.make("llmgym/Weather-v0", min_level=1, max_level=3, action_format="any")``; see
+    :class:`WeatherConfig`. ``env.unwrapped.tool_schemas()`` gives the tools in OpenAI's
+    function-calling format.
+
+    ## Version History
+    * v0: Initial version.
+    """
+
+    config_class = WeatherConfig
+    env_name = "weather"
+    abs_tolerance = 0.1
+    rel_tolerance = 0.01
+    service = (
+        "You are an autonomous agent answering weather questions with the tools of a weather "
+        "service. Each tool is listed with its name, description, parameters and result."
+    )
+    notes = (
+        "Look coordinates up with get_latitude_longitude; do not guess them (weather queries "
+        "answer for the place within 50 km of the coordinates). Past days come from the "
+        "historical tools (up to yesterday), today from the current tools, and the next 16 days "
+        "from the forecast tools."
+    )
+    example = (
+        "Observation: Goal: What was the lowest temperature in Lima yesterday?\n"
+        "Thought: I need today's date and the coordinates of Lima first.\n"
+        "Action: get_user_current_date with Action Input: {}"
+    )
+
+    def __init__(self, config: WeatherConfig | dict | None = None, **kwargs: Any) -> None:
+        super().__init__(config, **kwargs)
+        self._today = date(2022, 1, 1)
+        self._home = cities()[0]
+
+    # ------------------------------------------------------------------ state
+    def _setup(self, task: Task, rng: TaskRng) -> None:
+        self._today = date(2021, 1, 1) + timedelta(days=rng.randbelow(4 * 365))
+        self._home = rng.choice(_homes(task.split))
+
+    def _state_signature(self) -> str:
+        return f"{self._today} {self._home.key}"
+
+    def _station(self, latitude: float, longitude: float) -> City:
+        if not (-90 <= latitude <= 90 and -180 <= longitude <= 180):
+            raise ToolError(
+                f"({latitude}, {longitude}) are not coordinates: latitude must be in [-90, 90] "
+                "and longitude in [-180, 180]"
+            )
+        exact = _by_coordinates().get((latitude, longitude))
+        if exact is not None:
+            return exact
+        near = [c for c in cities() if abs(c.latitude - latitude) < 0.5]  # 0.5° is > 50 km
+        best = min(
+            near,
+            key=lambda c: haversine_km(latitude, longitude, c.latitude, c.longitude),
+            default=None,
+        )
+        if (
+            best is None
+            or haversine_km(latitude, longitude, best.latitude, best.longitude) > STATION_RADIUS_KM
+        ):
+            raise ToolError(
+                f"no weather data within {STATION_RADIUS_KM:g} km of ({latitude}, {longitude}); "
+                "look the coordinates up with get_latitude_longitude"
+            )
+        return best
+
+    def _range(self, start_date: str, end_date: str, kind: str) -> list[date]:
+        start = parse_iso_date(start_date, "start_date")
+        end = parse_iso_date(end_date, "end_date")
+        if end < start:
+            raise ToolError(f"end_date {end} is before start_date {start}")
+        if (end - start).days >= MAX_RANGE_DAYS:
+            raise ToolError(
+                f"at most {MAX_RANGE_DAYS} days per query; got {(end - start).days + 1}"
+            )
+        if kind == "historical":
+            if end >= self._today:
+                raise ToolError(
+                    f"historical data ends yesterday ({self._today - timedelta(days=1)}); use the "
+                    "current or forecast tools for later days"
+                )
+            if start < FIRST_DAY:
+                raise ToolError(f"historical data starts on {FIRST_DAY}")
+        else:
+            last = self._today + timedelta(days=FORECAST_DAYS - 1)
+            if start < self._today or end > last:
+                raise ToolError(
+                    f"forecasts cover {self._today} to {last}; use the historical tools for "
+                    "earlier days"
+                )
+        return [start + timedelta(days=i) for i in range((end - start).days + 1)]
+
+    def _daily(self, latitude: float, longitude: float, days: list[date], kind: str) -> dict:
+        city = self._station(latitude, longitude)
+        fields = _FIELDS[kind]
+        series: dict[str, list[Any]] = {"time": [d.isoformat() for d in days]}
+        weather = [day_weather(city, d) for d in days]
+        for name in fields:
+            index = _FIELD_INDEX[name]
+            series[name] = [w[index] for w in weather]
+        return {
+            "latitude": city.latitude,
+            "longitude": city.longitude,
+            "daily_units": {"time": "iso8601", **{name: _UNITS[name] for name in fields}},
+            "daily": series,
+        }
+
+    def _current(self, latitude: float, longitude: float, current_date: str, kind: str) -> dict:
+        day = parse_iso_date(current_date, "current_date")
+        if day != self._today:
+            raise ToolError(
+                f"current data is only available for today; current_date {day} is not today"
+            )
+        return self._daily(latitude, longitude, [day], kind)
+
+    # ------------------------------------------------------------------ tools
+    @tool("Get the user's current date.", returns="The current date as YYYY-MM-DD.")
+    def get_user_current_date(self) -> str:
+        return self._today.isoformat()
+
+    @tool("Get the user's current city.", returns="The name of the city.")
+    def get_user_current_location(self) -> str:
+        return self._home.name
+
+    @tool(
+        "Get the latitude and longitude of a place by name.",
+        returns="Up to 3 matching places, most populous first, with latitude, longitude, "
+        "country_code and country.",
+        name="The name of the place (e.g. a city name; 'Paris, France' narrows it down).",
+    )
+    def get_latitude_longitude(self, name: str) -> dict:
+        text, _, qualifier = name.partition(",")
+        found = list(_names().get(normalize_answer(text), ()))
+        if not found:
+            wanted = normalize_answer(text)
+            found = [c for c in cities() if wanted and normalize_answer(c.name).startswith(wanted)]
+        if qualifier.strip():
+            where = normalize_answer(qualifier)
+            found = [
+                c
+                for c in found
+                if where in (normalize_answer(c.country), normalize_answer(c.country_name))
+            ]
+        if not found:
+            raise ToolError(f"no place named {name.strip()[:60]!r} is known")
+        return {
+            "results": [
+                {
+                    "name": c.name,
+                    "latitude": c.latitude,
+                    "longitude": c.longitude,
+                    "country_code": c.country,
+                    "country": c.country_name,
+                }
+                for c in found[:3]
+            ]
+        }
+
+    @tool(
+        "Get the elevation of a location.",
+        returns="The elevation in metres.",
+        latitude=_LATITUDE,
+        longitude=_LONGITUDE,
+    )
+    def get_elevation(self, latitude: float, longitude: float) -> dict:
+        city = self._station(latitude, longitude)
+        return {"latitude": city.latitude, "longitude": city.longitude, "elevation": city.elevation}
+
+    @tool(
+        "Calculate the distance between two coordinates.",
+        returns="The great-circle distance in kilometres.",
+        latitude1="The latitude of the first location.",
+        longitude1="The longitude of the first location.",
+        latitude2="The latitude of the second location.",
+        longitude2="The longitude of the second location.",
+    )
+    def get_distance(
+        self, latitude1: float, longitude1: float, latitude2: float, longitude2: float
+    ) -> dict:
+        for lat, lon in ((latitude1, longitude1), (latitude2, longitude2)):
+            if not (-90 <= lat <= 90 and -180 <= lon <= 180):
+                raise ToolError(f"({lat}, {lon}) are not coordinates")
+        return {"distance": round(haversine_km(latitude1, longitude1, latitude2, longitude2), 2)}
+
+    @tool(
+        "Get historical daily temperatures (max, min, mean) for a location and date range.",
+        returns="Daily temperature_2m_max, temperature_2m_min and temperature_2m_mean in °C.",
+        latitude=_LATITUDE,
+        longitude=_LONGITUDE,
+        start_date=_START,
+        end_date=_END,
+    )
+    def get_historical_temp(
+        self, latitude: float, longitude: float, start_date: str, end_date: str
+    ) -> dict:
+        return self._daily(
+            latitude, longitude, self._range(start_date, end_date, "historical"), "temp"
+        )
+
+    @tool(
+        "Get historical daily rainfall for a location and date range.",
+        returns="Daily rain_sum in mm.",
+        latitude=_LATITUDE,
+        longitude=_LONGITUDE,
+        start_date=_START,
+        end_date=_END,
+    )
+    def get_historical_rain(
+        self, latitude: float, longitude: float, start_date: str, end_date: str
+    ) -> dict:
+        return self._daily(
+            latitude, longitude, self._range(start_date, end_date, "historical"), "rain"
+        )
+
+    @tool(
+        "Get historical daily snowfall for a location and date range.",
+        returns="Daily snowfall_sum in cm.",
+        latitude=_LATITUDE,
+        longitude=_LONGITUDE,
+        start_date=_START,
+        end_date=_END,
+    )
+    def get_historical_snow(
+        self, latitude: float, longitude: float, start_date: str, end_date: str
+    ) -> dict:
+        return self._daily(
+            latitude, longitude, self._range(start_date, end_date, "historical"), "snow"
+        )
+
+    @tool(
+        "Get the daily temperature forecast (max, min, mean) for a location and date range.",
+        returns="Daily temperature_2m_max, temperature_2m_min and temperature_2m_mean in °C.",
+        latitude=_LATITUDE,
+        longitude=_LONGITUDE,
+        start_date=_START,
+        end_date=_END,
+    )
+    def get_temp_forecast(
+        self, latitude: float, longitude: float, start_date: str, end_date: str
+    ) -> dict:
+        return self._daily(
+            latitude, longitude, self._range(start_date, end_date, "forecast"), "temp"
+        )
+
+    @tool(
+        "Get the daily rainfall forecast for a location and date range.",
+        returns="Daily rain_sum in mm.",
+        latitude=_LATITUDE,
+        longitude=_LONGITUDE,
+        start_date=_START,
+        end_date=_END,
+    )
+    def get_rain_forecast(
+        self, latitude: float, longitude: float, start_date: str, end_date: str
+    ) -> dict:
+        return self._daily(
+            latitude, longitude, self._range(start_date, end_date, "forecast"), "rain"
+        )
+
+    @tool(
+        "Get the daily snowfall forecast for a location and date range.",
+        returns="Daily snowfall_sum in cm.",
+        latitude=_LATITUDE,
+        longitude=_LONGITUDE,
+        start_date=_START,
+        end_date=_END,
+    )
+    def get_snow_forecast(
+        self, latitude: float, longitude: float, start_date: str, end_date: str
+    ) -> dict:
+        return self._daily(
+            latitude, longitude, self._range(start_date, end_date, "forecast"), "snow"
+        )
+
+    @tool(
+        "Get today's temperatures (max, min, mean) for a location.",
+        returns="temperature_2m_max, temperature_2m_min and temperature_2m_mean in °C.",
+        latitude=_LATITUDE,
+        longitude=_LONGITUDE,
+        current_date=_CURRENT,
+    )
+    def get_current_temp(self, latitude: float, longitude: float, current_date: str) -> dict:
+        return self._current(latitude, longitude, current_date, "temp")
+
+    @tool(
+        "Get today's rainfall for a location.",
+        returns="rain_sum in mm.",
+        latitude=_LATITUDE,
+        longitude=_LONGITUDE,
+        current_date=_CURRENT,
+    )
+    def get_current_rain(self, latitude: float, longitude: float, current_date: str) -> dict:
+        return self._current(latitude, longitude, current_date, "rain")
+
+    @tool(
+        "Get today's snowfall for a location.",
+        returns="snowfall_sum in cm.",
+        latitude=_LATITUDE,
+        longitude=_LONGITUDE,
+        current_date=_CURRENT,
+    )
+    def get_current_snow(self, latitude: float, longitude: float, current_date: str) -> dict:
+        return self._current(latitude, longitude, current_date, "snow")
+
+    @tool(
+        "Get the hourly temperatures of one day (past, today or forecast) for a location.",
+        returns="24 hourly temperature_2m values in °C, from 00:00 to 23:00.",
+        latitude=_LATITUDE,
+        longitude=_LONGITUDE,
+        date="The day (YYYY-MM-DD).",
+    )
+    def get_hourly_temp(self, latitude: float, longitude: float, date: str) -> dict:
+        day = parse_iso_date(date, "date")
+        if not FIRST_DAY <= day < self._today + timedelta(days=FORECAST_DAYS):
+            last = self._today + timedelta(days=FORECAST_DAYS - 1)
+            raise ToolError(f"hourly data covers {FIRST_DAY} to {last}")
+        city = self._station(latitude, longitude)
+        return {
+            "latitude": city.latitude,
+            "longitude": city.longitude,
+            "hourly_units": {"time": "iso8601", "temperature_2m": "°C"},
+            "hourly": {
+                "time": [f"{day.isoformat()}T{hour:02d}:00" for hour in range(24)],
+                "temperature_2m": list(day_weather(city, day).hourly()),
+            },
+        }
+
+    @tool(
+        "Get the historical daily air quality index (PM2.5) for a location and date range.",
+        returns="Daily pm2_5 in µg/m³.",
+        latitude=_LATITUDE,
+        longitude=_LONGITUDE,
+        start_date=_START,
+        end_date=_END,
+    )
+    def get_historical_air_quality_index(
+        self, latitude: float, longitude: float, start_date: str, end_date: str
+    ) -> dict:
+        return self._daily(
+            latitude, longitude, self._range(start_date, end_date, "historical"), "air"
+        )
+
+    @tool(
+        "Get today's air quality index (PM2.5) for a location.",
+        returns="pm2_5 in µg/m³.",
+        latitude=_LATITUDE,
+        longitude=_LONGITUDE,
+        current_date=_CURRENT,
+    )
+    def get_current_air_quality_index(
+        self, latitude: float, longitude: float, current_date: str
+    ) -> dict:
+        return self._current(latitude, longitude, current_date, "air")
+
+    @tool(
+        "Determine the air quality level of an air quality index (PM2.5).",
+        returns="One of 'good', 'fair', 'moderate', 'poor', 'very poor', 'extremely poor'.",
+        air_quality_index="The air quality index (PM2.5, µg/m³).",
+    )
+    def get_air_quality_level(self, air_quality_index: float) -> str:
+        if air_quality_index < 0:
+            raise ToolError("air_quality_index must not be negative")
+        return air_quality_level(air_quality_index)
+
+    # ------------------------------------------------------------------ goals
+    def _pick(self, rng: TaskRng, split: str, count: int = 1) -> list[City]:
+        return rng.sample(_split_cities(split), count)
+
+    def _label(self, city: City) -> str:
+        """The city as a goal names it; shared names get the country."""
+        if _shares_name(city):
+            return f"{city.name} ({city.country_name})"
+        return city.name
+
+    def _lookup(self, city: City) -> ToolCall:
+        if _shares_name(city):
+            return call("get_latitude_longitude", name=f"{city.name}, {city.country_name}")
+        return call("get_latitude_longitude", name=city.name)
+
+    @staticmethod
+    def _at(city: City) -> dict[str, float]:
+        return {"latitude": city.latitude, "longitude": city.longitude}
+
+    def _past_day(self, rng: TaskRng, most: int = 900) -> date:
+        return self._today - timedelta(days=rng.randint(2, most))
+
+    @goal_template(level=1)
+    def _goal_elevation(self, rng: TaskRng, split: str) -> Episode:
+        (city,) = self._pick(rng, split)
+        goal = rng.choice(
+            [
+                f"What is the elevation of {self._label(city)} in metres?",
+                f"How high above sea level is {self._label(city)}, in metres?",
+            ]
+        )
+        plan = [self._lookup(city), call("get_elevation", **self._at(city))]
+        return self._answer(goal, plan, Answer(city.elevation, "number"))
+
+    @goal_template(level=1, weight=2)
+    def _goal_temperature_on_day(self, rng: TaskRng, split: str) -> Episode:
+        (city,) = self._pick(rng, split)
+        day = self._past_day(rng)
+        stat, field = rng.choice([("highest", "t_max"), ("lowest", "t_min"), ("average", "t_mean")])
+        goal = f"What was the {stat} temperature in {self._label(city)} on {day}, in °C?"
+        days = {"start_date": day.isoformat(), "end_date": day.isoformat()}
+        plan = [self._lookup(city), call("get_historical_temp", **self._at(city), **days)]
+        return self._answer(goal, plan, Answer(getattr(day_weather(city, day), field), "number"))
+
+    @goal_template(level=1)
+    def _goal_rain_total(self, rng: TaskRng, split: str) -> Episode:
+        (city,) = self._pick(rng, split)
+        end = self._past_day(rng)
+        start = end - timedelta(days=rng.randint(0, 13))
+        days = [start + timedelta(days=i) for i in range((end - start).days + 1)]
+        total = round(sum(day_weather(city, d).rain for d in days), 1)
+        if start == end:
+            goal = f"How much rain fell in {self._label(city)} on {start}, in mm?"
+        else:
+            goal = (
+                f"How much rain fell in {self._label(city)} in total from {start} to {end}, in mm?"
+            )
+        span = {"start_date": start.isoformat(), "end_date": end.isoformat()}
+        plan = [self._lookup(city), call("get_historical_rain", **self._at(city), **span)]
+        return self._answer(goal, plan, Answer(total, "number"))
+
+    @goal_template(level=1)
+    def _goal_distance(self, rng: TaskRng, split: str) -> Episode:
+        first, second = self._pick(rng, split, 2)
+        goal = f"How far apart are {self._label(first)} and {self._label(second)}, in kilometres?"
+        distance = round(
+            haversine_km(first.latitude, first.longitude, second.latitude, second.longitude), 2
+        )
+        plan = [
+            self._lookup(first),
+            self._lookup(second),
+            call(
+                "get_distance",
+                latitude1=first.latitude,
+                longitude1=first.longitude,
+                latitude2=second.latitude,
+                longitude2=second.longitude,
+            ),
+        ]
+        return self._answer(goal, plan, Answer(distance, "number"))
+
+    @goal_template(level=2)
+    def _goal_yesterday(self, rng: TaskRng, split: str) -> Episode:
+        (city,) = self._pick(rng, split)
+        yesterday = self._today - timedelta(days=1)
+        stat, field = rng.choice([("highest", "t_max"), ("lowest", "t_min")])
+        goal = f"What was the {stat} temperature in {self._label(city)} yesterday, in °C?"
+        days = {"start_date": yesterday.isoformat(), "end_date": yesterday.isoformat()}
+        plan = [
+            call("get_user_current_date"),
+            self._lookup(city),
+            call("get_historical_temp", **self._at(city), **days),
+        ]
+        answer = Answer(getattr(day_weather(city, yesterday), field), "number")
+        return self._answer(goal, plan, answer)
+
+    @goal_template(level=2)
+    def _goal_today(self, rng: TaskRng, split: str) -> Episode:
+        (city,) = self._pick(rng, split)
+        kind, tool_name, field, unit = rng.choice(
+            [
+                ("average temperature", "get_current_temp", "t_mean", "°C"),
+                ("rainfall", "get_current_rain", "rain", "mm"),
+            ]
+        )
+        goal = f"What is the {kind} in {self._label(city)} today, in {unit}?"
+        plan = [
+            call("get_user_current_date"),
+            self._lookup(city),
+            call(tool_name, **self._at(city), current_date=self._today.isoformat()),
+        ]
+        value = getattr(day_weather(city, self._today), field)
+        return self._answer(goal, plan, Answer(value, "number"))
+
+    @goal_template(level=2)
+    def _goal_forecast_extreme(self, rng: TaskRng, split: str) -> Episode:
+        (city,) = self._pick(rng, split)
+        days = rng.randint(2, 7)
+        highest = rng.random() < 0.5
+        word = "highest" if highest else "lowest"
+        goal = (
+            f"What is the {word} temperature forecast for {self._label(city)} over the next "
+            f"{days} days (tomorrow through {days} days from today), in °C?"
+        )
+        span = [self._today + timedelta(days=i) for i in range(1, days + 1)]
+        weather = [day_weather(city, d) for d in span]
+        value = max(w.t_max for w in weather) if highest else min(w.t_min for w in weather)
+        plan = [
+            call("get_user_current_date"),
+            self._lookup(city),
+            call(
+                "get_temp_forecast",
+                **self._at(city),
+                start_date=span[0].isoformat(),
+                end_date=span[-1].isoformat(),
+            ),
+        ]
+        return self._answer(goal, plan, Answer(value, "number"))
+
+    @goal_template(level=2)
+    def _goal_snow_tomorrow(self, rng: TaskRng, split: str) -> Episode | None:
+        tomorrow = self._today + timedelta(days=1)
+        if rng.random() < 0.5:
+            snowy = [c for c in _cold_cities(split) if day_weather(c, tomorrow).snow > 0]
+            if not snowy:
+                return None
+            city, snows = rng.choice(snowy), True
+        else:
+            city = rng.choice(_split_cities(split))
+            snows = day_weather(city, tomorrow).snow > 0
+        goal = f"Will it snow in {self._label(city)} tomorrow? Answer yes or no."
+        plan = [
+            call("get_user_current_date"),
+            self._lookup(city),
+            call(
+                "get_snow_forecast",
+                **self._at(city),
+                start_date=tomorrow.isoformat(),
+                end_date=tomorrow.isoformat(),
+            ),
+        ]
+        return self._answer(goal, plan, Answer("yes" if snows else "no", "text"))
+
+    @goal_template(level=2)
+    def _goal_my_location(self, rng: TaskRng, split: str) -> Episode:
+        day = self._past_day(rng, 400)
+        goal = f"What was the average temperature where I am on {day}, in °C?"
+        home = self._home
+        days = {"start_date": day.isoformat(), "end_date": day.isoformat()}
+        plan = [
+            call("get_user_current_location"),
+            self._lookup(home),
+            call("get_historical_temp", **self._at(home), **days),
+        ]
+        return self._answer(goal, plan, Answer(day_weather(home, day).t_mean, "number"))
+
+    @goal_template(level=2)
+    def _goal_hourly(self, rng: TaskRng, split: str) -> Episode:
+        (city,) = self._pick(rng, split)
+        tomorrow = self._today + timedelta(days=1)
+        hour = rng.randint(0, 23)
+        goal = (
+            f"What will the temperature be in {self._label(city)} at {hour:02d}:00 tomorrow, in °C?"
+        )
+        plan = [
+            call("get_user_current_date"),
+            self._lookup(city),
+            call("get_hourly_temp", **self._at(city), date=tomorrow.isoformat()),
+        ]
+        return self._answer(
+            goal, plan, Answer(day_weather(city, tomorrow).hourly()[hour], "number")
+        )
+
+    @goal_template(level=2)
+    def _goal_snow_days_in_month(self, rng: TaskRng, split: str) -> Episode | None:
+        cold = _cold_cities(split)
+        if not cold:
+            return None
+        city = rng.choice(cold)
+        first = date(self._today.year - 1, 1, 1)
+        month = rng.choice([1, 2, 3, 11, 12] if city.latitude > 0 else [6, 7, 8])
+        start = first.replace(month=month)
+        end = (start.replace(day=28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
+        days = [start + timedelta(days=i) for i in range((end - start).days + 1)]
+        count = sum(day_weather(city, d).snow > 0 for d in days)
+        goal = (
+            f"On how many days of {_MONTHS[month - 1]} {start.year} did it snow in "
+            f"{self._label(city)}?"
+        )
+        span = {"start_date": start.isoformat(), "end_date": end.isoformat()}
+        plan = [self._lookup(city), call("get_historical_snow", **self._at(city), **span)]
+        return self._answer(goal, plan, Answer(count, "number"))
+
+    @goal_template(level=2)
+    def _goal_mean_air_quality(self, rng: TaskRng, split: str) -> Episode:
+        (city,) = self._pick(rng, split)
+        end = self._past_day(rng, 300)
+        start = end - timedelta(days=rng.randint(2, 6))
+        days = [start + timedelta(days=i) for i in range((end - start).days + 1)]
+        mean = round(sum(day_weather(city, d).pm25 for d in days) / len(days), 2)
+        goal = (
+            f"What was the average daily PM2.5 air quality index in {self._label(city)} from "
+            f"{start} to {end}?"
+        )
+        span = {"start_date": start.isoformat(), "end_date": end.isoformat()}
+        plan = [
+            self._lookup(city),
+            call("get_historical_air_quality_index", **self._at(city), **span),
+        ]
+        return self._answer(goal, plan, Answer(mean, "number"))
+
+    @goal_template(level=3)
+    def _goal_air_quality_level(self, rng: TaskRng, split: str) -> Episode:
+        (city,) = self._pick(rng, split)
+        index = day_weather(city, self._today).pm25
+        goal = f"What is the air quality level in {self._label(city)} today?"
+        plan = [
+            call("get_user_current_date"),
+            self._lookup(city),
+            call(
+                "get_current_air_quality_index",
+                **self._at(city),
+                current_date=self._today.isoformat(),
+            ),
+            call("get_air_quality_level", air_quality_index=index),
+        ]
+        return self._answer(goal, plan, Answer(air_quality_level(index), "text"))
+
+    @goal_template(level=3)
+    def _goal_warmer_today(self, rng: TaskRng, split: str) -> Episode | None:
+        first, second = self._pick(rng, split, 2)
+        if first.name == second.name:
+            return None
+        a, b = (day_weather(c, self._today).t_mean for c in (first, second))
+        if abs(a - b) < 0.5:
+            return None
+        goal = (
+            f"Which is warmer today on average, {self._label(first)} or {self._label(second)}? "
+            "Answer with the city's name."
+        )
+        today = self._today.isoformat()
+        plan = [
+            call("get_user_current_date"),
+            self._lookup(first),
+            self._lookup(second),
+            call("get_current_temp", **self._at(first), current_date=today),
+            call("get_current_temp", **self._at(second), current_date=today),
+        ]
+        warmer = first if a > b else second
+        return self._answer(goal, plan, Answer(warmer.name, "text"))
+
+    @goal_template(level=3)
+    def _goal_warmest_last_week(self, rng: TaskRng, split: str) -> Episode | None:
+        (city,) = self._pick(rng, split)
+        span = [self._today - timedelta(days=i) for i in range(7, 0, -1)]
+        means = [day_weather(city, d).t_mean for d in span]
+        if means.count(max(means)) > 1:
+            return None
+        goal = (
+            f"During the last 7 days (not counting today), on which day was the average "
+            f"temperature in {self._label(city)} highest? Answer with the date (YYYY-MM-DD)."
+        )
+        plan = [
+            call("get_user_current_date"),
+            self._lookup(city),
+            call(
+                "get_historical_temp",
+                **self._at(city),
+                start_date=span[0].isoformat(),
+                end_date=span[-1].isoformat(),
+            ),
+        ]
+        warmest = span[means.index(max(means))]
+        return self._answer(goal, plan, Answer(warmest.isoformat(), "date"))
+
+    @goal_template(level=3)
+    def _goal_rainy_days_ahead(self, rng: TaskRng, split: str) -> Episode:
+        (city,) = self._pick(rng, split)
+        days = rng.choice([5, 7, 10])
+        span = [self._today + timedelta(days=i) for i in range(1, days + 1)]
+        count = sum(day_weather(city, d).rain > 0 for d in span)
+        goal = (
+            f"On how many of the next {days} days (tomorrow onwards) is rain forecast in "
+            f"{self._label(city)}?"
+        )
+        plan = [
+            call("get_user_current_date"),
+            self._lookup(city),
+            call(
+                "get_rain_forecast",
+                **self._at(city),
+                start_date=span[0].isoformat(),
+                end_date=span[-1].isoformat(),
+            ),
+        ]
+        return self._answer(goal, plan, Answer(count, "number"))
+
+    @goal_template(level=3)
+    def _goal_distance_from_me(self, rng: TaskRng, split: str) -> Episode | None:
+        (city,) = self._pick(rng, split)
+        home = self._home
+        if city == home:
+            return None
+        goal = f"How far is {self._label(city)} from where I am, in kilometres?"
+        distance = round(
+            haversine_km(home.latitude, home.longitude, city.latitude, city.longitude), 2
+        )
+        plan = [
+            call("get_user_current_location"),
+            self._lookup(home),
+            self._lookup(city),
+            call(
+                "get_distance",
+                latitude1=home.latitude,
+                longitude1=home.longitude,
+                latitude2=city.latitude,
+                longitude2=city.longitude,
+            ),
+        ]
+        return self._answer(goal, plan, Answer(distance, "number"))
+
+    @staticmethod
+    def _answer(goal: str, plan: list[ToolCall], answer: Answer) -> Episode:
+        return Episode(goal, [*plan, call("finish", answer=answer.value)], answer)
+
+    # ------------------------------------------------------------------ random calls
+    def _argument_pool(self, param: str) -> Sequence[Any] | None:
+        if param == "name":
+            return [c.name for c in cities()[:60]]
+        if param == "date":
+            return [(self._today + timedelta(days=i)).isoformat() for i in range(-6, 7)]
+        if param == "air_quality_index":
+            return [5.0, 12.5, 22.0, 30.0, 60.0, 80.0]
+        return None
+
+    def _sample_arguments(self, selected: Tool, rng: np.random.Generator) -> dict[str, Any]:
+        arguments = super()._sample_arguments(selected, rng)
+        for suffix in ("", "1", "2"):  # coordinates of a real city, so that the call is valid
+            if f"latitude{suffix}" in arguments:
+                city = cities()[int(rng.integers(len(cities())))]
+                arguments[f"latitude{suffix}"] = city.latitude
+                arguments[f"longitude{suffix}"] = city.longitude
+        if "current_date" in arguments:
+            arguments["current_date"] = self._today.isoformat()
+        if "start_date" in arguments:  # a valid range for the tool's kind of data
+            first = int(rng.integers(1, 15))
+            length = int(rng.integers(0, 7))
+            if "forecast" in selected.name:
+                start = self._today + timedelta(days=first - 1)
+                end = min(start + timedelta(days=length), self._today + timedelta(days=15))
+            else:
+                end = self._today - timedelta(days=first)
+                start = end - timedelta(days=length)
+            arguments["start_date"], arguments["end_date"] = start.isoformat(), end.isoformat()
+        return arguments

@@ -1,0 +1,425 @@
+"""The shop's database: the generated catalogue in sqlite, searched with FTS5 and ranked by BM25.
+
+The database is built once per (vocabulary, generator code, seed, size) and cached under
+``platformdirs.user_cache_dir("llmgym")`` (or ``$LLMGYM_CACHE_DIR``); later processes open it
+read-only in milliseconds. Building 10,000 products — generating them, indexing them and reading
+each product's result entry and page with BeautifulSoup once — takes 5 to 20 seconds and shows
+a progress bar.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import tempfile
+import threading
+import uuid
+import warnings
+from collections.abc import Sequence
+from functools import cache, lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import ClassVar
+
+from tqdm.auto import tqdm
+
+from llmgym.core.cache import cache_dir
+from llmgym.core.tasks import split_of
+from llmgym.envs.webshop import catalogue, pages
+from llmgym.envs.webshop.catalogue import (
+    GENERATOR_VERSION,
+    Product,
+    Vocabulary,
+    generate_product,
+    load_vocabulary,
+    words,
+)
+
+__all__ = ["EVAL_FRACTION", "Shop", "build_database", "search_terms"]
+
+EVAL_FRACTION = 0.05
+"""Share of products whose instructions form the eval split (by a hash of the product id)."""
+
+BM25_WEIGHTS = (8.0, 3.0, 4.0, 1.0, 10.0)
+"""Column weights of the BM25 ranking: title, category, attributes, options, product id."""
+
+MAX_SEARCH_TERMS = 32
+_MAX_CACHED_STEMS = 100_000
+MAX_QUERY_WORDS = 6
+COMMON_FRACTION = 0.1
+
+
+_SCHEMA = f"""
+CREATE TABLE products (
+    id INTEGER PRIMARY KEY,
+    asin TEXT NOT NULL UNIQUE,
+    split TEXT NOT NULL,
+    title TEXT NOT NULL,
+    price REAL NOT NULL,
+    data TEXT NOT NULL,
+    result_view TEXT NOT NULL,
+    page_views TEXT NOT NULL
+);
+CREATE INDEX products_by_split ON products (split, id);
+CREATE VIRTUAL TABLE product_index USING fts5(
+    title, category, attributes, options, product_id,
+    content='', tokenize='porter unicode61'
+);
+INSERT INTO product_index (product_index, rank)
+    VALUES ('rank', 'bm25({", ".join(str(w) for w in BM25_WEIGHTS)})');
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+_TEMP_SCHEMA = """
+CREATE VIRTUAL TABLE temp.index_vocabulary USING fts5vocab(main, product_index, row);
+CREATE VIRTUAL TABLE temp.query_tokens USING fts5(text, tokenize='porter unicode61');
+CREATE VIRTUAL TABLE temp.query_token_terms USING fts5vocab(temp, query_tokens, instance);
+"""
+
+
+@cache
+def _stopwords() -> frozenset[str]:
+    source = resources.files("llmgym.envs") / "data" / "webshop" / "stopwords.txt"
+    return frozenset(source.read_text(encoding="utf-8").split())
+
+
+def search_terms(query: str) -> list[str]:
+    """The words of a search query that are looked up: lower case, no stop words, no repeats."""
+    stopwords = _stopwords()
+    terms: list[str] = []
+    for word in words(query):
+        if word in stopwords or word in terms:
+            continue
+        terms.append(word)
+        if len(terms) == MAX_SEARCH_TERMS:
+            break
+    return terms
+
+
+def _view_data(view: pages.View) -> list:
+    strings, clickables = view
+    return [strings, [[c.label, c.action, c.arg] for c in clickables]]
+
+
+def _view_from_data(data: list) -> pages.View:
+    strings, clickables = data
+    return tuple(strings), tuple(pages.Clickable(*c) for c in clickables)
+
+
+def _views_columns(product: Product) -> tuple[str, str]:
+    """The stored views: the search-result entry, and the product page's summary and options."""
+    views = pages.product_views(product)
+    result = json.dumps(_view_data(views.pop("result")), separators=(",", ":"))
+    page = json.dumps({k: _view_data(v) for k, v in views.items()}, separators=(",", ":"))
+    return result, page
+
+
+def _index_row(product: Product) -> tuple[int, str, str, str, str, str]:
+    return (
+        product.id,
+        product.title,
+        " ".join((*product.category, product.product_type)),
+        " ".join(product.attributes),
+        " ".join(value for _, values in product.options for value in values),
+        product.asin,
+    )
+
+
+class Shop:
+    """The catalogue database of one (seed, size): product lookup, splits and BM25 search.
+
+    Use :meth:`open`, which builds the database on first use and shares one instance per
+    process. Connections are read-only and per thread, so a shop can serve threaded rollouts.
+    """
+
+    _instances: ClassVar[dict[tuple[int, int], Shop]] = {}
+    _lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(self, path: Path, seed: int, size: int) -> None:
+        self.path = path
+        self.seed = seed
+        self.size = size
+        self._local = threading.local()
+        self.product = lru_cache(maxsize=32_768)(self._load_product)
+        self.views = lru_cache(maxsize=16_384)(self._load_views)
+        self.listing = lru_cache(maxsize=32_768)(self._load_listing)
+        self._ranked = lru_cache(maxsize=8_192)(self._rank)
+        self._split_ids: dict[str, tuple[int, ...]] = {}
+        self._frequencies: dict[str, int] | None = None
+        self._stem_cache: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ opening and building
+    @classmethod
+    def open(cls, seed: int = 0, size: int = 10_000, *, progress: bool = True) -> Shop:
+        """The shop of catalogue ``seed`` with ``size`` products, built and cached if needed."""
+        key = (seed, size)
+        with cls._lock:
+            shop = cls._instances.get(key)
+            if shop is None:
+                shop = cls._instances[key] = cls(cls._database(seed, size, progress), seed, size)
+            return shop
+
+    @classmethod
+    def _database(cls, seed: int, size: int, progress: bool) -> Path:
+        vocabulary = load_vocabulary()
+        name = f"webshop-{_build_digest(vocabulary)}-seed{seed}-n{size}.sqlite3"
+        path = cache_dir("webshop", name)
+        if _is_complete(path, size):
+            return path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            build_database(path, vocabulary, seed, size, progress=progress)
+        except OSError as error:
+            fallback = Path(tempfile.mkdtemp(prefix="llmgym-webshop-")) / name
+            warnings.warn(
+                f"cannot write the WebShop catalogue cache {path} ({error}); building it in "
+                f"{fallback} for this process only. Set LLMGYM_CACHE_DIR to a writable folder.",
+                stacklevel=3,
+            )
+            build_database(fallback, vocabulary, seed, size, progress=progress)
+            return fallback
+        return path
+
+    def _connection(self) -> sqlite3.Connection:
+        """This thread's read-only connection (a new one in a forked child process)."""
+        connection = getattr(self._local, "connection", None)
+        if connection is None or self._local.pid != os.getpid():
+            uri = self.path.resolve().as_uri() + "?mode=ro&immutable=1"
+            connection = sqlite3.connect(uri, uri=True, isolation_level=None)
+            connection.executescript(_TEMP_SCHEMA)
+            self._local.connection, self._local.pid = connection, os.getpid()
+        return connection
+
+    # ------------------------------------------------------------------ queries
+    def _load_product(self, product_id: int) -> Product:
+        row = (
+            self._connection()
+            .execute(
+                "SELECT id, asin, title, price, data FROM products WHERE id = ?", (product_id,)
+            )
+            .fetchone()
+        )
+        if row is None:
+            raise KeyError(f"no product with id {product_id}")
+        return Product.from_row(*row)
+
+    def _load_views(self, product_id: int) -> dict[str, pages.View]:
+        """The stored views of the product page's summary and options (see :mod:`.pages`)."""
+        row = (
+            self._connection()
+            .execute("SELECT page_views FROM products WHERE id = ?", (product_id,))
+            .fetchone()
+        )
+        if row is None:
+            raise KeyError(f"no product with id {product_id}")
+        return {name: _view_from_data(data) for name, data in json.loads(row[0]).items()}
+
+    def _load_listing(self, product_id: int) -> pages.Listing:
+        """The product as a search result shows it, without decoding the whole product."""
+        row = (
+            self._connection()
+            .execute(
+                "SELECT asin, title, price, result_view FROM products WHERE id = ?", (product_id,)
+            )
+            .fetchone()
+        )
+        if row is None:
+            raise KeyError(f"no product with id {product_id}")
+        asin, title, price, view = row
+        return pages.Listing(asin, title, price, _view_from_data(json.loads(view)))
+
+    def product_by_asin(self, asin: str) -> Product | None:
+        """The product with this id (``B0...``, any case), or ``None``."""
+        row = (
+            self._connection()
+            .execute("SELECT id FROM products WHERE asin = ?", (asin.upper(),))
+            .fetchone()
+        )
+        return None if row is None else self.product(row[0])
+
+    def split_ids(self, split: str) -> tuple[int, ...]:
+        """Database ids of the products whose instructions belong to ``split``, ascending."""
+        ids = self._split_ids.get(split)
+        if ids is None:
+            rows = self._connection().execute(
+                "SELECT id FROM products WHERE split = ? ORDER BY id", (split,)
+            )
+            ids = self._split_ids[split] = tuple(row[0] for row in rows)
+        return ids
+
+    def search(self, query: str, limit: int = 50, *, cached: bool = True) -> list[int]:
+        """Ids of the best ``limit`` products for ``query``, ranked by BM25 over title, category,
+        attributes, options and product id (any query word may match; more and rarer matches
+        rank higher).
+
+        Only the query's most selective words are looked up (:meth:`query_words`); a query
+        without a word that occurs in the catalogue finds nothing. Rankings are cached per set
+        of looked-up words (``cached=False`` always asks the index)."""
+        terms = tuple(self.query_words(query))
+        if not terms:
+            return []
+        return list((self._ranked if cached else self._rank)(terms, limit))
+
+    def _rank(self, terms: tuple[str, ...], limit: int) -> tuple[int, ...]:
+        expression = " OR ".join(f'"{term}"' for term in terms)
+        rows = self._connection().execute(
+            "SELECT rowid FROM product_index WHERE product_index MATCH ? "
+            "ORDER BY rank, rowid LIMIT ?",
+            (expression, limit),
+        )
+        return tuple(row[0] for row in rows)
+
+    def query_words(self, query: str) -> list[str]:
+        """The words of ``query`` that :meth:`search` looks up, in query order.
+
+        Stop words, repeats and words that occur in no product are dropped, then words that occur
+        in more than a tenth of the catalogue (``black``, ``large``: their BM25 weight is small)
+        unless nothing else is left, and at most the six rarest remain. BM25 ranks by the rare
+        words anyway; skipping the common ones keeps a search for a pasted instruction fast."""
+        candidates = search_terms(query)
+        if not candidates:
+            return []
+        frequency = self._document_frequencies()
+        stems = self._stems(candidates)
+        counts = {word: frequency.get(stems[word], 0) for word in candidates}
+        present = [word for word in candidates if counts[word] > 0]
+        selective = [word for word in present if counts[word] <= COMMON_FRACTION * self.size]
+        chosen = selective or present
+        if len(chosen) > MAX_QUERY_WORDS:
+            keep = set(sorted(chosen, key=lambda word: counts[word])[:MAX_QUERY_WORDS])
+            chosen = [word for word in chosen if word in keep]
+        return chosen
+
+    def _document_frequencies(self) -> dict[str, int]:
+        """Indexed term (a Porter stem) -> number of products containing it."""
+        if self._frequencies is None:
+            rows = self._connection().execute("SELECT term, doc FROM temp.index_vocabulary")
+            self._frequencies = dict(rows)
+        return self._frequencies
+
+    def _stems(self, raw_words: list[str]) -> dict[str, str]:
+        """The index's own tokenizer (Porter) applied to single words, with a cache."""
+        missing = [word for word in raw_words if word not in self._stem_cache]
+        if missing:
+            if len(self._stem_cache) > _MAX_CACHED_STEMS:
+                self._stem_cache.clear()
+            connection = self._connection()
+            connection.execute("DELETE FROM temp.query_tokens")
+            connection.execute(
+                "INSERT INTO temp.query_tokens (rowid, text) VALUES (1, ?)", (" ".join(missing),)
+            )
+            rows = connection.execute("SELECT offset, term FROM temp.query_token_terms")
+            for offset, term in rows:
+                self._stem_cache[missing[offset]] = term
+        return {word: self._stem_cache.get(word, word) for word in raw_words}
+
+    def close(self) -> None:
+        """Close this thread's connection (it reopens on next use)."""
+        connection = getattr(self._local, "connection", None)
+        if connection is not None:
+            connection.close()
+            self._local.connection = None
+
+
+def _build_digest(vocabulary: Vocabulary) -> str:
+    """A hash of everything a database is built from: the vocabulary and the code that
+    generates products, renders their pages and lays out the database. A change to any of them
+    builds a new database instead of reusing a stale one."""
+    digest = hashlib.sha256(vocabulary.digest.encode())
+    for module in (catalogue, pages):
+        digest.update(Path(module.__file__).read_bytes())
+    digest.update(Path(__file__).read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def _is_complete(path: Path, size: int) -> bool:
+    if not path.exists():
+        return False
+    try:
+        uri = path.resolve().as_uri() + "?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as connection:
+            rows = dict(connection.execute("SELECT key, value FROM meta"))
+    except sqlite3.Error:
+        return False
+    return rows.get("complete") == "1" and rows.get("size") == str(size)
+
+
+def build_database(
+    path: Path, vocabulary: Vocabulary, seed: int, size: int, *, progress: bool = True
+) -> None:
+    """Generate ``size`` products of catalogue ``seed`` into a new database at ``path``.
+
+    The database is written to a temporary file next to ``path`` and renamed into place, so
+    concurrent builders never expose a half-written file."""
+    partial = path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.partial")
+    try:
+        with contextlib.closing(sqlite3.connect(partial)) as connection:
+            connection.execute("PRAGMA journal_mode = OFF")
+            connection.execute("PRAGMA synchronous = OFF")
+            try:
+                connection.executescript(_SCHEMA)
+            except sqlite3.OperationalError as error:
+                if "fts5" not in str(error):
+                    raise
+                raise RuntimeError(
+                    f"this Python's sqlite3 (SQLite {sqlite3.sqlite_version}) lacks the FTS5 "
+                    "full-text extension that WebShop's search needs; use a Python build whose "
+                    "SQLite has FTS5 (python.org, conda and most Linux distributions do)"
+                ) from error
+            batch_size = 500
+            with tqdm(
+                total=size,
+                desc="Building the WebShop catalogue (once)",
+                unit=" products",
+                disable=not progress,
+                leave=False,
+            ) as bar:
+                for start in range(0, size, batch_size):
+                    batch = [
+                        generate_product(vocabulary, seed, index)
+                        for index in range(start, min(size, start + batch_size))
+                    ]
+                    _insert(connection, batch)
+                    bar.update(len(batch))
+            connection.execute("INSERT INTO product_index (product_index) VALUES ('optimize')")
+            connection.executemany(
+                "INSERT INTO meta VALUES (?, ?)",
+                [
+                    ("generator_version", str(GENERATOR_VERSION)),
+                    ("vocabulary", vocabulary.digest),
+                    ("seed", str(seed)),
+                    ("size", str(size)),
+                    ("complete", "1"),
+                ],
+            )
+            connection.commit()
+        os.replace(partial, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            partial.unlink()
+
+
+def _insert(connection: sqlite3.Connection, products: Sequence[Product]) -> None:
+    connection.executemany(
+        "INSERT INTO products VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                p.id,
+                p.asin,
+                split_of(f"webshop:{p.asin}", EVAL_FRACTION),
+                p.title,
+                p.price,
+                p.to_json(),
+                *_views_columns(p),
+            )
+            for p in products
+        ],
+    )
+    connection.executemany(
+        "INSERT INTO product_index (rowid, title, category, attributes, options, product_id) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [_index_row(p) for p in products],
+    )

@@ -1,0 +1,618 @@
+"""Environments that live elsewhere, behind the ``gymnasium.Env`` API.
+
+:class:`RemoteEnv` talks to a server started with ``llmgym serve`` (see :mod:`llmgym.server`)::
+
+    env = RemoteEnv("http://trainer-box:8000", "llmgym/Wordle-v0", token="...")
+    env = gymnasium.make("llmgym/Remote-v0", url="http://...", env_id="llmgym/Wordle-v0")
+
+It has the served environment's spaces, returns the same observations, rewards and ``info``
+(through JSON: tuples arrive as lists) and raises what the local environment raises: a bad
+config is a :class:`~llmgym.ConfigError` naming the field, bad reset options a ``ValueError``,
+a step after the episode's end a ``gymnasium.error.ResetNeeded``. ``env.unwrapped`` answers
+``task_ids``, ``oracle_action``, ``admissible_actions``, ``rules``, ... through the server, so
+:func:`llmgym.rollout.rollout`, :func:`llmgym.evaluation.evaluate` and
+:class:`~llmgym.agents.OracleAgent` work unchanged.
+
+``reset``, ``step`` and calls travel over one WebSocket per session when the ``websockets``
+package is installed (it comes with ``llmgym[serve]``), otherwise as one HTTP request each
+(``transport="http"`` forces that); both give identical results, the stream at a fraction of
+the cost per step.
+
+Failures are explicit and never hang: requests have timeouts; a request that could not reach
+the server, or whose connection dropped before the answer, is retried with exponential backoff
+(``reset`` and ``step`` carry a sequence number, so a retry is never applied twice); then
+:class:`ServerUnavailableError`. A session that expired, was closed, or was lost in a server
+restart raises :class:`SessionLostError` saying which.
+
+:class:`ProxyEnv` is the transport-independent part, shared with the Ray actors of
+:mod:`llmgym.distributed`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.util
+import json
+import os
+import ssl
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, NoReturn, SupportsFloat
+
+import gymnasium as gym
+import httpx
+import numpy as np
+from gymnasium.error import ResetNeeded
+
+from llmgym.core.config import ConfigError
+from llmgym.core.registry import MissingDependencyError
+from llmgym.core.tasks import TaskIdRange
+from llmgym.hosting import PROTOCOL_VERSION, dumps, space_from_dict
+
+__all__ = [
+    "AuthenticationError",
+    "EpisodeEndedError",
+    "ProxyEnv",
+    "RemoteConfig",
+    "RemoteEnv",
+    "RemoteEnvError",
+    "RemoteTask",
+    "ServerBusyError",
+    "ServerUnavailableError",
+    "SessionLostError",
+    "remote_env_factory",
+]
+
+TOKEN_VARIABLE = "LLMGYM_SERVER_TOKEN"
+"""Environment variable read for the server's token when none is passed."""
+
+
+class RemoteEnvError(RuntimeError):
+    """A remote environment could not do what was asked (base class)."""
+
+
+class ServerUnavailableError(RemoteEnvError):
+    """The server could not be reached, or did not answer within the timeout."""
+
+
+class SessionLostError(RemoteEnvError):
+    """The session is gone: it expired, was closed, or the server restarted."""
+
+
+class ServerBusyError(RemoteEnvError):
+    """The server is at its session limit."""
+
+
+class AuthenticationError(RemoteEnvError, PermissionError):
+    """The server wants a token and did not get the right one."""
+
+
+class EpisodeEndedError(RemoteEnvError, ResetNeeded):
+    """``step`` before the first ``reset`` or after the episode ended (as locally, a
+    ``gymnasium.error.ResetNeeded``)."""
+
+
+def raise_remote_error(code: str, message: str, field: str | None = None) -> NoReturn:
+    """Raise the client-side exception for a server error ``code`` (what the local environment
+    would raise where there is a local equivalent)."""
+    if code == "invalid_config" and field:
+        raise ConfigError(field, message)
+    if code == "invalid_request":
+        raise ValueError(message)
+    if code in ("episode_ended", "reset_needed"):
+        raise EpisodeEndedError(message)
+    if code in ("session_not_found", "session_expired"):
+        raise SessionLostError(message)
+    if code == "at_capacity":
+        raise ServerBusyError(message)
+    if code == "unauthorized":
+        raise AuthenticationError(message)
+    raise RemoteEnvError(f"{code}: {message}")
+
+
+class RemoteConfig(Mapping[str, Any]):
+    """A read-only view of a remote environment's config: ``config["width"]``,
+    ``config.width`` and ``config.to_dict()`` (the class itself may not be installed here)."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self._data = dict(data)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["_data"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A copy of the fields, as ``EnvConfig.to_dict`` gives them."""
+        return json.loads(json.dumps(self._data))
+
+    def __repr__(self) -> str:
+        return f"RemoteConfig({self._data!r})"
+
+
+@dataclass(frozen=True)
+class RemoteTask:
+    """The current task of a remote environment (mirrors :class:`llmgym.Task`)."""
+
+    env_name: str
+    task_id: str
+    split: str
+    config: RemoteConfig
+
+
+class ProxyEnv(gym.Env[str, str]):
+    """A ``gymnasium.Env`` whose environment lives elsewhere; subclasses provide the transport
+    (:meth:`_remote_reset`, :meth:`_remote_step`, :meth:`_remote_call`, :meth:`_remote_close`).
+
+    It mirrors the served environment's spaces, ``example``, ``skills`` and ``config``, and
+    answers the llmgym contract's read-only methods (``task_ids``, ``oracle_action``,
+    ``admissible_actions``, ``sample_action``, ``rules``, ``task_signature``,
+    ``skills_achieved``, ``config_schema``, ``task``, ``instruction``, ``success``) remotely.
+    ``render`` works locally (``"ansi"``: the latest observation; ``"human"``: print it).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+
+    def _mirror(self, description: Mapping[str, Any], render_mode: str | None) -> None:
+        if description.get("protocol") != PROTOCOL_VERSION:
+            raise RemoteEnvError(
+                f"the server speaks protocol {description.get('protocol')}, this client "
+                f"{PROTOCOL_VERSION}: install the same llmgym version on both sides"
+            )
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode={render_mode!r} is not supported; "
+                f"allowed: {', '.join(self.metadata['render_modes'])}"
+            )
+        self.render_mode = render_mode
+        self.env_id: str = description["env_id"]
+        self.observation_space = space_from_dict(description["observation_space"])
+        self.action_space = space_from_dict(description["action_space"])
+        self.example: str = description["example"]
+        self.skills: tuple[str, ...] = tuple(description["skills"])
+        self.config = RemoteConfig(description["config"])
+        self.max_episode_steps: int | None = description["max_episode_steps"]
+        self._last_observation = ""
+        self._task_ids: dict[tuple[str, str], Sequence[str]] = {}
+        self._schema: dict[str, Any] | None = None
+        if self.env_id in gym.registry:  # the served environment's spec: rollouts record its id
+            self.spec = gym.spec(self.env_id)
+
+    # ---------------------------------------------------------------- transport (subclasses)
+    def _remote_reset(
+        self, seed: int | None, options: dict[str, Any] | None
+    ) -> tuple[str, dict[str, Any]]:
+        raise NotImplementedError
+
+    def _remote_step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        raise NotImplementedError
+
+    def _remote_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    def _remote_close(self) -> None:
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------- gymnasium API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Start an episode remotely (``seed`` and ``options`` as for the local environment)."""
+        super().reset(seed=seed)
+        observation, info = self._remote_reset(seed, options)
+        self._last_observation = observation
+        return observation, info
+
+    def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Apply one action remotely. Any text is accepted (the environment answers invalid
+        actions); other JSON values are answered as invalid too."""
+        observation, reward, terminated, truncated, info = self._remote_step(action)
+        self._last_observation = observation
+        if self.render_mode == "human":
+            self.render()
+        return observation, reward, terminated, truncated, info
+
+    def render(self) -> str | None:
+        """``"ansi"``: the latest observation as a string; ``"human"``: print it."""
+        if self.render_mode == "ansi":
+            return self._last_observation
+        if self.render_mode == "human":
+            print(self._last_observation)
+        return None
+
+    def close(self) -> None:
+        """Release the remote environment (safe to call twice)."""
+        self._remote_close()
+
+    # ---------------------------------------------------------------- llmgym contract
+    def task_ids(self, split: str = "train", config: Any = None) -> Sequence[str]:
+        """The task ids of ``split`` (a lazy :class:`~llmgym.core.TaskIdRange` where the
+        environment numbers its tasks)."""
+        overrides = config.to_dict() if hasattr(config, "to_dict") else config
+        key = (split, json.dumps(overrides, sort_keys=True))
+        if key not in self._task_ids:
+            ids = self._remote_call("task_ids", split, overrides)
+            if isinstance(ids, Mapping):
+                ids = TaskIdRange(**ids["task_id_range"])
+            self._task_ids[key] = ids
+        return self._task_ids[key]
+
+    def oracle_action(self) -> str:
+        """The oracle's next action, computed where the environment lives."""
+        return self._remote_call("oracle_action")
+
+    def admissible_actions(self) -> list[str] | None:
+        """The valid actions now, where the environment can list them."""
+        return self._remote_call("admissible_actions")
+
+    def sample_action(self, rng: np.random.Generator) -> str:
+        """A random valid action, drawn remotely with a seed taken from ``rng``."""
+        return self._remote_call("sample_action", seed=int(rng.integers(2**63)))
+
+    def rules(self) -> str:
+        """The task description and action grammar under the current config."""
+        return self._remote_call("rules")
+
+    def task_signature(self) -> str:
+        """The string that identifies the current instance's content."""
+        return self._remote_call("task_signature")
+
+    def skills_achieved(self) -> frozenset[str]:
+        """The skills shown so far in this episode."""
+        return frozenset(self._remote_call("skills_achieved"))
+
+    def config_schema(self) -> dict[str, Any]:
+        """JSON Schema of the environment's config."""
+        if self._schema is None:
+            self._schema = self._remote_call("config_schema")
+        return self._schema
+
+    @property
+    def task(self) -> RemoteTask:
+        """The current task (after :meth:`reset`)."""
+        data = self._remote_call("task")
+        if data is None:
+            raise ResetNeeded("Call reset() before using the environment.")
+        return RemoteTask(**{**data, "config": RemoteConfig(data["config"])})
+
+    @property
+    def instruction(self) -> str:
+        """The current task's instruction."""
+        return self._remote_call("instruction")
+
+    @property
+    def success(self) -> bool:
+        """Whether the current episode's task is solved."""
+        return self._remote_call("success")
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """httpx's default context, built once: loading the CA bundle costs ~0.1 s each time."""
+    return httpx.create_ssl_context()
+
+
+class RemoteEnv(ProxyEnv):
+    """An environment served by ``llmgym serve``, as a local ``gymnasium.Env``.
+
+    Args:
+        url: The server's root, e.g. ``"http://10.0.0.5:8000"``.
+        env_id: The environment to make there, e.g. ``"llmgym/Wordle-v0"``.
+        token: The server's token (default: ``$LLMGYM_SERVER_TOKEN``, else none).
+        timeout: Seconds to wait for an answer (an engine's reset may be slow).
+        connect_timeout: Seconds to wait for a connection.
+        retries: Retries of a request that could not reach the server or lost its connection.
+        backoff: Seconds before the first retry; doubled for each further one.
+        transport: How ``reset``, ``step`` and calls travel: ``"websocket"`` (one stream per
+            session, several times cheaper per step; needs the ``websockets`` package, which
+            ``llmgym[serve]`` installs), ``"http"`` (a request each), or ``"auto"`` (the stream
+            when ``websockets`` is installed and the server offers it). Results are identical.
+        render_mode: ``"ansi"`` or ``"human"``, rendered here.
+        **make_kwargs: Keyword arguments for ``gymnasium.make`` on the server (``config=...``,
+            knob overrides).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        env_id: str,
+        *,
+        token: str | None = None,
+        timeout: float = 60.0,
+        connect_timeout: float = 5.0,
+        retries: int = 3,
+        backoff: float = 0.2,
+        transport: str = "auto",
+        render_mode: str | None = None,
+        **make_kwargs: Any,
+    ) -> None:
+        if transport not in ("auto", "http", "websocket"):
+            raise ValueError(f"transport={transport!r}; allowed: auto, http, websocket")
+        has_websockets = importlib.util.find_spec("websockets") is not None
+        if transport == "websocket" and not has_websockets:
+            raise MissingDependencyError(
+                "websockets is not installed; it is needed by RemoteEnv(transport='websocket'). "
+                "Install it with: pip install websockets"
+            )
+        self.transport = "websocket" if transport != "http" and has_websockets else "http"
+        self._stream: Any = None
+        self._stream_owner = contextlib.ExitStack()
+        self._stream_lock = threading.Lock()
+        self.url = url.rstrip("/")
+        self.retries = retries
+        self.backoff = backoff
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        token = token if token is not None else os.environ.get(TOKEN_VARIABLE)
+        self._headers = {"Content-Type": "application/json"}
+        if token:
+            self._headers["Authorization"] = f"Bearer {token}"
+        self._timeouts = {
+            "connect": connect_timeout,
+            "read": timeout,
+            "write": timeout,
+            "pool": timeout,
+        }
+        # requests go straight to the transport: httpx's client layers (auth flows, redirects,
+        # cookies, hooks) are unused here and cost a third of the time of a step
+        self._transport = httpx.HTTPTransport(
+            verify=_ssl_context(),
+            limits=httpx.Limits(max_connections=4, keepalive_expiry=30.0),
+        )
+        self.session_id: str | None = None
+        try:
+            created = self._send(
+                "POST", "/sessions", {"env_id": env_id, "make_kwargs": make_kwargs, "reset": False}
+            )
+        except BaseException:
+            self._transport.close()
+            raise
+        self.session_id = created["session_id"]
+        self.instance_id: str = created["instance_id"]
+        self.ttl_s: float = created["ttl_s"]
+        self._seq: int = created["seq"]
+        self._mirror(created["env"], render_mode)
+
+    def __repr__(self) -> str:
+        return f"<RemoteEnv {getattr(self, 'env_id', '?')} at {self.url} session={self.session_id}>"
+
+    # ---------------------------------------------------------------- transport
+    def _remote_reset(
+        self, seed: int | None, options: dict[str, Any] | None
+    ) -> tuple[str, dict[str, Any]]:
+        reply = self._sequenced("reset", {"seed": seed, "options": options})
+        return reply["observation"], reply["info"]
+
+    def _remote_step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if not isinstance(action, (str, int, float, bool, list, dict, type(None))):
+            action = None  # not JSON: the environment answers it as a non-text action
+        reply = self._sequenced("step", {"action": action})
+        return (
+            reply["observation"],
+            reply["reward"],
+            reply["terminated"],
+            reply["truncated"],
+            reply["info"],
+        )
+
+    def _remote_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return self._exchange("call", {"name": name, "args": list(args), "kwargs": kwargs})[
+            "result"
+        ]
+
+    def _remote_close(self) -> None:
+        self._drop_stream()
+        if self.session_id is not None:
+            with contextlib.suppress(SessionLostError, ServerUnavailableError):  # already gone
+                self._send("DELETE", f"/sessions/{self.session_id}", retries=0)
+            self.session_id = None
+        self._transport.close()
+
+    def _sequenced(self, operation: str, payload: dict[str, Any]) -> dict[str, Any]:
+        if self.session_id is None:
+            raise RemoteEnvError("this RemoteEnv is closed")
+        payload["seq"] = self._seq + 1
+        reply = self._exchange(operation, payload)
+        self._seq = reply["seq"]
+        return reply
+
+    def _exchange(self, operation: str, payload: dict[str, Any]) -> dict[str, Any]:
+        if self.transport == "websocket":
+            reply = self._stream_exchange({"op": operation, **payload})
+            if reply is not None:
+                return reply
+        return self._send("POST", f"/sessions/{self.session_id}/{operation}", payload)
+
+    def _open_stream(self) -> Any:
+        from websockets.sync.client import connect
+
+        headers = {k: v for k, v in self._headers.items() if k == "Authorization"}
+        self._stream_owner = contextlib.ExitStack()  # websockets wants connect() entered
+        return self._stream_owner.enter_context(
+            connect(
+                f"ws{self.url[4:]}/sessions/{self.session_id}/stream",
+                additional_headers=headers,
+                open_timeout=self.connect_timeout,
+                close_timeout=1.0,
+                max_size=None,
+                compression=None,
+            )
+        )
+
+    def _drop_stream(self) -> None:
+        if self._stream is not None:
+            with contextlib.suppress(Exception):
+                self._stream_owner.close()
+            self._stream = None
+
+    def _stream_exchange(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """One message over the session's WebSocket, reconnecting with backoff when the
+        connection fails (a resent reset or step carries the same sequence number). ``None``
+        when the server offers no stream: the caller then uses HTTP from now on."""
+        from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+
+        data = dumps(message)
+        with self._stream_lock:
+            attempt = 0
+            while True:
+                try:
+                    if self._stream is None:
+                        self._stream = self._open_stream()
+                    self._stream.send(data)
+                    raw = self._stream.recv(timeout=self.timeout)
+                    break
+                except TimeoutError as error:
+                    self._drop_stream()
+                    raise ServerUnavailableError(
+                        f"{self.url} did not answer {message['op']} within {self.timeout:g} s"
+                    ) from error
+                except InvalidStatus as error:
+                    self._drop_stream()
+                    status = error.response.status_code
+                    if status == 403:
+                        raise AuthenticationError(
+                            "the server refused the token (set token= or $LLMGYM_SERVER_TOKEN)"
+                        ) from error
+                    if status == 404:
+                        self.transport = "http"
+                        return None
+                    raise RemoteEnvError(f"{self.url} refused the stream: HTTP {status}") from error
+                except ConnectionClosed as error:
+                    self._drop_stream()
+                    if error.rcvd is not None and error.rcvd.code == 1009:
+                        raise RemoteEnvError(
+                            "payload_too_large: the message is over the server's size limit"
+                        ) from error
+                    failure: Exception = error
+                except (OSError, InvalidHandshake) as error:
+                    self._drop_stream()
+                    failure = error
+                if attempt >= self.retries:
+                    raise ServerUnavailableError(
+                        f"cannot reach the llmgym server at {self.url} ({type(failure).__name__}: "
+                        f"{failure}) after {attempt + 1} attempt(s)"
+                    ) from failure
+                time.sleep(self.backoff * 2**attempt)
+                attempt += 1
+        reply = json.loads(raw)
+        if "error" in reply:
+            self._raise_error(reply["error"], reply["message"], reply.get("field"))
+        return reply
+
+    def _send(
+        self, method: str, path: str, payload: Any = None, *, retries: int | None = None
+    ) -> Any:
+        """One request with retries on connection errors; an error status raises."""
+        content = dumps(payload) if payload is not None else None
+        # a request that may have reached the server is retried only when repeating it is safe
+        repeatable = method != "POST" or path.endswith(("/reset", "/step", "/call"))
+        allowed = self.retries if retries is None else retries
+        attempt = 0
+        while True:
+            try:
+                response = self._request(method, path, content)
+                break
+            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as error:
+                failure: Exception = error
+            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as error:
+                if not repeatable:
+                    raise ServerUnavailableError(
+                        f"the connection to {self.url} dropped during {method} {path}: {error}"
+                    ) from error
+                failure = error
+            except httpx.TimeoutException as error:
+                raise ServerUnavailableError(
+                    f"{self.url} did not answer {method} {path} within {self.timeout:g} s"
+                ) from error
+            if attempt >= allowed:
+                raise ServerUnavailableError(
+                    f"cannot reach the llmgym server at {self.url} ({type(failure).__name__}: "
+                    f"{failure}) after {attempt + 1} attempt(s)"
+                ) from failure
+            time.sleep(self.backoff * 2**attempt)
+            attempt += 1
+        if response.status_code >= 400:
+            self._raise_for(response)
+        return json.loads(response.content) if response.content else None
+
+    def _request(self, method: str, path: str, content: bytes | None) -> httpx.Response:
+        request = httpx.Request(
+            method,
+            self.url + path,
+            content=content,
+            headers=self._headers,
+            extensions={"timeout": self._timeouts},
+        )
+        response = self._transport.handle_request(request)
+        try:
+            response.read()
+        finally:
+            response.close()
+        return response
+
+    def _raise_for(self, response: httpx.Response) -> NoReturn:
+        try:
+            body = json.loads(response.content)
+            code, message, field = body["error"], body["message"], body.get("field")
+        except (ValueError, KeyError, TypeError):
+            raise RemoteEnvError(
+                f"{self.url} answered HTTP {response.status_code}: {response.text[:300]}"
+            ) from None
+        self._raise_error(code, message, field)
+
+    def _raise_error(self, code: str, message: str, field: str | None) -> NoReturn:
+        if code == "session_not_found":
+            message = self._explain_lost_session(message)
+        elif code == "session_expired":
+            message = (
+                f"{message} (the server closes sessions idle for {self.ttl_s:g} s): "
+                "make a new environment"
+            )
+        raise_remote_error(code, message, field)
+
+    def _explain_lost_session(self, message: str) -> str:
+        try:
+            health = json.loads(self._request("GET", "/health", None).content)
+        except (httpx.HTTPError, ValueError):
+            return message
+        if health.get("instance_id") != getattr(self, "instance_id", None):
+            return (
+                f"the llmgym server at {self.url} restarted (instance {self.instance_id} is now "
+                f"{health.get('instance_id')}); session {self.session_id} and its episode are "
+                "gone: make a new environment"
+            )
+        return message
+
+
+def remote_env_factory(
+    url: str,
+    env_id: str,
+    *,
+    react: bool = True,
+    token: str | None = None,
+    timeout: float = 60.0,
+    **make_kwargs: Any,
+) -> Callable[[], gym.Env]:
+    """A zero-argument factory of :class:`RemoteEnv` wrapped for an LLM agent (as
+    :func:`~llmgym.wrappers.make_chat_env` does), for :func:`llmgym.rollout.rollout` and
+    :func:`llmgym.evaluation.evaluate`; trajectories record ``env_id``."""
+    from llmgym.wrappers import wrap_chat_env
+
+    def make() -> gym.Env:
+        env = RemoteEnv(url, env_id, token=token, timeout=timeout, **make_kwargs)
+        return wrap_chat_env(env, react=react)
+
+    return make

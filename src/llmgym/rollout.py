@@ -1,0 +1,309 @@
+"""Rollouts: many episodes at once, since waiting for the LLM is what takes the time.
+
+:func:`rollout` plays a list of tasks with a pool of workers, each owning one environment and one
+fork of the agent, so ``concurrency`` requests are in flight together. :func:`rollout_vector`
+drives a gymnasium vector environment (sync or async) with batched actions and handles each
+autoreset mode. Both return :class:`~llmgym.trajectories.Trajectory` objects.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from tqdm.auto import tqdm
+
+from llmgym.agents.base import Agent
+from llmgym.core.tasks import TaskRng
+from llmgym.trajectories import Trajectory, TrajectoryBuilder
+from llmgym.wrappers import make_chat_env
+
+__all__ = ["EpisodeSpec", "choose_tasks", "play_episode", "rollout", "rollout_vector"]
+
+logger = logging.getLogger(__name__)
+
+EnvSource = str | Callable[[], gym.Env]
+
+
+@dataclass(frozen=True)
+class EpisodeSpec:
+    """One episode to play: a task id and the seed of its reset."""
+
+    task_id: str
+    seed: int
+
+
+def choose_tasks(env: gym.Env, split: str, episodes: int, seed: int) -> list[str]:
+    """``episodes`` task ids of ``split``: a seeded sample without replacement (cycling through
+    the whole split first when more episodes than tasks are asked for)."""
+    ids = env.unwrapped.task_ids(split)  # type: ignore[attr-defined]
+    rng = TaskRng("evaluation", split, seed)
+    chosen: list[str] = []
+    while len(chosen) < episodes:
+        take = min(len(ids), episodes - len(chosen))
+        chosen += [ids[i] for i in rng.sample(range(len(ids)), take)]
+    return chosen
+
+
+def _env_id(env: gym.Env) -> str:
+    return env.spec.id if env.spec is not None else type(env.unwrapped).__name__
+
+
+def play_episode(
+    env: gym.Env, agent: Agent, *, task_id: str, seed: int, env_id: str | None = None
+) -> Trajectory:
+    """Play one episode of ``task_id`` with ``agent``. An exception inside the episode is recorded
+    in ``Trajectory.error`` (with ``success=False``) instead of propagating."""
+    builder = TrajectoryBuilder(env_id or _env_id(env), agent.name)
+    try:
+        observation, info = env.reset(seed=seed, options={"task_id": task_id})
+        task = getattr(env.unwrapped, "task", None)
+        builder.start(observation, info, seed=seed, config=task.config.to_dict() if task else {})
+        agent.reset(env, seed=seed)
+        while True:
+            reply = agent.act(observation, info)
+            observation, reward, terminated, truncated, info = env.step(reply)
+            finished = builder.add(reply, observation, float(reward), terminated, truncated, info)
+            if finished is not None:
+                finished.usage = agent.usage.to_dict()
+                finished.skills = sorted(getattr(env.unwrapped, "skills_achieved", frozenset)())
+                if agent.errors:
+                    finished.error = f"{agent.errors} failed model request(s)"
+                return finished
+    except Exception as error:  # one broken episode must not lose a long evaluation
+        logger.exception("episode %s (seed %s) failed", task_id, seed)
+        trajectory = builder.trajectory or Trajectory(
+            env_id=builder.env_id, task_id=task_id, split="", seed=seed
+        )
+        trajectory.agent = agent.name
+        trajectory.error = f"{type(error).__name__}: {error}"
+        trajectory.usage = agent.usage.to_dict()
+        return trajectory
+
+
+def _factory(env: EnvSource, agent: Agent, make_kwargs: Mapping[str, Any]) -> Callable[[], gym.Env]:
+    if isinstance(env, str):
+        return lambda: make_chat_env(env, react=agent.react, **make_kwargs)
+    return env
+
+
+def rollout(
+    env: EnvSource,
+    agent: Agent,
+    *,
+    split: str = "eval",
+    episodes: int | None = None,
+    task_ids: Sequence[str] | None = None,
+    seed: int = 0,
+    concurrency: int = 1,
+    progress: bool = True,
+    desc: str | None = None,
+    on_trajectory: Callable[[Trajectory], None] | None = None,
+    make_kwargs: Mapping[str, Any] | None = None,
+) -> list[Trajectory]:
+    """Play many episodes, ``concurrency`` at a time.
+
+    Args:
+        env: An environment id (made with :func:`~llmgym.wrappers.make_chat_env`, i.e. ReAct and
+            chat history, matching ``agent.react``) or a zero-argument factory returning a
+            (wrapped) environment. Each worker makes its own.
+        agent: The agent; each worker plays with its own :meth:`~llmgym.agents.Agent.fork`.
+        split: The split tasks are drawn from (when ``task_ids`` is not given).
+        episodes: How many episodes (default: one per task id, or 50).
+        task_ids: Play exactly these tasks (cycled when ``episodes`` is larger).
+        seed: Episode ``i`` is reset with ``seed + i``; tasks are drawn with it too.
+        concurrency: Episodes in flight at once (worker threads).
+        progress: Show a progress bar.
+        on_trajectory: Called in the main thread with each finished trajectory (e.g. to save it).
+        make_kwargs: Keyword arguments for ``gymnasium.make`` when ``env`` is an id.
+
+    Returns:
+        The trajectories, in task order (the same whatever ``concurrency`` is).
+    """
+    make = _factory(env, agent, make_kwargs or {})
+    probe = make()
+    env_id = env if isinstance(env, str) else _env_id(probe)
+    if task_ids is None:
+        tasks = choose_tasks(probe, split, episodes if episodes is not None else 50, seed)
+    else:
+        count = episodes if episodes is not None else len(task_ids)
+        tasks = [task_ids[i % len(task_ids)] for i in range(count)]
+    specs = [EpisodeSpec(task_id, seed + i) for i, task_id in enumerate(tasks)]
+    results: list[Trajectory | None] = [None] * len(specs)
+    bar = tqdm(
+        total=len(specs),
+        desc=desc or f"{env_id} [{agent.name}]",
+        unit="ep",
+        disable=not progress,
+        leave=False,
+    )
+    envs = [probe]
+    successes = completed = 0
+
+    def finish(index: int, trajectory: Trajectory) -> None:
+        nonlocal successes, completed
+        results[index] = trajectory
+        successes += trajectory.success
+        completed += 1
+        bar.update()
+        bar.set_postfix(success=f"{successes / completed:.0%}", refresh=False)
+        if on_trajectory is not None:
+            on_trajectory(trajectory)
+
+    try:
+        if concurrency <= 1:
+            player = agent.fork()
+            for index, spec in enumerate(specs):
+                finish(
+                    index,
+                    play_episode(
+                        probe, player, task_id=spec.task_id, seed=spec.seed, env_id=env_id
+                    ),
+                )
+        else:
+            local = threading.local()
+            lock = threading.Lock()
+            spare = [probe]
+
+            def work(spec: EpisodeSpec) -> Trajectory:
+                if not hasattr(local, "env"):
+                    with lock:
+                        local.env = spare.pop() if spare else make()
+                        if local.env is not probe:
+                            envs.append(local.env)
+                    local.agent = agent.fork()
+                return play_episode(
+                    local.env, local.agent, task_id=spec.task_id, seed=spec.seed, env_id=env_id
+                )
+
+            with ThreadPoolExecutor(
+                max_workers=concurrency, thread_name_prefix="llmgym-rollout"
+            ) as pool:
+                futures = {pool.submit(work, spec): index for index, spec in enumerate(specs)}
+                for future in as_completed(futures):
+                    finish(futures[future], future.result())
+    finally:
+        bar.close()
+        for made in envs:
+            made.close()
+    return [t for t in results if t is not None]
+
+
+def _split_info(info: Mapping[str, Any], count: int) -> list[dict[str, Any]]:
+    """Per-environment ``info`` dicts from a vector environment's batched ``info``."""
+    out: list[dict[str, Any]] = [{} for _ in range(count)]
+    for key, value in info.items():
+        if key.startswith("_"):
+            continue
+        mask = info.get(f"_{key}", np.ones(count, dtype=bool))
+        parts = _split_info(value, count) if isinstance(value, Mapping) else None
+        for i in range(count):
+            if mask[i]:
+                out[i][key] = parts[i] if parts is not None else value[i]
+    return out
+
+
+def rollout_vector(
+    vec_env: VectorEnv,
+    agent: Agent,
+    *,
+    episodes: int,
+    seed: int | None = None,
+    progress: bool = True,
+) -> list[Trajectory]:
+    """Play ``episodes`` episodes on a gymnasium vector environment with batched actions.
+
+    Each sub-environment gets a fork of ``agent``, reset with ``env=None`` (agents read what
+    they need from ``info``: the oracle needs :class:`~llmgym.wrappers.OracleHint` inside each
+    sub-environment). An agent that overrides :meth:`~llmgym.agents.Agent.act_batch` is called
+    once per step for all running episodes instead.
+
+    Every autoreset mode is handled: with ``NEXT_STEP`` (gymnasium's default) the step after an
+    episode's end is a reset whose action is ignored, and it is not recorded; with ``SAME_STEP``
+    the last observation comes from ``info["final_obs"]``; with ``DISABLED`` finished
+    sub-environments are reset with a mask. Text spaces need
+    ``AsyncVectorEnv(..., shared_memory=False)``.
+    """
+    count = vec_env.num_envs
+    mode = vec_env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
+    env_id = vec_env.spec.id if vec_env.spec is not None else "vector"
+    agents = [agent.fork() for _ in range(count)]
+    builders = [TrajectoryBuilder(env_id, agent.name) for _ in range(count)]
+    observations, info = vec_env.reset(seed=seed)
+    infos = _split_info(info, count)
+    episode_seed = [None if seed is None else seed + i for i in range(count)]
+    for i in range(count):
+        builders[i].start(observations[i], infos[i], seed=episode_seed[i], config={})
+        agents[i].reset(None, seed=episode_seed[i])
+    resetting = np.zeros(count, dtype=bool)
+    batched = type(agent).act_batch is not Agent.act_batch
+    finished: list[Trajectory] = []
+    bar = tqdm(
+        total=episodes,
+        desc=f"{env_id} [{agent.name}] x{count}",
+        unit="ep",
+        disable=not progress,
+        leave=False,
+    )
+    try:
+        while len(finished) < episodes:
+            active = [i for i in range(count) if not resetting[i]]
+            replies = [""] * count
+            if batched:  # one call for every active episode (e.g. a local model generating a batch)
+                answers = agent.act_batch(
+                    [observations[i] for i in active], [infos[i] for i in active]
+                )
+            else:
+                answers = [agents[i].act(observations[i], infos[i]) for i in active]
+            for i, reply in zip(active, answers, strict=True):
+                replies[i] = reply
+            observations, rewards, terminations, truncations, info = vec_env.step(replies)
+            infos = _split_info(info, count)
+            done_mask = np.zeros(count, dtype=bool)
+            for i in range(count):
+                if resetting[i]:  # NEXT_STEP: this step was the reset; a new episode begins
+                    resetting[i] = False
+                    builders[i].start(observations[i], infos[i], seed=None, config={})
+                    agents[i].reset(None)
+                    continue
+                last_observation, last_info = observations[i], infos[i]
+                if mode == AutoresetMode.SAME_STEP and "final_obs" in infos[i]:
+                    last_observation, last_info = infos[i]["final_obs"], infos[i]["final_info"]
+                trajectory = builders[i].add(
+                    replies[i],
+                    last_observation,
+                    float(rewards[i]),
+                    bool(terminations[i]),
+                    bool(truncations[i]),
+                    last_info,
+                )
+                if trajectory is None:
+                    continue
+                trajectory.usage = agents[i].usage.to_dict()
+                finished.append(trajectory)
+                bar.update()
+                if mode == AutoresetMode.NEXT_STEP:
+                    resetting[i] = True
+                elif mode == AutoresetMode.SAME_STEP:
+                    builders[i].start(observations[i], infos[i], seed=None, config={})
+                    agents[i].reset(None)
+                else:
+                    done_mask[i] = True
+            if done_mask.any():
+                fresh, fresh_info = vec_env.reset(options={"reset_mask": done_mask})
+                fresh_infos = _split_info(fresh_info, count)
+                observations = list(observations)
+                for i in np.flatnonzero(done_mask):
+                    observations[i], infos[i] = fresh[i], fresh_infos[i]
+                    builders[i].start(fresh[i], fresh_infos[i], seed=None, config={})
+                    agents[i].reset(None)
+    finally:
+        bar.close()
+    return finished[:episodes]

@@ -1,0 +1,33 @@
+"""Named evaluation suites: frozen lists of task ids per environment.
+
+* ``agenteval`` — llmgym's counterpart of AgentGym's AgentEval: a fixed set of eval-split task
+  ids per environment (frozen in ``agenteval.json``; it grows as environments are added).
+* ``smoke`` — three eval tasks of every environment, for a quick end-to-end check.
+
+Environments whose pip extra is missing are left out of a run, with a note.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+
+__all__ = ["SUITE_NAMES", "load_suite"]
+
+SUITE_NAMES = ("agenteval", "smoke")
+
+
+@cache
+def _frozen(name: str) -> dict[str, list[str]]:
+    text = (resources.files("llmgym.suites") / f"{name}.json").read_text(encoding="utf-8")
+    return json.loads(text)["tasks"]
+
+
+def load_suite(name: str) -> dict[str, list[str]]:
+    """``{env_id: [task_id, ...]}`` of the suite ``name``."""
+    if name == "agenteval":
+        return dict(_frozen("agenteval"))
+    if name == "smoke":
+        return {env_id: ids[:3] for env_id, ids in _frozen("agenteval").items()}
+    raise ValueError(f"unknown suite {name!r}; choose from: {', '.join(SUITE_NAMES)}")

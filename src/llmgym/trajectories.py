@@ -1,0 +1,273 @@
+"""Trajectories: one JSON-lines schema for every environment, and conversions for SFT trainers.
+
+A file holds one finished episode per line (``schema: "llmgym.trajectory.v1"``)::
+
+    {"schema": "llmgym.trajectory.v1", "env_id": "llmgym/Wordle-v0", "task_id": "eval/00003",
+     "split": "eval", "seed": 3, "config": {...}, "instruction": "...", "system_prompt": "...",
+     "agent": "oracle", "turns": [{"observation": "...", "reply": "Thought: ...\\nAction: crane",
+     "thought": "...", "action": "crane", "reward": 0.0, "invalid_action": false,
+     "format_error": false}, ...], "final_observation": "...", "success": true,
+     "total_reward": 1.0, "terminated": true, "truncated": false, "usage": {...},
+     "skills": [...], "error": null}
+
+``observation`` in a turn is what the agent saw before replying (the environment's own text);
+``reply`` is the agent's raw output and ``action`` what reached the environment (``null`` after a
+format error). ``skills`` lists the environment's skills shown in the episode (e.g. Crafter's
+achievements; see ``TextEnv.skills``). :func:`to_messages` and :func:`to_conversations` rebuild
+the exact prompts of the ReAct loop, in TRL's conversational format and in AgentGym's
+``conversations`` format.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "SCHEMA",
+    "Trajectory",
+    "TrajectoryBuilder",
+    "Turn",
+    "append_trajectory",
+    "read_trajectories",
+    "to_conversations",
+    "to_messages",
+]
+
+SCHEMA = "llmgym.trajectory.v1"
+_FILE_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+@dataclass
+class Turn:
+    """One agent turn."""
+
+    observation: str
+    reply: str
+    thought: str = ""
+    action: str | None = None
+    reward: float = 0.0
+    invalid_action: bool = False
+    format_error: bool = False
+
+
+@dataclass
+class Trajectory:
+    """One finished episode."""
+
+    env_id: str
+    task_id: str
+    split: str
+    seed: int | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    instruction: str = ""
+    system_prompt: str = ""
+    agent: str = ""
+    turns: list[Turn] = field(default_factory=list)
+    final_observation: str = ""
+    success: bool = False
+    total_reward: float = 0.0
+    terminated: bool = False
+    truncated: bool = False
+    usage: dict[str, int] = field(default_factory=dict)
+    skills: list[str] = field(default_factory=list)
+    error: str | None = None
+    schema: str = SCHEMA
+
+    @property
+    def steps(self) -> int:
+        """Turns whose action reached the environment."""
+        return sum(not t.format_error for t in self.turns)
+
+    @property
+    def invalid_actions(self) -> int:
+        return sum(t.invalid_action and not t.format_error for t in self.turns)
+
+    @property
+    def format_errors(self) -> int:
+        return sum(t.format_error for t in self.turns)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Trajectory:
+        """Inverse of :meth:`to_dict`; rejects other schemas."""
+        if data.get("schema") != SCHEMA:
+            raise ValueError(f"not an {SCHEMA} record (schema={data.get('schema')!r})")
+        fields = dict(data)
+        fields["turns"] = [Turn(**turn) for turn in data.get("turns", [])]
+        return cls(**fields)
+
+
+class TrajectoryBuilder:
+    """Builds a :class:`Trajectory` from the reset and step results of a (wrapped) environment.
+
+    Works at any wrapper level: it reads ``thought``, ``parsed_action``, ``format_error`` and
+    ``env_observation`` from ``info`` when a ReAct wrapper put them there.
+    """
+
+    def __init__(self, env_id: str, agent: str = "") -> None:
+        self.env_id = env_id
+        self.agent = agent
+        self.trajectory: Trajectory | None = None
+        self._pending_observation = ""
+
+    def start(
+        self,
+        observation: str,
+        info: Mapping[str, Any],
+        *,
+        seed: int | None,
+        config: Mapping[str, Any],
+    ) -> None:
+        """Record a reset."""
+        self.trajectory = Trajectory(
+            env_id=self.env_id,
+            task_id=str(info.get("task_id", "")),
+            split=str(info.get("split", "")),
+            seed=seed,
+            config=dict(config),
+            instruction=str(info.get("instruction", "")),
+            system_prompt=str(info.get("system_prompt", "")),
+            agent=self.agent,
+        )
+        self._pending_observation = str(info.get("env_observation", observation))
+
+    def add(
+        self,
+        reply: str,
+        observation: str,
+        reward: float,
+        terminated: bool,
+        truncated: bool,
+        info: Mapping[str, Any],
+    ) -> Trajectory | None:
+        """Record a step; return the finished trajectory when the episode ended."""
+        trajectory = self.trajectory
+        if trajectory is None:
+            raise RuntimeError("TrajectoryBuilder.add() before start()")
+        format_error = bool(info.get("format_error", False))
+        action = info.get("parsed_action", reply) if "parsed_action" in info else reply
+        trajectory.turns.append(
+            Turn(
+                observation=self._pending_observation,
+                reply=reply if isinstance(reply, str) else repr(reply),
+                thought=str(info.get("thought") or ""),
+                action=None
+                if format_error
+                else (action if isinstance(action, str) else repr(action)),
+                reward=float(reward),
+                invalid_action=bool(info.get("invalid_action", False)),
+                format_error=format_error,
+            )
+        )
+        trajectory.total_reward += float(reward)
+        self._pending_observation = str(info.get("env_observation", observation))
+        if not (terminated or truncated):
+            return None
+        trajectory.final_observation = self._pending_observation
+        trajectory.success = bool(info.get("success", False))
+        trajectory.terminated, trajectory.truncated = bool(terminated), bool(truncated)
+        self.trajectory = None
+        return trajectory
+
+
+def append_trajectory(path: str | os.PathLike[str], trajectory: Trajectory) -> None:
+    """Append one trajectory as a JSON line (safe across threads writing the same file)."""
+    key = os.path.abspath(path)
+    with _LOCKS_GUARD:
+        lock = _FILE_LOCKS.setdefault(key, threading.Lock())
+    line = json.dumps(trajectory.to_dict(), ensure_ascii=False) + "\n"
+    with lock:
+        Path(key).parent.mkdir(parents=True, exist_ok=True)
+        with open(key, "a", encoding="utf-8") as handle:
+            handle.write(line)
+
+
+def read_trajectories(path: str | os.PathLike[str]) -> Iterator[Trajectory]:
+    """The trajectories of a JSON-lines file (a truncated last line from a crash is skipped)."""
+    with open(path, encoding="utf-8") as handle:
+        lines = handle.readlines()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError:
+            if number == len(lines):
+                return
+            raise
+        yield Trajectory.from_dict(data)
+
+
+def _first_user_message(trajectory: Trajectory, observation: str) -> str:
+    task = f"Your task: {trajectory.instruction}\n\n" if trajectory.instruction else ""
+    return f"{task}Observation:\n{observation}"
+
+
+def to_messages(
+    trajectory: Trajectory, *, include_system: bool = True
+) -> dict[str, list[dict[str, str]]]:
+    """``{"messages": [...]}`` in TRL's conversational format: system prompt, the task and first
+    observation as the first user turn, then alternating assistant replies and observations."""
+    messages: list[dict[str, str]] = []
+    if include_system and trajectory.system_prompt:
+        messages.append({"role": "system", "content": trajectory.system_prompt})
+    for index, turn in enumerate(trajectory.turns):
+        content = (
+            _first_user_message(trajectory, turn.observation) if index == 0 else turn.observation
+        )
+        messages.append({"role": "user", "content": content})
+        messages.append({"role": "assistant", "content": turn.reply})
+    return {"messages": messages}
+
+
+def to_conversations(trajectory: Trajectory) -> dict[str, Any]:
+    """AgentGym's format: ``{"item_id", "conversations": [{"from", "loss", "value"}, ...]}`` —
+    instructions from the human, an acknowledgement, then observations and replies (``loss`` true
+    only on the agent's replies)."""
+    conversations: list[dict[str, Any]] = [
+        {"from": "human", "loss": None, "value": trajectory.system_prompt},
+        {
+            "from": "gpt",
+            "loss": False,
+            "value": "OK. I'll follow your instructions and try my best to solve the task.",
+        },
+    ]
+    for index, turn in enumerate(trajectory.turns):
+        value = (
+            _first_user_message(trajectory, turn.observation) if index == 0 else turn.observation
+        )
+        conversations.append({"from": "human", "loss": None, "value": value})
+        conversations.append({"from": "gpt", "loss": True, "value": turn.reply})
+    item = trajectory.env_id.split("/")[-1].rsplit("-v", 1)[0].lower()
+    return {"item_id": f"{item}_{trajectory.task_id}", "conversations": conversations}
+
+
+def convert_file(
+    path: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    fmt: str = "messages",
+    successful_only: bool = False,
+) -> int:
+    """Write ``path``'s trajectories to ``out`` as JSON lines in ``fmt`` (``messages`` or
+    ``conversations``); return how many were written."""
+    convert = {"messages": to_messages, "conversations": to_conversations}[fmt]
+    count = 0
+    with open(out, "w", encoding="utf-8") as handle:
+        for trajectory in _filtered(read_trajectories(path), successful_only):
+            handle.write(json.dumps(convert(trajectory), ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
+def _filtered(trajectories: Iterable[Trajectory], successful_only: bool) -> Iterator[Trajectory]:
+    return (t for t in trajectories if t.success or not successful_only)

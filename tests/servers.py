@@ -1,0 +1,118 @@
+"""Real llmgym servers on 127.0.0.1 for tests: in a thread of the test process, or as an
+``llmgym serve`` subprocess. Both stop by themselves when the ``with`` block ends."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+import uvicorn
+
+from llmgym.server import ServerSettings, create_app, uvicorn_config
+
+
+class LiveServer:
+    """``with LiveServer(ServerSettings(...)) as server: server.url`` — a uvicorn server in a
+    thread. :meth:`restart` replaces it by a fresh process-equivalent (new app, same port)."""
+
+    def __init__(self, settings: ServerSettings | None = None, port: int = 0) -> None:
+        self.settings = settings or ServerSettings()
+        self.port = port
+        self.app: Any = None
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> LiveServer:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", self.port))
+        self.port = sock.getsockname()[1]
+        self.app = create_app(self.settings)
+        config = uvicorn_config(self.app, self.settings, log_level="warning", access_log=False)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [sock]}, daemon=True
+        )
+        self._thread.start()
+        deadline = time.monotonic() + 30
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("the test server did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None and self._thread is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=30)
+            self._server = None
+
+    def restart(self, settings: ServerSettings | None = None) -> None:
+        """Stop, then serve a new app (new instance id, no sessions) on the same port."""
+        self.stop()
+        if settings is not None:
+            self.settings = settings
+        self.start()
+
+    def __enter__(self) -> LiveServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class ServeProcess:
+    """``llmgym serve`` as a subprocess on a free loopback port (or ``port``)."""
+
+    def __init__(self, *args: str, port: int = 0) -> None:
+        self.args = args
+        self.port = port
+        self.process: subprocess.Popen | None = None
+        self.url = ""
+
+    def start(self, timeout: float = 60.0) -> ServeProcess:
+        command = [sys.executable, "-m", "llmgym.cli", "serve", "--port", str(self.port)]
+        self.process = subprocess.Popen(
+            [*command, "--log-level", "warning", *self.args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        ready = threading.Event()
+        lines: list[str] = []
+
+        def read() -> None:
+            assert self.process is not None and self.process.stdout is not None
+            lines.append(self.process.stdout.readline())
+            ready.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        if not ready.wait(timeout) or "listening on " not in lines[0]:
+            self.stop()
+            raise RuntimeError(f"llmgym serve did not start: {lines!r}")
+        self.url = lines[0].rsplit("listening on ", 1)[1].strip()
+        self.port = int(self.url.rsplit(":", 1)[1])
+        return self
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=20)
+
+    def __enter__(self) -> ServeProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

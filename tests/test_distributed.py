@@ -1,0 +1,102 @@
+"""Environments in Ray actors, on a local Ray instance that this module starts and stops
+(2 CPUs, small episodes): trajectories equal local ones, rollouts and evaluation run unchanged,
+``llmgym eval --ray`` works, errors are those of the local environment (slow)."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.error import ResetNeeded
+
+ray = pytest.importorskip("ray")
+
+from llmgym import ConfigError, distributed  # noqa: E402
+from llmgym.agents import OracleAgent, RandomAgent  # noqa: E402
+from llmgym.cli import main  # noqa: E402
+from llmgym.evaluation import evaluate  # noqa: E402
+from llmgym.remote import SessionLostError  # noqa: E402
+from llmgym.rollout import rollout  # noqa: E402
+from llmgym.testing import HOSTILE_ACTIONS  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    if ray.is_initialized():
+        ray.shutdown()
+    distributed.init(
+        "local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="error"
+    )
+    yield
+    ray.shutdown()
+
+
+def _normal(step: tuple) -> tuple:
+    *head, info = step
+    return (*head, json.dumps(info, sort_keys=True, default=repr))
+
+
+def test_ray_env_trajectory_equals_local() -> None:
+    local = gym.make("llmgym/Wordle-v0")
+    remote = distributed.RayEnv("llmgym/Wordle-v0")
+    assert remote.spec.id == "llmgym/Wordle-v0"
+    assert remote.observation_space == local.observation_space
+    rng = np.random.default_rng(0)
+    expected = [_normal(local.reset(seed=4, options={"split": "eval"}))]
+    played = [_normal(remote.reset(seed=4, options={"split": "eval"}))]
+    for turn in range(8):
+        if rng.random() < 0.3:
+            action = HOSTILE_ACTIONS[turn]
+        else:
+            action = local.unwrapped.oracle_action()
+            assert remote.unwrapped.oracle_action() == action
+        expected.append(_normal(local.step(action)))
+        played.append(_normal(remote.step(action)))
+        if expected[-1][2]:
+            break
+    assert played == expected
+    remote.close()
+
+
+def test_rollout_and_evaluate_run_unchanged_on_ray() -> None:
+    make = distributed.ray_env_factory("llmgym/Maze-v0")
+    on_ray = rollout(make, OracleAgent(), episodes=3, concurrency=2, progress=False)
+    local = rollout("llmgym/Maze-v0", OracleAgent(), episodes=3, progress=False)
+
+    def summary(trajectories):
+        return [(t.env_id, t.task_id, t.success, [u.reply for u in t.turns]) for t in trajectories]
+
+    assert summary(on_ray) == summary(local) and all(t.success for t in on_ray)
+    random_result = evaluate(make, RandomAgent(seed=1), episodes=2, progress=False)
+    assert random_result.env_id == "llmgym/Maze-v0" and random_result.episodes == 2
+
+
+def test_errors_are_those_of_the_local_environment() -> None:
+    with pytest.raises(ConfigError) as caught:
+        distributed.RayEnv("llmgym/Maze-v0", width=1000)
+    assert caught.value.field == "MazeConfig.width"
+    env = distributed.RayEnv("llmgym/Wordle-v0")
+    with pytest.raises(ResetNeeded):
+        env.step("crane")
+    with pytest.raises(ValueError, match="unknown key"):
+        env.reset(options={"colour": "red"})
+    env.close()
+    with pytest.raises(SessionLostError):
+        env.step("crane")
+
+
+def test_eval_command_with_ray(tmp_path, capsys) -> None:
+    out = tmp_path / "results.json"
+    code = main(
+        [
+            *("eval", "llmgym/Wordle-v0", "--ray", "auto", "--episodes", "2"),
+            *("--concurrency", "2", "--quiet", "--json", str(out)),
+        ]
+    )
+    assert code == 0, capsys.readouterr().err
+    row = json.loads(out.read_text())["results"][0]
+    assert row["env_id"] == "llmgym/Wordle-v0" and row["success_rate"] == 1.0

@@ -1,0 +1,52 @@
+"""EnvGen's reference training script (benchmarks/envgen_crafter.py) end to end at tiny scale."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("stable_baselines3", reason="needs pip install 'llmgym[train]'")
+pytest.importorskip("crafter", reason="needs pip install 'llmgym[crafter]'")
+
+SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "envgen_crafter.py"
+spec = importlib.util.spec_from_file_location("envgen_crafter", SCRIPT)
+envgen_crafter = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(envgen_crafter)
+
+TINY = [
+    "--cycles", "2", "--gen-steps", "64", "--orig-steps", "64", "--final-steps", "128",
+    "--num-envs", "2", "--n-steps", "32", "--eval-episodes", "2", "--length", "40", "--quiet",
+]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_crafter_with_the_offline_designer(tmp_path) -> None:
+    assert envgen_crafter.main([*TINY, "--out", str(tmp_path)]) == 0
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["designer"] == "offline" and len(results["cycles"]) == 2
+    assert len(results["skills"]) == 22 and results["total_steps"] == 2 * 128 + 128
+    first, second = (cycle["designs"] for cycle in results["cycles"])
+    assert len(first) == 4 and all(d["purpose"].startswith("Practise") for d in first)
+    assert all("succeeds" in d["purpose"] for d in second), "the second designs read the stats"
+    assert 0.0 <= results["final"]["score"] <= 100.0 and results["final"]["episodes"] >= 2
+    events = [
+        json.loads(line)
+        for line in (tmp_path / "designer" / "events.jsonl").read_text().splitlines()
+    ]
+    assert [e["event"] for e in events] == ["designs", "designs"]
+    assert (tmp_path / "success.png").stat().st_size > 1000
+
+
+@pytest.mark.slow
+def test_heist_baseline_without_designer(tmp_path) -> None:
+    argv = [*TINY, "--env", "llmgym/HeistPixels-v0", "--designer", "none", "--out", str(tmp_path)]
+    assert envgen_crafter.main(argv) == 0
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["designer"] == "none" and all(
+        cycle["designs"] == [] for cycle in results["cycles"]
+    )
+    assert set(results["final"]["success"]) == set(results["skills"])
+    assert not (tmp_path / "designer").exists()

@@ -1,0 +1,338 @@
+"""RemoteEnv against a real server on 127.0.0.1: the same trajectories as the local environment
+(every registered one), the same exceptions, rollouts and the oracle through it, and clear,
+bounded failures when the server restarts, stops, hangs or is full."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+
+import gymnasium as gym
+import httpx
+import numpy as np
+import pytest
+from gymnasium.error import ResetNeeded
+from gymnasium.utils.env_checker import check_env
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+
+import llmgym
+from llmgym import ConfigError
+from llmgym.agents import OracleAgent
+from llmgym.cli import main
+from llmgym.evaluation import evaluate
+from llmgym.remote import (
+    AuthenticationError,
+    EpisodeEndedError,
+    RemoteEnv,
+    RemoteEnvError,
+    ServerBusyError,
+    ServerUnavailableError,
+    SessionLostError,
+    remote_env_factory,
+)
+from llmgym.rollout import rollout
+from llmgym.server import ServerSettings
+from llmgym.testing import HOSTILE_ACTIONS
+from tests.servers import LiveServer
+from tests.test_conformance import SETTINGS
+
+
+@pytest.fixture(scope="module")
+def server():
+    with LiveServer() as live:
+        yield live
+
+
+def _task_envs() -> list:
+    params = []
+    for entry in llmgym.ENVIRONMENTS:
+        if entry.kind != "task":
+            continue
+        marks = [pytest.mark.slow] if SETTINGS.get(entry.id, {}).get("slow") else []
+        if not entry.available:
+            marks.append(pytest.mark.skip(reason=f"needs {entry.install_hint}"))
+        params.append(pytest.param(entry.id, id=entry.name, marks=marks))
+    return params
+
+
+def _normal(info: dict) -> str:
+    return json.dumps(info, sort_keys=True, default=repr)
+
+
+def _play_locally(env: gym.Env, seed: int, options: dict, steps: int) -> tuple[list, list]:
+    """A mixed policy (oracle, random valid, hostile); returns the actions and the record."""
+    rng = np.random.default_rng(seed)
+    observation, info = env.reset(seed=seed, options=options)
+    record, actions = [(observation, _normal(info))], []
+    for turn in range(steps):
+        roll = rng.random()
+        if roll < 0.5:
+            action = env.unwrapped.oracle_action()
+        elif roll < 0.8:
+            action = env.unwrapped.sample_action(rng)
+        else:
+            action = HOSTILE_ACTIONS[turn % len(HOSTILE_ACTIONS)]
+        actions.append(action)
+        observation, reward, terminated, truncated, info = env.step(action)
+        record.append((observation, reward, terminated, truncated, _normal(info)))
+        if terminated or truncated:
+            break
+    return actions, record
+
+
+@pytest.mark.parametrize("env_id", _task_envs())
+def test_remote_trajectories_equal_local_ones(server, env_id: str) -> None:
+    local = gym.make(env_id)
+    remote = gym.make("llmgym/Remote-v0", url=server.url, env_id=env_id)
+    assert remote.observation_space == local.observation_space
+    assert remote.action_space == local.action_space
+    assert remote.unwrapped.task_ids("eval")[:5] == list(local.unwrapped.task_ids("eval")[:5])
+    assert len(remote.unwrapped.task_ids("train")) == len(local.unwrapped.task_ids("train"))
+    assert remote.unwrapped.example == local.unwrapped.example
+    cases = [(0, {"split": "train"}), (1, {"task_id": local.unwrapped.task_ids("eval")[3]})]
+    for seed, options in cases:
+        actions, expected = _play_locally(local, seed, options, steps=40)
+        observation, info = remote.reset(seed=seed, options=options)
+        played = [(observation, _normal(info))]
+        assert remote.unwrapped.rules() == local.unwrapped.rules()
+        assert remote.unwrapped.task.config.to_dict() == local.unwrapped.task.config.to_dict()
+        for action in actions:
+            observation, reward, terminated, truncated, info = remote.step(action)
+            played.append((observation, reward, terminated, truncated, _normal(info)))
+        assert played == expected, f"{env_id} {options}: the remote trajectory differs"
+    remote.close()
+
+
+def test_gymnasium_env_checker_accepts_remote_env(server) -> None:
+    env = RemoteEnv(server.url, "llmgym/Maze-v0", width=6, height=6)
+    check_env(env, skip_render_check=True)
+    env.close()
+
+
+def test_oracle_agent_and_evaluate_through_remote(server) -> None:
+    make = remote_env_factory(server.url, "llmgym/TextCraft-v0")
+    through_server = rollout(make, OracleAgent(), episodes=4, concurrency=2, progress=False)
+    local = rollout("llmgym/TextCraft-v0", OracleAgent(), episodes=4, progress=False)
+
+    def summary(trajectories):
+        return [
+            (t.env_id, t.task_id, t.success, [turn.reply for turn in t.turns]) for t in trajectories
+        ]
+
+    assert summary(through_server) == summary(local)
+    assert all(t.success for t in through_server)
+    assert through_server[0].config == local[0].config
+    result = evaluate(make, OracleAgent(), episodes=2, progress=False)
+    assert result.env_id == "llmgym/TextCraft-v0" and result.success_rate == 1.0
+
+
+def test_exceptions_match_the_local_environment(server) -> None:
+    with pytest.raises(ConfigError) as caught:
+        RemoteEnv(server.url, "llmgym/Maze-v0", width=1000)
+    assert caught.value.field == "MazeConfig.width" and "[2, 30]" in str(caught.value)
+    env = RemoteEnv(server.url, "llmgym/Wordle-v0", render_mode="ansi")
+    with pytest.raises(ResetNeeded):
+        env.task  # noqa: B018
+    with pytest.raises(ResetNeeded):
+        env.step("crane")
+    with pytest.raises(ConfigError, match="word_length"):
+        env.reset(options={"config": {"word_length": 9}})
+    with pytest.raises(ValueError, match="unknown key 'colour'"):
+        env.reset(options={"colour": "red"})
+    observation, _ = env.reset(seed=0)
+    assert env.render() == observation
+    for _ in range(6):
+        *_, terminated, _, info = env.step(env.oracle_action())
+        if terminated:
+            break
+    assert info["success"]
+    with pytest.raises(EpisodeEndedError) as ended:
+        env.step("crane")
+    assert isinstance(ended.value, ResetNeeded)
+    env.close()
+    env.close()
+
+
+def test_non_text_actions_are_invalid_as_locally(server) -> None:
+    env = RemoteEnv(server.url, "llmgym/Wordle-v0")
+    env.reset(seed=0)
+    for action in (None, 42, b"bytes", ["move", "up"], {"action": "x"}, object()):
+        observation, _, terminated, _, info = env.step(action)
+        assert info["invalid_action"] and not terminated and observation
+    env.close()
+
+
+def test_closed_sessions_are_freed(server) -> None:
+    before = len(server.app.state.store.sessions)
+    envs = [RemoteEnv(server.url, "llmgym/Wordle-v0") for _ in range(3)]
+    assert len(server.app.state.store.sessions) == before + 3
+    for env in envs:
+        env.close()
+    assert len(server.app.state.store.sessions) == before
+
+
+def test_server_restart_is_a_clear_error() -> None:
+    with LiveServer() as live:
+        env = RemoteEnv(live.url, "llmgym/Wordle-v0", backoff=0.05)
+        env.reset(seed=0)
+        env.step("crane")
+        live.restart()
+        start = time.monotonic()
+        with pytest.raises(SessionLostError, match="restarted"):
+            env.step("crane")
+        assert time.monotonic() - start < 10
+
+
+def test_stopped_server_is_a_clear_error_after_retries() -> None:
+    with LiveServer() as live:
+        env = RemoteEnv(live.url, "llmgym/Wordle-v0", retries=2, backoff=0.05)
+        env.reset(seed=0)
+    start = time.monotonic()
+    with pytest.raises(ServerUnavailableError, match="after 3 attempt"):
+        env.step("crane")
+    assert time.monotonic() - start < 10
+
+
+def test_hung_server_times_out() -> None:
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()  # accepts connections, never answers
+    port = listener.getsockname()[1]
+    start = time.monotonic()
+    with pytest.raises(ServerUnavailableError, match="did not answer"):
+        RemoteEnv(f"http://127.0.0.1:{port}", "llmgym/Wordle-v0", timeout=0.5)
+    assert time.monotonic() - start < 10
+    listener.close()
+
+
+def test_expired_full_and_unauthorized(monkeypatch) -> None:
+    settings = ServerSettings(max_sessions=1, ttl_s=0.4, token="tok")
+    with LiveServer(settings) as live:
+        with pytest.raises(AuthenticationError):
+            RemoteEnv(live.url, "llmgym/Wordle-v0")
+        monkeypatch.setenv("LLMGYM_SERVER_TOKEN", "tok")
+        env = RemoteEnv(live.url, "llmgym/Wordle-v0")
+        env.reset(seed=0)
+        with pytest.raises(ServerBusyError, match="capacity"):
+            RemoteEnv(live.url, "llmgym/Wordle-v0")
+        time.sleep(0.6)
+        with pytest.raises(SessionLostError, match="expired"):
+            env.step("crane")
+
+
+def test_concurrent_calls_on_one_session_are_serialised(server) -> None:
+    env = RemoteEnv(server.url, "llmgym/Maze-v0")
+    env.reset(seed=0)
+    errors: list[Exception] = []
+
+    def oracle_calls() -> None:
+        try:
+            for _ in range(20):
+                env.unwrapped.oracle_action()
+        except Exception as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=oracle_calls) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors
+    env.close()
+
+
+def test_eval_command_with_remote(server, tmp_path, capsys) -> None:
+    out = tmp_path / "results.json"
+    code = main(
+        [
+            *("eval", "llmgym/Maze-v0", "--remote", server.url),
+            *("--episodes", "2", "--quiet", "--json", str(out)),
+        ]
+    )
+    assert code == 0, capsys.readouterr().err
+    row = json.loads(out.read_text())["results"][0]
+    assert row["env_id"] == "llmgym/Maze-v0" and row["success_rate"] == 1.0
+
+
+@pytest.mark.parametrize("transport", ["http", "websocket"])
+def test_both_transports_give_the_local_trajectory(server, transport: str) -> None:
+    local = gym.make("llmgym/TextCraft-v0")
+    remote = RemoteEnv(server.url, "llmgym/TextCraft-v0", transport=transport)
+    assert remote.transport == transport
+    options = {"task_id": local.unwrapped.task_ids("eval")[2]}
+    actions, expected = _play_locally(local, 5, options, steps=25)
+    observation, info = remote.reset(seed=5, options=options)
+    played = [(observation, _normal(info))]
+    for action in actions:
+        observation, reward, terminated, truncated, info = remote.step(action)
+        played.append((observation, reward, terminated, truncated, _normal(info)))
+    assert played == expected
+    remote.close()
+
+
+def test_stream_answers_bad_messages_and_stays_open(server) -> None:
+    from websockets.sync.client import connect
+
+    session = httpx.post(
+        f"{server.url}/sessions", json={"env_id": "llmgym/Wordle-v0", "reset": False}
+    )
+    stream_url = f"ws{server.url[4:]}/sessions/{session.json()['session_id']}/stream"
+    with connect(stream_url) as stream:
+
+        def ask(message: str) -> dict:
+            stream.send(message)
+            return json.loads(stream.recv(timeout=30))
+
+        assert ask("{not json")["status"] == 422
+        assert ask('{"op": "fly"}')["field"] == "op"
+        assert ask('{"op": "step", "action": "crane", "bogus": 1}')["error"] == "invalid_request"
+        assert ask('{"op": "step", "action": "crane"}')["error"] == "reset_needed"
+        assert ask('{"op": "reset", "seed": 0, "seq": 1}')["seq"] == 1
+        assert ask('{"op": "step", "action": "crane", "seq": 2}')["info"]["invalid_action"] is False
+        assert ask('{"op": "call", "name": "oracle_action"}')["result"]
+    with connect(f"ws{server.url[4:]}/sessions/nope/stream") as stream:
+        stream.send('{"op": "step", "action": "crane"}')
+        assert json.loads(stream.recv(timeout=30))["error"] == "session_not_found"
+
+
+def test_stream_requires_the_token_and_limits_message_size() -> None:
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    settings = ServerSettings(token="tok", max_body_bytes=16 * 1024)
+    with LiveServer(settings) as live:
+        env = RemoteEnv(live.url, "llmgym/Wordle-v0", token="tok", transport="websocket")
+        env.reset(seed=0)
+        assert env.step("crane")[4]["invalid_action"] is False
+        with (
+            pytest.raises(InvalidStatus) as refused,
+            connect(f"ws{live.url[4:]}/sessions/{env.session_id}/stream"),
+        ):
+            pass
+        assert refused.value.response.status_code == 403
+        with pytest.raises(RemoteEnvError, match="payload_too_large"):
+            env.step("x" * 20_000)
+        env.close()
+
+
+@pytest.mark.parametrize("transport", ["http", "websocket"])
+def test_a_step_resent_after_a_lost_answer_is_applied_once(server, transport: str) -> None:
+    env = RemoteEnv(server.url, "llmgym/Wordle-v0", transport=transport)
+    env.reset(seed=0)
+    # the step reaches the server, but its answer is lost on the way back ...
+    lost = httpx.post(
+        f"{server.url}/sessions/{env.session_id}/step", json={"action": "crane", "seq": 2}
+    )
+    # ... so the client sends it again, with the same sequence number
+    observation, *_ = env.step("crane")
+    assert observation == lost.json()["observation"]
+    status = httpx.get(f"{server.url}/sessions/{env.session_id}").json()
+    assert status["steps"] == 1 and status["seq"] == 2
+    if transport == "websocket":  # a broken stream is reopened, transparently
+        env._stream.socket.shutdown(socket.SHUT_RDWR)
+        assert env.step("slate")[4]["invalid_action"] is False
+    env.close()

@@ -1,0 +1,274 @@
+"""``llmgym serve`` over real HTTP on 127.0.0.1: sessions, status codes and JSON error bodies,
+limits (token, body size, capacity, TTL), sequence numbers, logs and the OpenAPI spec."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+
+import gymnasium as gym
+import httpx
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+
+from llmgym.cli import main
+from llmgym.server import JsonLogFormatter, ServerSettings
+from tests.servers import LiveServer
+
+
+@pytest.fixture(scope="module")
+def server():
+    with LiveServer(ServerSettings(max_body_bytes=64 * 1024)) as live:
+        yield live
+
+
+@pytest.fixture
+def http(server):
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        yield client
+
+
+def _session(http: httpx.Client, **body) -> dict:
+    response = http.post("/sessions", json={"env_id": "llmgym/Wordle-v0", **body})
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def _error(response: httpx.Response, status: int, code: str) -> dict:
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert body["error"] == code and body["message"]
+    return body
+
+
+def test_health_and_environment_list(http) -> None:
+    health = http.get("/health").json()
+    assert health["status"] == "ok" and health["protocol"] == 1 and health["instance_id"]
+    ids = [row["id"] for row in http.get("/environments").json()["environments"]]
+    assert "llmgym/Wordle-v0" in ids and "llmgym/Remote-v0" not in ids
+    detail = http.get("/environments/llmgym/Maze-v0").json()
+    assert detail["config_schema"]["properties"]["width"]["maximum"] == 30
+    _error(http.get("/environments/llmgym/Nope-v0"), 404, "not_found")
+
+
+def test_create_reset_step_close(http) -> None:
+    created = _session(http, seed=3, split="eval")
+    session = created["session_id"]
+    assert created["seq"] == 1 and created["info"]["split"] == "eval"
+    local = gym.make("llmgym/Wordle-v0")
+    assert created["env"]["observation_space"]["max_length"] == local.observation_space.max_length
+    step = http.post(f"/sessions/{session}/step", json={"action": "crane"}).json()
+    assert set(step) == {"observation", "reward", "terminated", "truncated", "info", "seq"}
+    assert step["info"]["invalid_action"] is False and step["seq"] == 2
+    reset = http.post(f"/sessions/{session}/reset", json={"options": {"task_id": "eval/00007"}})
+    assert reset.json()["info"]["task_id"] == "eval/00007"
+    status = http.get(f"/sessions/{session}").json()
+    assert status["episode"] == "running" and status["steps"] == 0 and status["seq"] == 3
+    assert http.delete(f"/sessions/{session}").status_code == 204
+    _error(http.post(f"/sessions/{session}/step", json={"action": "x"}), 404, "session_not_found")
+
+
+def test_hostile_actions_are_normal_steps(http) -> None:
+    session = _session(http)["session_id"]
+    for action in ["", "'; DROP TABLE x; --", "\ud800 lone surrogate", "x" * 20_000, 42, None, [1]]:
+        body = json.dumps({"action": action})  # ASCII-escaped, so lone surrogates travel too
+        response = http.post(f"/sessions/{session}/step", content=body)
+        assert response.status_code == 200, response.text
+        assert response.json()["info"]["invalid_action"] is True
+
+
+def test_episode_state_conflicts(http) -> None:
+    session = _session(http, reset=False)["session_id"]
+    _error(http.post(f"/sessions/{session}/step", json={"action": "crane"}), 409, "reset_needed")
+    http.post(f"/sessions/{session}/reset", json={"seed": 0})
+    oracle = {"name": "oracle_action"}
+    for _ in range(6):
+        action = http.post(f"/sessions/{session}/call", json=oracle).json()["result"]
+        step = http.post(f"/sessions/{session}/step", json={"action": action}).json()
+        if step["terminated"]:
+            break
+    assert step["info"]["success"]
+    _error(http.post(f"/sessions/{session}/step", json={"action": "crane"}), 409, "episode_ended")
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"env_id": "llmgym/Nope-v0"}, "env_id"),
+        ({"env_id": "llmgym/Remote-v0"}, "env_id"),
+        ({"env_id": 3}, "env_id"),
+        ({"env_id": "llmgym/Maze-v0", "config": {"width": 99}}, "MazeConfig.width"),
+        ({"env_id": "llmgym/Maze-v0", "make_kwargs": {"colour": "red"}}, "MazeConfig.colour"),
+        ({"env_id": "llmgym/Wordle-v0", "seed": "zero"}, "seed"),
+        ({"env_id": "llmgym/Wordle-v0", "seed": -1}, "seed"),
+        ({"env_id": "llmgym/Wordle-v0", "split": "test"}, "split"),
+        ({"env_id": "llmgym/Wordle-v0", "task_id": "eval/99999999"}, "options"),
+        ({"env_id": "llmgym/Wordle-v0", "unknown": 1}, "unknown"),
+        ({"env_id": "llmgym/Wordle-v0", "make_kwargs": {"render_mode": "human"}}, None),
+    ],
+)
+def test_invalid_create_requests_are_422(http, body, field) -> None:
+    error = _error(http.post("/sessions", json=body), 422, error_code(field))
+    if field is not None:
+        assert error["field"] == field
+    if field == "MazeConfig.width":
+        assert error["message"] == "99 is outside the allowed range; allowed: a number in [2, 30]"
+
+
+def error_code(field: str | None) -> str:
+    return "invalid_config" if field and "Config." in field else "invalid_request"
+
+
+def test_malformed_bodies_are_4xx(http) -> None:
+    session = _session(http)["session_id"]
+    raw = {"headers": {"content-type": "application/json"}}
+    _error(
+        http.post(f"/sessions/{session}/step", content=b"{not json", **raw), 422, "invalid_request"
+    )
+    _error(
+        http.post(f"/sessions/{session}/step", content=b"\xff\xfe", **raw), 422, "invalid_request"
+    )
+    _error(http.post("/sessions", content=b"[1, 2]", **raw), 422, "invalid_request")
+    _error(http.post(f"/sessions/{session}/step", json={}), 422, "invalid_request")
+    _error(http.post(f"/sessions/{session}/step", json=["crane"]), 422, "invalid_request")
+    _error(http.post(f"/sessions/{session}/reset", json={"seed": 1.5}), 422, "invalid_request")
+    _error(http.post(f"/sessions/{session}/reset", json={"options": 5}), 422, "invalid_request")
+    bad_option = http.post(f"/sessions/{session}/reset", json={"options": {"colour": "red"}})
+    assert "unknown key 'colour'" in _error(bad_option, 422, "invalid_request")["message"]
+    _error(http.post(f"/sessions/{session}/call", json={"name": "close"}), 422, "invalid_request")
+    _error(
+        http.post(f"/sessions/{session}/call", json={"name": "task_ids", "args": [1, 2, 3]}),
+        422,
+        "invalid_request",
+    )
+    _error(http.get("/no/such/route"), 404, "not_found")
+
+
+def test_request_bodies_have_a_size_limit(http) -> None:
+    session = _session(http)["session_id"]
+    huge = json.dumps({"action": "x" * 100_000}).encode()
+    _error(http.post(f"/sessions/{session}/step", content=huge), 413, "payload_too_large")
+
+    def chunks():  # no Content-Length: the limit applies while reading
+        for _ in range(100):
+            yield b"x" * 1024
+
+    streamed = http.post(f"/sessions/{session}/step", content=chunks())
+    _error(streamed, 413, "payload_too_large")
+
+
+def test_remote_calls(http) -> None:
+    session = _session(http, task_id="eval/00003")["session_id"]
+
+    def call(name, *args, **kwargs):
+        body = {"name": name, "args": list(args), "kwargs": kwargs}
+        response = http.post(f"/sessions/{session}/call", json=body)
+        assert response.status_code == 200, response.text
+        return response.json()["result"]
+
+    assert call("task") == {
+        "env_name": "wordle",
+        "task_id": "eval/00003",
+        "split": "eval",
+        "config": {"word_length": 5, "max_guesses": 6, "hard_mode": False},
+    }
+    ids = call("task_ids", "eval", {"word_length": 4})
+    assert ids["task_id_range"]["split"] == "eval" and ids["task_id_range"]["count"] > 0
+    assert call("sample_action", seed=1) == call("sample_action", seed=1)
+    assert "5-letter" in call("rules") and call("success") is False
+
+
+def test_sequence_numbers_make_retries_safe(http) -> None:
+    session = _session(http, seed=0)["session_id"]  # seq 1 was the first reset
+    first = http.post(f"/sessions/{session}/step", json={"action": "crane", "seq": 2})
+    retried = http.post(f"/sessions/{session}/step", json={"action": "crane", "seq": 2})
+    assert first.content == retried.content
+    assert http.get(f"/sessions/{session}").json()["steps"] == 1
+    skipped = http.post(f"/sessions/{session}/step", json={"action": "crane", "seq": 9})
+    assert _error(skipped, 409, "out_of_sequence")["field"] == "seq"
+
+
+def test_token_is_required_when_set() -> None:
+    with (
+        LiveServer(ServerSettings(token="s3cret")) as live,
+        httpx.Client(base_url=live.url) as http,
+    ):
+        assert http.get("/health").status_code == 200
+        assert http.get("/openapi.json").json()["components"]["securitySchemes"]["bearer"]
+        denied = http.post("/sessions", json={"env_id": "llmgym/Wordle-v0"})
+        _error(denied, 401, "unauthorized")
+        assert denied.headers["www-authenticate"] == "Bearer"
+        wrong = {"Authorization": "Bearer nope"}
+        _error(http.get("/environments", headers=wrong), 401, "unauthorized")
+        good = {"Authorization": "Bearer s3cret"}
+        created = http.post("/sessions", json={"env_id": "llmgym/Wordle-v0"}, headers=good)
+        assert created.status_code == 201
+
+
+def test_capacity_and_idle_expiry() -> None:
+    settings = ServerSettings(max_sessions=2, ttl_s=0.5)
+    with LiveServer(settings) as live, httpx.Client(base_url=live.url) as http:
+        first = _session(http)["session_id"]
+        _session(http)
+        full = http.post("/sessions", json={"env_id": "llmgym/Wordle-v0"})
+        _error(full, 503, "at_capacity")
+        assert full.headers["retry-after"]
+        time.sleep(0.7)
+        expired = http.post(f"/sessions/{first}/step", json={"action": "crane"})
+        assert "expired after 0.5 s idle" in _error(expired, 404, "session_expired")["message"]
+        _session(http)  # idle sessions no longer count against the cap
+        deadline = time.monotonic() + 5
+        while live.app.state.store.sessions and time.monotonic() < deadline:
+            time.sleep(0.1)  # the sweeper closes the rest without any request
+        assert not live.app.state.store.sessions
+
+
+def test_sessions_are_logged_with_their_ids(http, caplog) -> None:
+    with caplog.at_level(logging.INFO, logger="llmgym.server"):
+        session = _session(http)["session_id"]
+        http.delete(f"/sessions/{session}")
+    events = [(r.getMessage(), r.fields.get("session_id")) for r in caplog.records]
+    assert ("session.created", session) in events and ("session.closed", session) in events
+    line = JsonLogFormatter().format(caplog.records[-1])
+    assert json.loads(line)["session_id"] == session
+
+
+def test_openapi_spec_describes_the_api(http) -> None:
+    spec = http.get("/openapi.json").json()
+    step = spec["paths"]["/sessions/{session_id}/step"]["post"]
+    assert step["requestBody"]["content"]["application/json"]["schema"]["required"] == ["action"]
+    assert {"404", "409", "413", "422"} <= set(step["responses"])
+    assert spec["paths"]["/sessions"]["post"]["responses"]["503"]
+
+
+def test_serve_command_rejects_bad_settings(capsys) -> None:
+    assert main(["serve", "--max-sessions", "0"]) == 2
+    assert "max_sessions=0 must be at least 1" in capsys.readouterr().err
+    assert main(["serve", "--envs", "llmgym/Nope-v0"]) == 2
+    assert "unknown environment" in capsys.readouterr().err
+
+
+def test_concurrent_steps_on_one_session_are_applied_one_at_a_time(server) -> None:
+    with httpx.Client(base_url=server.url, timeout=60) as setup:
+        created = setup.post("/sessions", json={"env_id": "llmgym/Maze-v0", "seed": 0})
+        session = created.json()["session_id"]
+    replies: list[int] = []
+
+    def hammer() -> None:
+        with httpx.Client(base_url=server.url, timeout=60) as http:
+            for _ in range(15):  # 60 invalid moves: within the maze's 100-move limit
+                reply = http.post(f"/sessions/{session}/step", json={"action": "fly away"})
+                replies.append(reply.json()["seq"])
+
+    threads = [threading.Thread(target=hammer) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    status = httpx.get(f"{server.url}/sessions/{session}").json()
+    assert status["steps"] == 60 and sorted(replies) == list(range(2, 62))

@@ -1,0 +1,261 @@
+"""SQL sandbox attack tests: hostile SQL is refused or stopped, and no database ever changes.
+
+Each attack runs against three targets: the sandbox of a live ``SQL-v0`` environment (through
+``env.step``), a sandbox over a private copy of a generated database, and a sandbox over a real
+database file. After every attack the shared master databases, the sandbox's own copy and the
+file (by content and by bytes) hash exactly as before, and no file appeared on disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+from llmgym.envs.sql.databases import DOMAIN_NAMES, master_database, private_copy
+from llmgym.envs.sql.sandbox import QueryError, SqlSandbox, database_digest
+
+
+def _digests() -> dict[str, str]:
+    return {name: database_digest(master_database(name)) for name in DOMAIN_NAMES}
+
+
+MASTERS_BEFORE = _digests()
+
+
+def _attacks(tmp: Path) -> dict[str, tuple[str, str]]:
+    """name -> (SQL, expected QueryError kind)."""
+    target = tmp / "stolen.db"
+    return {
+        "drop table": ("DROP TABLE orders", "refused"),
+        "delete": ("DELETE FROM orders", "refused"),
+        "delete after comment": ("/* harmless */ -- really\nDELETE FROM orders", "refused"),
+        "insert": ("INSERT INTO orders VALUES (9999, 1, '2024-01-01', 'x')", "refused"),
+        "update": ("UPDATE orders SET status = 'hacked'", "refused"),
+        "cte delete": ("WITH x AS (SELECT 1) DELETE FROM orders", "refused"),
+        "cte insert": ("WITH x AS (SELECT 1) INSERT INTO orders SELECT * FROM orders", "refused"),
+        "cte update": ("WITH x AS (SELECT 1) UPDATE orders SET status = 'x'", "refused"),
+        "replace": ("REPLACE INTO orders VALUES (1, 1, '2024-01-01', 'x')", "refused"),
+        "stacked statements": ("SELECT 1; DROP TABLE orders", "refused"),
+        "stacked after comment": ("SELECT 1; -- fine\nDELETE FROM orders", "refused"),
+        "attach file": (f"ATTACH DATABASE '{target}' AS stolen", "refused"),
+        "attach memory": ("ATTACH ':memory:' AS scratch", "refused"),
+        "vacuum into file": (f"VACUUM INTO '{target}'", "refused"),
+        "vacuum": ("VACUUM", "refused"),
+        "load extension": ("SELECT load_extension('/tmp/evil.so')", "refused"),
+        "pragma query_only off": ("PRAGMA query_only = OFF", "refused"),
+        "pragma writable schema": ("PRAGMA writable_schema = ON", "refused"),
+        "pragma function": ("SELECT * FROM pragma_table_info('orders')", "refused"),
+        "table-valued function": ("SELECT * FROM json_each('[1, 2]')", "refused"),
+        "create temp table": ("CREATE TEMP TABLE t AS SELECT * FROM orders", "refused"),
+        "create view": ("CREATE VIEW v AS SELECT 1", "refused"),
+        "create trigger": (
+            "CREATE TRIGGER t AFTER INSERT ON orders BEGIN DELETE FROM orders; END",
+            "refused",
+        ),
+        "alter table": ("ALTER TABLE orders ADD COLUMN evil TEXT", "refused"),
+        "transaction": ("BEGIN IMMEDIATE", "refused"),
+        "analyze": ("ANALYZE", "refused"),
+        "reindex": ("REINDEX", "refused"),
+        "zeroblob": ("SELECT zeroblob(1000000000)", "refused"),
+        "randomblob": ("SELECT randomblob(100000000)", "refused"),
+        "printf width": ("SELECT printf('%.*c', 1000000000, 'x')", "refused"),
+        "endless recursive cte": (
+            "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) "
+            "SELECT count(*) FROM r",
+            "timeout",
+        ),
+        "counting a huge cross join": (
+            "SELECT count(*) FROM order_items a, order_items b, order_items c",
+            "timeout",
+        ),
+        "millions of rows": ("SELECT * FROM order_items a, order_items b", "too_large"),
+        "endless rows": (
+            "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n FROM r",
+            "too_large",
+        ),
+        "very long sql": ("SELECT 1" + " + 1" * 5_000, "refused"),
+        "deep nesting": ("SELECT " + "(" * 1500 + "1" + ")" * 1500, "error"),
+        "nul byte": ("SELECT 1\x00; DROP TABLE orders", "error"),
+        "lone surrogate": ("SELECT '\ud800'", "error"),
+        "not sql": ("'; DROP TABLE users; --", "error"),
+    }
+
+
+@pytest.fixture
+def file_database(tmp_path: Path) -> Path:
+    path = tmp_path / "shop.db"
+    connection = sqlite3.connect(path)
+    master_database("retail").backup(connection)
+    connection.close()
+    return path
+
+
+def _file_sandbox(path: Path) -> SqlSandbox:
+    return SqlSandbox(sqlite3.connect(path), max_rows=1_000)
+
+
+def _copy_sandbox() -> SqlSandbox:
+    return SqlSandbox(private_copy("retail"), max_rows=1_000)
+
+
+def _file_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_attacks_are_refused_and_nothing_changes(tmp_path: Path, file_database: Path) -> None:
+    file_bytes = _file_hash(file_database)
+    file_sandbox, copy_sandbox = _file_sandbox(file_database), _copy_sandbox()
+    copy_before, file_before = copy_sandbox.digest(), file_sandbox.digest()
+    for name, (sql, kind) in _attacks(tmp_path).items():
+        for sandbox in (copy_sandbox, file_sandbox):
+            start = time.perf_counter()
+            with pytest.raises(QueryError) as caught:
+                sandbox.execute(sql, time_limit=0.2)
+            assert caught.value.kind == kind, f"{name}: {caught.value.kind} {caught.value}"
+            assert time.perf_counter() - start < 2.0, f"{name} was not stopped in time"
+            assert caught.value.message
+        assert copy_sandbox.digest() == copy_before, f"{name} changed the sandbox copy"
+        assert _file_hash(file_database) == file_bytes, f"{name} changed the database file"
+        # the sandbox still answers after the attack
+        assert copy_sandbox.execute("SELECT count(*) FROM orders").rows == ((1200,),)
+    assert file_sandbox.digest() == file_before
+    file_sandbox.close()
+    assert _file_hash(file_database) == file_bytes
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shop.db"], "a file was created"
+    assert _digests() == MASTERS_BEFORE
+
+
+def test_the_connection_is_locked_down_even_without_the_statement_gate(tmp_path: Path) -> None:
+    """The authorizer and query_only hold on their own: statements sent straight to the
+    connection handed to the sandbox (bypassing its statement gate) are still refused."""
+    connection = sqlite3.connect(":memory:")
+    master_database("retail").backup(connection)
+    sandbox = SqlSandbox(connection)
+    before = sandbox.digest()
+    for sql in (
+        "DELETE FROM orders",
+        "DROP TABLE orders",
+        "CREATE TABLE evil (x)",
+        f"ATTACH '{tmp_path / 'a.db'}' AS a",
+        f"VACUUM INTO '{tmp_path / 'b.db'}'",
+        "PRAGMA query_only = OFF",
+        "SELECT load_extension('x')",
+    ):
+        with pytest.raises(sqlite3.DatabaseError, match="not authorized|authorization denied"):
+            connection.execute(sql)
+    assert sandbox.digest() == before and list(tmp_path.iterdir()) == []
+    connection.set_authorizer(lambda *_: sqlite3.SQLITE_OK)  # now only query_only stands guard
+    for sql in ("DELETE FROM orders", "UPDATE orders SET status = 'x'", "CREATE TABLE e (x)"):
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            connection.execute(sql)
+    assert sandbox.digest() == before
+
+
+def test_refusals_name_what_was_refused() -> None:
+    sandbox = _copy_sandbox()
+    cases = {
+        "DROP TABLE orders": "DROP statements are not allowed",
+        "WITH x AS (SELECT 1) DELETE FROM orders": "DELETE on orders is not allowed",
+        "SELECT load_extension('x')": "load_extension() is not allowed",
+        "SELECT * FROM json_each('[1]')": "table-valued function",
+        "SELECT 1; SELECT 2": "one statement",
+        "SELECT" + " " * 10_001: "the limit is 10,000",
+    }
+    for sql, expected in cases.items():
+        with pytest.raises(QueryError, match=expected.replace("(", r"\(").replace(")", r"\)")):
+            sandbox.execute(sql)
+
+
+def test_time_limit_is_enforced_per_statement() -> None:
+    sandbox = _copy_sandbox()
+    endless = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT max(n) FROM r"
+    for limit in (0.05, 0.3):
+        start = time.perf_counter()
+        with pytest.raises(QueryError, match="time limit") as caught:
+            sandbox.execute(endless, time_limit=limit)
+        elapsed = time.perf_counter() - start
+        assert caught.value.kind == "timeout"
+        assert limit <= elapsed < limit + 0.5
+    # the next statement gets a fresh budget
+    assert sandbox.execute("SELECT count(*) FROM customers", time_limit=0.05).rows == ((300,),)
+
+
+def test_result_bounds() -> None:
+    sandbox = _copy_sandbox()
+    assert len(sandbox.execute("SELECT * FROM order_items LIMIT 1000").rows) == 1000
+    with pytest.raises(QueryError, match="more than 1,000 rows"):
+        sandbox.execute("SELECT * FROM order_items LIMIT 1001")
+    wide = SqlSandbox(sqlite3.connect(":memory:"), max_result_chars=100)
+    with pytest.raises(QueryError, match="characters of text and blobs") as caught:
+        wide.execute("SELECT 'xxxxxxxxxx' FROM (VALUES (1), (2), (3), (4), (5)) AS a, "
+                     "(VALUES (1), (2), (3)) AS b")  # fmt: skip
+    assert caught.value.kind == "too_large"
+
+
+def test_an_endless_stream_of_big_values_stops_at_the_size_bound() -> None:
+    sandbox = _copy_sandbox()
+    endless = (
+        "WITH RECURSIVE s(x) AS (SELECT 'a' UNION ALL SELECT x || x FROM s "
+        "WHERE length(x) < 65536), r(n, x) AS (SELECT 1, (SELECT max(x) FROM s) "
+        "UNION ALL SELECT n + 1, x FROM r) SELECT x FROM r"
+    )
+    start = time.perf_counter()
+    with pytest.raises(QueryError, match="more than 1,000,000 characters") as caught:
+        sandbox.execute(endless, time_limit=10.0)
+    assert caught.value.kind == "too_large"
+    assert time.perf_counter() - start < 1.0
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="sqlite3.Connection.setlimit is 3.11+")
+def test_string_bombs_hit_the_length_limit() -> None:
+    sandbox = _copy_sandbox()
+    doubling = "WITH RECURSIVE r(s) AS (SELECT 'ab' UNION ALL SELECT s || s FROM r) SELECT s FROM r"
+    start = time.perf_counter()
+    with pytest.raises(QueryError, match="too large") as caught:
+        sandbox.execute(doubling, time_limit=5.0)
+    assert caught.value.kind == "too_large"
+    assert time.perf_counter() - start < 1.0
+
+
+def test_reads_that_are_allowed() -> None:
+    sandbox = _copy_sandbox()
+    assert sandbox.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").rows == (
+        (5,),
+    )
+    assert sandbox.execute("VALUES (1, 'a')").rows == ((1, "a"),)
+    result = sandbox.execute(
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 5) "
+        "SELECT group_concat(n, '-'), upper('x'), round(2.345, 2), strftime('%Y', '2024-03-01') "
+        "FROM r"
+    )
+    assert result.rows == (("1-2-3-4-5", "X", 2.35, "2024"),)
+    assert result.columns[1] == "upper('x')"
+
+
+def test_environment_steps_with_hostile_sql_leave_every_database_unchanged(
+    tmp_path: Path,
+) -> None:
+    env = gym.make("llmgym/SQL-v0", database="retail", time_limit_ms=300).unwrapped
+    env.reset(seed=0, options={"split": "train"})
+    own_copy = env._sandbox("retail").digest()
+    for name, (sql, kind) in _attacks(tmp_path).items():
+        for action in (f"```sql\n{sql}\n```", f"Action: {sql}"):
+            observation, reward, terminated, _, info = env.step(action)
+            expected = {kind}
+            if name == "not sql" and action.startswith("Action"):
+                expected = {"no_query"}  # no line starts with an SQL keyword
+            if kind == "too_large":  # 10,000 rows: on a busy machine the clock may win
+                expected.add("timeout")
+            assert info["invalid_action"] and not terminated and reward == 0.0, name
+            assert info["query_status"] in expected, (name, info["query_status"], observation)
+    assert env._sandbox("retail").digest() == own_copy
+    assert _digests() == MASTERS_BEFORE
+    assert list(tmp_path.iterdir()) == []
+    observation, reward, terminated, _, info = env.step(env.oracle_action())
+    assert terminated and reward == 1.0 and info["success"]

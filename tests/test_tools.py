@@ -1,0 +1,381 @@
+"""The shared machinery of the tool-use environments: call parsing (ReAct and JSON function
+calls), argument validation and its feedback, tool schemas, answer checking and the episode loop
+(exercised through the Weather environment)."""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import llmgym
+from llmgym.envs.tools.base import (
+    Answer,
+    ArgType,
+    ToolCall,
+    ToolEnv,
+    answers_match,
+    format_call,
+    format_react,
+    parse_tool_call,
+    tool,
+)
+from llmgym.envs.tools.weather import WeatherEnv, cities
+
+TOOL_ENVS = ["llmgym/Weather-v0", "llmgym/Movie-v0", "llmgym/Academia-v0", "llmgym/Sheet-v0",
+             "llmgym/Todo-v0"]  # fmt: skip
+
+
+# ------------------------------------------------------------------------------ parsing
+@pytest.mark.parametrize(
+    ("text", "name", "arguments", "form"),
+    [
+        ('Action: get_elevation with Action Input: {"latitude": 1.5, "longitude": 2}',
+         "get_elevation", {"latitude": 1.5, "longitude": 2}, "react"),
+        ('Thought: I need the date.\n\nAction: get_user_current_date with Action Input: {}',
+         "get_user_current_date", {}, "react"),
+        ("Action: get_user_current_date", "get_user_current_date", {}, "react"),
+        ("Action: `get_user_current_date()`", "get_user_current_date", {}, "react"),
+        ('get_tasks with Action Input: {"project_id": "pr1"}', "get_tasks",
+         {"project_id": "pr1"}, "react"),
+        ("get_projects", "get_projects", {}, "react"),
+        ('Action: get_tasks\nAction Input: {"project_id": "pr1"}', "get_tasks",
+         {"project_id": "pr1"}, "react"),
+        ('action: finish with action input: {"answer": 3}\nObservation: 3', "finish",
+         {"answer": 3}, "react"),
+        ('Action: finish with Action Input: ```json\n{"answer": "yes"}\n```', "finish",
+         {"answer": "yes"}, "react"),
+        ('{"name": "get_projects", "arguments": {}}', "get_projects", {}, "json"),
+        ('{"name": "get_tasks", "arguments": "{\\"project_id\\": \\"pr1\\"}"}', "get_tasks",
+         {"project_id": "pr1"}, "json"),
+        ('{"tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", '
+         '"arguments": "{\\"x\\": 1}"}}]}', "f", {"x": 1}, "json"),
+        ('{"type": "function", "function": {"name": "f", "arguments": {"x": 1}}}', "f",
+         {"x": 1}, "json"),
+        ('[{"name": "f", "parameters": {"x": 1}}]', "f", {"x": 1}, "json"),
+        ('{"thought": "t", "function_name": "f", "arguments": {"x": [1, 2]}}', "f",
+         {"x": [1, 2]}, "json"),
+        ('Here is my call:\n```json\n{"name": "f", "arguments": {}}\n```', "f", {}, "json"),
+        ('Action: {"name": "f", "arguments": {"x": 1}}', "f", {"x": 1}, "json"),
+    ],
+)  # fmt: skip
+def test_both_call_forms_parse(text: str, name: str, arguments: dict, form: str) -> None:
+    assert parse_tool_call(text) == ToolCall(name, arguments, form)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("", "No tool call found"),
+        ("I think the answer is 4.", "No tool call found"),
+        ("Thought: hmm\nAction:", "not followed by a tool call"),
+        ("Action: a with Action Input: {}\nAction: b with Action Input: {}", "one action per turn"),
+        ("Action: f with Action Input: {'a': 1}", "double-quoted keys"),
+        ('Action: f with Action Input: {"a": NaN}', "NaN is not a valid JSON number"),
+        ('Action: f with Action Input: {"a": 1} please', "Unexpected text after"),
+        ("Action: two words with Action Input: {}", "is not a tool name"),
+        ('{"action": "noop", "arguments": {"x": 1}}', 'needs a "name"'),
+        ('[{"name": "a"}, {"name": "b"}]', "exactly one function call"),
+        ('{"tool_calls": []}', "exactly one tool call"),
+        ('{"name": "f", "arguments": "{oops"}', '"arguments" string of f is not valid JSON'),
+        ("[" * 20_000 + "]" * 20_000, "nested too deeply"),
+        ("x" * 200_000, "too long"),
+    ],
+)
+def test_unparseable_replies_get_a_reason(text: str, says: str) -> None:
+    result = parse_tool_call(text)
+    assert isinstance(result, str) and says in result, result
+
+
+def test_parsing_never_evaluates_code() -> None:
+    marker = "llmgym_eval_marker"
+    hostile = f'Action: f with Action Input: __import__("builtins").setattr(None, "{marker}", 1)'
+    assert isinstance(parse_tool_call(hostile), str)
+    assert isinstance(parse_tool_call('Action: f with Action Input: {"a": 1 + 1}'), str)
+
+
+def test_formatted_calls_round_trip() -> None:
+    call = ToolCall("update_cell", {"position": "B2", "value": "Zoë"})
+    assert parse_tool_call(format_react(call)) == call
+    assert parse_tool_call(format_call(call)) == call
+    assert format_react(call) == f"Action: {format_call(call)}"
+
+
+# ------------------------------------------------------------------------------ argument types
+def test_types_come_from_annotations() -> None:
+    assert ArgType.from_annotation(float) == (ArgType("number"), False)
+    assert ArgType.from_annotation(int | None) == (ArgType("integer"), True)
+    assert ArgType.from_annotation(Literal["asc", "desc"])[0].enum == ("asc", "desc")
+    nested, _ = ArgType.from_annotation(list[list[str | float]])
+    assert nested.name == "array[array[string | number]]"
+    assert nested.schema() == {
+        "type": "array",
+        "items": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "number"}]}},
+    }
+
+
+def test_coercion_is_strict_but_not_pedantic() -> None:
+    integer, number = ArgType("integer"), ArgType("number")
+    assert integer.coerce(3.0) == 3 and isinstance(integer.coerce(3.0), int)
+    assert number.coerce(3) == 3
+    assert ArgType("string", enum=("asc", "desc")).coerce("DESC") == "desc"
+    for bad_type, value in ((integer, 3.5), (integer, "3"), (number, True), (number, "1.5"),
+                            (ArgType("string"), 7), (ArgType("boolean"), "true")):  # fmt: skip
+        with pytest.raises(ValueError):
+            bad_type.coerce(value)
+    with pytest.raises(ValueError, match="item 1 must be an integer, got string"):
+        ArgType("array", items=integer).coerce([1, "2"])
+
+
+def test_feedback_names_tool_argument_and_type() -> None:
+    tool_ = WeatherEnv.tools["get_historical_temp"]
+    _, problems = tool_.bind({"latitude": "31.2", "longitude": 121.4, "start_date": "2021-01-01"})
+    assert problems == [
+        "get_historical_temp: argument 'latitude' must be a number, got string \"31.2\".",
+        "get_historical_temp: missing required argument 'end_date' (string): The last day "
+        "(YYYY-MM-DD), at most 92 days after start_date.",
+    ]
+    _, problems = WeatherEnv.tools["get_elevation"].bind({"lat": 1, "latitude": 1, "longitude": 2})
+    assert problems == [
+        'get_elevation: unknown argument "lat"; it takes latitude (number), longitude (number).'
+    ]
+    _, problems = WeatherEnv.tools["get_elevation"].bind([1, 2])
+    assert "must be a JSON object of arguments, got array of 2 items" in problems[0]
+
+
+def test_optional_arguments_take_their_defaults() -> None:
+    from llmgym.envs.tools.todo import TodoEnv
+
+    bound, problems = TodoEnv.tools["create_task"].bind({"project_id": "p", "content": "c"})
+    assert not problems
+    assert bound == {
+        "project_id": "p",
+        "content": "c",
+        "due_date": None,
+        "priority": 1,
+        "description": "",
+        "duration": None,
+    }
+
+
+def test_tool_declarations_are_checked_when_the_class_is_made() -> None:
+    with pytest.raises(TypeError, match="parameter 'x' has no description"):
+
+        class Undocumented(ToolEnv):
+            @tool("A tool.")
+            def f(self, x: int) -> int:
+                return x
+
+
+# ------------------------------------------------------------------------------ schemas, rules
+@pytest.mark.parametrize("env_id", TOOL_ENVS)
+def test_every_tool_is_described_in_the_rules_and_schemas(env_id: str) -> None:
+    env = gym.make(env_id).unwrapped
+    env.reset(seed=0)
+    rules = env.rules()
+    schemas = env.tool_schemas()
+    json.dumps(schemas)
+    assert [s["function"]["name"] for s in schemas] == list(env.tools)
+    for spec in env.tools.values():
+        assert f"Name: {spec.signature}" in rules
+        for param in spec.params:
+            assert f"- {param.name} (Type: {param.type.name}" in rules
+    assert "check_valid_actions" in env.tools and "finish" in env.tools
+    assert "Action: TOOL with Action Input:" in rules
+
+
+def test_check_valid_actions_lists_the_tools() -> None:
+    env = gym.make("llmgym/Movie-v0").unwrapped
+    env.reset(seed=1)
+    observation, *_ = env.step("Action: check_valid_actions with Action Input: {}")
+    assert json.loads(observation) == list(env.tools)
+
+
+# ------------------------------------------------------------------------------ the episode loop
+@pytest.fixture
+def weather() -> WeatherEnv:
+    env = gym.make("llmgym/Weather-v0").unwrapped
+    env.reset(options={"task_id": "eval/00002"})
+    return env
+
+
+def test_invalid_calls_change_nothing_and_say_why(weather: WeatherEnv) -> None:
+    observation, reward, terminated, _, info = weather.step(
+        'Action: get_weather with Action Input: {"city": "Oslo"}'
+    )
+    assert info["invalid_action"] and not terminated and reward == 0
+    assert observation.startswith('Unknown tool "get_weather". The tools are: ')
+    observation, *_, info = weather.step('{"name": "get_elevation", "arguments": {"latitude": 1}}')
+    assert info["invalid_action"]
+    assert "get_elevation: missing required argument 'longitude' (number)" in observation
+    assert "Call it as: Action: get_elevation with Action Input:" in observation
+    observation, *_, info = weather.step(
+        'Action: get_latitude_longitude with Action Input: {"name": "Atlantis"}'
+    )
+    assert info["invalid_action"] and "no place named 'Atlantis'" in observation
+    # nothing moved: the oracle still plays its first step
+    assert weather.oracle_action() == format_call(weather._episode.plan[0])
+
+
+def test_valid_calls_report_the_call_in_info(weather: WeatherEnv) -> None:
+    oslo = next(c for c in cities() if c.name == "Oslo")
+    observation, _, _, _, info = weather.step(
+        f'{{"name": "get_elevation", "arguments": {{"latitude": {oslo.latitude}, '
+        f'"longitude": {oslo.longitude}}}}}'
+    )
+    assert not info["invalid_action"]
+    assert info["tool_call"] == {
+        "name": "get_elevation",
+        "arguments": {"latitude": oslo.latitude, "longitude": oslo.longitude},
+    }
+    assert json.loads(observation)["elevation"] == oslo.elevation
+
+
+def test_the_action_format_knob_restricts_call_forms() -> None:
+    env = gym.make("llmgym/Weather-v0", action_format="json").unwrapped
+    env.reset(seed=0)
+    observation, *_, info = env.step("Action: get_user_current_date with Action Input: {}")
+    assert info["invalid_action"] and "only in the form" in observation
+    observation, *_, info = env.step('{"name": "get_user_current_date", "arguments": {}}')
+    assert not info["invalid_action"]
+
+
+def test_finish_scores_the_answer_and_ends_the_episode() -> None:
+    env = gym.make("llmgym/Weather-v0").unwrapped
+    env.reset(options={"task_id": "eval/00002"})
+    truth = env._episode.answer
+    assert truth is not None and truth.kind == "number"
+    wrong = float(truth.value) + 5
+    _, reward, terminated, _, info = env.step(
+        f'Action: finish with Action Input: {{"answer": {wrong}}}'
+    )
+    assert terminated and reward == 0.0 and not info["success"]
+    assert info["expected_answer"] == truth.shown()
+    env.reset(options={"task_id": "eval/00002"})
+    _, reward, terminated, _, info = env.step(
+        f'Action: finish with Action Input: {{"answer": "{truth.value} °C"}}'
+    )
+    assert terminated and reward == 1.0 and info["success"]
+
+
+def test_finish_needs_an_answer_for_questions() -> None:
+    env = gym.make("llmgym/Movie-v0").unwrapped
+    env.reset(seed=3)
+    observation, _, terminated, _, info = env.step("Action: finish with Action Input: {}")
+    assert info["invalid_action"] and not terminated
+    assert "missing required argument 'answer'" in observation
+
+
+# ------------------------------------------------------------------------------ answers
+@pytest.mark.parametrize(
+    ("given", "answer", "expected"),
+    [
+        (12.34, Answer(12.3, "number"), True),
+        ("12.5 °C", Answer(12.5, "number"), True),
+        ("about 1,234,000 dollars", Answer(1_234_000, "number"), True),
+        ([7], Answer(7, "number"), True),
+        (12.5, Answer(12.3, "number"), False),
+        ("between 3 and 4", Answer(3, "number"), False),
+        (True, Answer(1, "number"), False),
+        ("Yes.", Answer("yes", "text"), True),
+        (True, Answer("yes", "text"), True),
+        ("são paulo", Answer("Sao Paulo", "text"), True),
+        ("Lisbon, Portugal", Answer("Lisbon", "text", ("Lisbon, Portugal",)), True),
+        ("Porto", Answer("Lisbon", "text", ("Lisbon, Portugal",)), False),
+        ("It was on 2023-03-08.", Answer("2023-03-08", "date"), True),
+        ("2023-03-09", Answer("2023-03-08", "date"), False),
+        (["Drama", "action"], Answer(("Action", "Drama"), "list"), True),
+        ("Action, Drama", Answer(("Action", "Drama"), "list"), True),
+        ("Action and Drama", Answer(("Action", "Drama"), "list"), True),
+        (["Action"], Answer(("Action", "Drama"), "list"), False),
+        ({"a": 1}, Answer("a", "text"), False),
+    ],
+)
+def test_answers_match(given: object, answer: Answer, expected: bool) -> None:
+    assert answers_match(given, answer, 0.1, 0.01) is expected
+
+
+def test_numbers_use_the_larger_of_both_tolerances() -> None:
+    assert answers_match(1010, Answer(1000, "number"), 0.1, 0.01)
+    assert not answers_match(1011, Answer(1000, "number"), 0.1, 0.01)
+    assert answers_match(0.05, Answer(0.0, "number"), 0.1, 0.01)
+
+
+def test_tool_environments_are_registered() -> None:
+    ids = {entry.id for entry in llmgym.ENVIRONMENTS}
+    assert set(TOOL_ENVS) <= ids
+
+
+def test_tool_environments_doc_example_runs_and_conforms(capsys, monkeypatch) -> None:
+    import re
+    import sys
+    import types
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parent.parent / "docs" / "tool-environments.md"
+    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), flags=re.DOTALL)
+    assert len(blocks) == 2
+    module = types.ModuleType("tool_environments_example")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    for block in blocks:
+        exec(compile(block, str(doc), "exec"), module.__dict__)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "get_capital: argument 'country' must be a string, got integer 7."
+    assert printed[-1] == "{'oracle_success_rate': 1.0}"  # check_env's render check prints between
+
+
+_EXTREMES = {
+    "string": [
+        "",
+        " ",
+        "x" * 5000,
+        "Zoë 中文 \u202e",
+        "2024-02-30",
+        "=1/0",
+        "ZZ9999",
+        "9999-12-31",
+    ],
+    "integer": [0, -1, 10**18, 2**70],
+    "number": [0.0, -1e308, 1e308, 1e-300, 91.0, -181],
+    "boolean": [True, False],
+}
+
+
+def _extreme(arg_type: ArgType, rng: np.random.Generator) -> object:
+    if arg_type.enum:
+        return arg_type.enum[int(rng.integers(len(arg_type.enum)))]
+    if arg_type.kind == "union":
+        return _extreme(arg_type.options[int(rng.integers(len(arg_type.options)))], rng)
+    if arg_type.kind == "array":
+        size = int(rng.choice([0, 1, 3, 300]))
+        items = arg_type.items or ArgType("string")
+        return [_extreme(items, rng) for _ in range(size)]
+    pool = _EXTREMES.get(arg_type.kind, ["x"])
+    return pool[int(rng.integers(len(pool)))]
+
+
+@pytest.mark.parametrize("env_id", TOOL_ENVS)
+def test_well_typed_calls_with_extreme_values_never_raise(env_id: str) -> None:
+    """Tools must turn every well-typed but odd argument into feedback, never an exception."""
+    env = gym.make(env_id).unwrapped
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    tools = [t for t in env.tools.values() if t.name != "finish"]
+    for _ in range(400):
+        selected = tools[int(rng.integers(len(tools)))]
+        arguments = {}
+        for param in selected.params:
+            if param.required or rng.random() < 0.5:
+                realistic = rng.random() < 0.5
+                arguments[param.name] = (
+                    env._sample_value(param, rng) if realistic else _extreme(param.type, rng)
+                )
+        call_text = json.dumps({"name": selected.name, "arguments": arguments})
+        observation, _, terminated, truncated, info = env.step(call_text)
+        assert env.observation_space.contains(observation)
+        assert isinstance(info["invalid_action"], bool)
+        if terminated or truncated:
+            env.reset()
