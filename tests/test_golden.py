@@ -7,6 +7,7 @@ import json
 import pytest
 
 import llmgym
+from tests.test_conformance import SETTINGS
 from tests.update_golden import GOLDEN, TASK_IDS, fingerprint
 
 PINNED = json.loads(GOLDEN.read_text())
@@ -14,7 +15,11 @@ PINNED = json.loads(GOLDEN.read_text())
 
 @pytest.mark.parametrize(
     "entry",
-    [e for e in llmgym.ENVIRONMENTS if e.kind == "task"],
+    [
+        pytest.param(e, marks=[pytest.mark.slow] if SETTINGS.get(e.id, {}).get("slow") else [])
+        for e in llmgym.ENVIRONMENTS
+        if e.kind == "task"
+    ],
     ids=lambda e: e.name,
 )
 def test_instances_match_pinned_fingerprints(entry) -> None:

@@ -1,0 +1,149 @@
+"""SciWorld rules: tasks and splits, scoring, ambiguity prompts, the Java process's life."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+pytest.importorskip("scienceworld")
+
+from llmgym import ConfigError
+from llmgym.envs.sciworld import (
+    TASK_NAMES,
+    SciWorldConfig,
+    SciWorldEnv,
+    _sorted_listings,
+    variation_table,
+)
+
+
+def test_task_ids_interleave_tasks_and_splits_share_no_variation() -> None:
+    env = SciWorldEnv()
+    assert len(TASK_NAMES) == 30
+    assert len(env.task_ids("train")) == 3592 and len(env.task_ids("eval")) == 1819
+    for row in variation_table()["tasks"]:
+        assert not set(row["train"]) & set(row["test"])
+        assert not set(row["train"]) & set(row["dev"])
+    only_boil = SciWorldConfig(task="boil")
+    assert len(env.task_ids("eval", only_boil)) == 9
+    assert len(env.task_ids("eval", SciWorldConfig(task="boil", eval_variations="dev"))) == 7
+
+
+def test_config_checks() -> None:
+    with pytest.raises(ConfigError, match="unknown simplification 'fly'"):
+        SciWorldConfig(simplifications="openDoors,fly")
+    with pytest.raises(ConfigError, match="'easy' alone"):
+        SciWorldConfig(simplifications="easy,openDoors")
+    with pytest.raises(ConfigError) as error:
+        SciWorldConfig(task="bake-a-cake")
+    assert error.value.field == "SciWorldConfig.task"
+    config = SciWorldConfig(simplifications="openDoors,noElectricalAction")
+    assert config.simplifications_for("boil") == "openDoors,noElectricalAction"
+    assert config.simplifications_for("power-component") == "openDoors"
+
+
+def test_no_java_process_before_the_first_reset() -> None:
+    env = gym.make("llmgym/SciWorld-v0").unwrapped
+    env.task_ids("train")
+    assert env._engine is None
+    env.close()
+
+
+@pytest.fixture(scope="module")
+def env() -> SciWorldEnv:
+    env = gym.make("llmgym/SciWorld-v0").unwrapped
+    yield env
+    env.close()
+
+
+@pytest.mark.slow
+def test_variation_table_matches_the_engine(env: SciWorldEnv) -> None:
+    env.reset(options={"task_id": "train/00000"})
+    engine = env._engine
+    assert sorted(engine.get_task_names()) == sorted(TASK_NAMES)
+    for row in variation_table()["tasks"][::7]:
+        engine.load(row["name"], 0, "")
+        assert sorted(engine.get_variations_train()) == row["train"]
+        assert sorted(engine.get_variations_test()) == row["test"]
+
+
+@pytest.mark.slow
+def test_rewards_sum_to_the_final_score_and_the_engine_is_reused(env: SciWorldEnv) -> None:
+    config = {"task": "find-living-thing"}
+    observation, info = env.reset(options={"task_id": "eval/00000", "config": config})
+    engine = env._engine
+    assert info["instruction"] in observation and "This room is called" in observation
+    total = 0.0
+    for _ in range(50):
+        observation, reward, terminated, truncated, info = env.step(env.oracle_action())
+        total += reward
+        assert 0 <= info["score"] <= 100 and total == pytest.approx(info["score"] / 100)
+        if terminated or truncated:
+            break
+    assert info["success"] and info["score"] == 100 and total == pytest.approx(1.0)
+    env.reset(options={"task_id": "eval/00001", "config": config})
+    assert env._engine is engine, "the Java process was restarted"
+
+
+@pytest.mark.slow
+def test_ambiguous_requests_wait_for_a_number(env: SciWorldEnv) -> None:
+    env.reset(options={"task_id": "train/00000", "config": {"task": "grow-plant"}})
+    for _ in range(40):
+        action = env.oracle_action()
+        observation, _, _, _, info = env.step(action)
+        if observation.startswith("Ambiguous request"):
+            break
+    else:
+        pytest.fail("the gold path met no ambiguity")
+    for wrong in ("look around", "7" * 3, ""):
+        observation, _, _, _, info = env.step(wrong)
+        assert info["invalid_action"] and "number" in observation
+    _, _, _, _, info = env.step(env.oracle_action())
+    assert not info["invalid_action"]
+
+
+@pytest.mark.slow
+def test_invalid_commands_and_a_failed_task(env: SciWorldEnv) -> None:
+    env.reset(options={"task_id": "train/00000", "config": {"task": "find-animal"}})
+    for action in ("reset task", "xyzzy", "look at unicorn", "", "café au lait"):
+        observation, _, terminated, _, info = env.step(action)
+        assert info["invalid_action"] and not terminated and observation
+    _, reward, terminated, _, info = env.step("focus on air")
+    assert terminated and info["failed"] and not info["success"] and reward == 0
+
+
+@pytest.mark.slow
+def test_close_stops_the_java_process() -> None:
+    env = gym.make("llmgym/SciWorld-v0", task="lifespan-longest-lived").unwrapped
+    env.reset(options={"task_id": "eval/00000"})
+    process = env._engine._gateway.java_process
+    assert process.poll() is None
+    env.close()
+    process.wait(timeout=30)
+    assert env._engine is None
+
+
+def test_room_listings_are_sorted_with_their_nested_lines() -> None:
+    text = "This room is called the kitchen. In it, you see:\n\tthe stove\n\ta cup\n\t\tof tea\n"
+    text += "\tan apple\nYou also see:\n\tA door to the hallway"
+    assert _sorted_listings(text) == (
+        "This room is called the kitchen. In it, you see:\n\ta cup\n\t\tof tea\n\tan apple\n"
+        "\tthe stove\nYou also see:\n\tA door to the hallway"
+    )
+
+
+@pytest.mark.slow
+def test_the_same_actions_read_the_same_despite_hash_ordered_rooms(env: SciWorldEnv) -> None:
+    # melt, test variation 21: the art studio lists its paint cups in a different order per run
+    config = {"task": "melt"}
+    runs = []
+    for _ in range(2):
+        env.reset(options={"task_id": "eval/00000", "config": config})
+        observations = []
+        for _ in range(40):
+            observation, *_, terminated, truncated, _ = env.step(env.oracle_action())
+            observations.append(observation)
+            if terminated or truncated:
+                break
+        runs.append(observations)
+    assert runs[0] == runs[1]
