@@ -13,17 +13,13 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+from bench_utils import write_json
 
-import llmgym
 from llmgym.agents import Agent
 from llmgym.cli import format_table
 from llmgym.rollout import rollout
@@ -166,16 +162,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     payload = {
         "benchmark": "agent_loop",
-        "llmgym_version": llmgym.__version__,
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
         "overhead_target_us": OVERHEAD_TARGET_US,
         "wrapper_overhead": overhead,
         "rollout_scaling": scaling,
     }
-    path = Path(args.json)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=2) + "\n")
-    print(f"\nwrote {path}")
+    write_json(args.json, payload)
     return 0
 
 

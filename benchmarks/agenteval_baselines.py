@@ -11,11 +11,11 @@ not installed are skipped (and shown as such).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-import llmgym
+from bench_utils import write_json
+
 from llmgym.agents import make_agent
 from llmgym.envs import get_entry
 from llmgym.evaluation import evaluate
@@ -70,13 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=2)
     args = parser.parse_args(argv)
     table = run(args.concurrency)
-    out = ROOT / "benchmarks" / "results" / "agenteval_baselines.json"
-    out.write_text(
-        json.dumps(
-            {"llmgym_version": llmgym.__version__, "suite": "agenteval", "baselines": table},
-            indent=2,
-        )
-        + "\n"
+    out = write_json(
+        ROOT / "benchmarks" / "results" / "agenteval_baselines.json",
+        {"benchmark": "agenteval_baselines", "suite": "agenteval", "baselines": table},
     )
     text = DOC.read_text()
     head, rest = text.split(START, 1)

@@ -11,13 +11,12 @@ the median step of each first unlock, and Crafter's score of the oracle.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import gymnasium as gym
+from bench_utils import write_json
 
 import llmgym  # noqa: F401
 from llmgym.cli import format_table
@@ -86,10 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         "deaths": sum(e["died"] for e in episodes),
         "episodes": episodes,
     }
-    path = Path(args.json)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=2) + "\n")
-    print(f"wrote {path}")
+    write_json(args.json, payload)
     return 0
 
 

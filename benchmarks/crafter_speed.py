@@ -14,26 +14,18 @@ Measured (time inside ``reset``/``step`` only, random actions, the same seeds on
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sys
 import time
-from pathlib import Path
 
 import crafter
 import gymnasium as gym
 import numpy as np
+from bench_utils import pin_to_one_core, write_json
 
 import llmgym
 from llmgym.cli import format_table
 
 TARGETS = {"reset_speedup": 20.0, "text_step_speedup": 3.0, "pixel_step_speedup": 1.0}
-
-
-def _pin_to_one_core() -> None:
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
 
 
 def crafter_resets(seeds: list[int]) -> float:
@@ -103,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="stepping time per side")
     parser.add_argument("--json", default="benchmarks/results/crafter_speed.json")
     args = parser.parse_args(argv)
-    _pin_to_one_core()
+    pin_to_one_core()
     seeds = list(range(args.resets))
     reset_crafter = crafter_resets(seeds)
     reset_ours = llmgym_resets(seeds * 4)
@@ -131,13 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     print("meets targets:", "yes" if all(meets.values()) else f"NO ({meets})")
     payload = {
         "benchmark": "crafter_speed",
-        "machine": {
-            "python": platform.python_version(),
-            "processor": platform.machine(),
-            "cores_used": 1,
-        },
         "crafter_version": getattr(crafter, "__version__", "1.8.3"),
-        "llmgym_version": llmgym.__version__,
         "seconds_per_reset": {"crafter": reset_crafter, "llmgym": reset_ours},
         "seconds_per_step": {
             "crafter": step_crafter,
@@ -148,10 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         "targets": TARGETS,
         "meets_targets": meets,
     }
-    path = Path(args.json)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=2) + "\n")
-    print(f"wrote {path}")
+    write_json(args.json, payload)
     return 0
 
 

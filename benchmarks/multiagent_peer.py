@@ -12,21 +12,13 @@ observation) and ``env.step()`` counts. Writes ``benchmarks/results/multiagent_p
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
+from bench_utils import pin_to_one_core, write_json
 
 from llmgym.cli import format_table
-
-
-def _pin_to_one_core() -> None:
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
 
 
 def _steps_per_s(env, choose, seconds: float) -> tuple[float, float]:
@@ -69,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from llmgym.envs.multiagent import connect_four
 
-    _pin_to_one_core()
+    pin_to_one_core()
     sides = {
         "pettingzoo connect_four_v3 (arrays)": (connect_four_v3.env(), _pettingzoo_move),
         "llmgym connect_four_v0 (text, opening_plies=0)": (
@@ -87,15 +79,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nllmgym / PettingZoo steps per second: {ratio:.2f}")
     payload = {
         "benchmark": "multiagent_peer",
-        "machine": {"python": platform.python_version(), "processor": platform.machine()},
         "seconds_per_measurement": args.seconds,
         "results": rows,
         "llmgym_over_pettingzoo_steps_ratio": ratio,
     }
-    path = Path(args.json)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=2) + "\n")
-    print(f"wrote {path}")
+    write_json(args.json, payload)
     return 0
 
 

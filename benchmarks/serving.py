@@ -22,7 +22,6 @@ added per step at 1 session (p50 remote latency minus the in-process step time).
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing as mp
 import os
 import platform
@@ -35,8 +34,8 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from bench_utils import write_json
 
-import llmgym
 from llmgym.cli import format_table
 from llmgym.remote import RemoteEnv
 
@@ -245,7 +244,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     payload = {
         "env_id": args.env,
-        "llmgym_version": llmgym.__version__,
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
         "load_average_before": load_before,
@@ -259,10 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         "targets": TARGETS if args.env == TARGET_ENV else {},
         "measured": checks,
     }
-    path = Path(args.json)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=2) + "\n")
-    print(f"wrote {path}")
+    write_json(args.json, payload)
     return 0
 
 

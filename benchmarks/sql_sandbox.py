@@ -14,15 +14,11 @@ fetching under the size bounds.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
-import sqlite3
 import sys
 import time
-from pathlib import Path
 
-import llmgym
+from bench_utils import pin_to_one_core, write_json
+
 from llmgym.cli import format_table
 from llmgym.envs.sql.databases import DOMAIN_NAMES, private_copy
 from llmgym.envs.sql.questions import all_questions
@@ -42,8 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=20, help="passes over all questions")
     parser.add_argument("--json", default="benchmarks/results/sql_sandbox.json")
     args = parser.parse_args(argv)
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    pin_to_one_core()
     queries = [(q.database, q.sql) for q in all_questions()]
     plain = {name: private_copy(name) for name in DOMAIN_NAMES}
     sandboxes = {name: SqlSandbox(private_copy(name)) for name in DOMAIN_NAMES}
@@ -76,23 +71,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"sandbox time / plain time: {ratio:.2f} over {len(queries)} gold queries")
     payload = {
         "benchmark": "sql_sandbox",
-        "machine": {
-            "python": platform.python_version(),
-            "processor": platform.machine(),
-            "sqlite": sqlite3.sqlite_version,
-            "cores_used": 1,
-            "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
-        },
-        "llmgym_version": llmgym.__version__,
         "queries": len(queries),
         "repeats": args.repeats,
         "results": rows,
         "sandbox_over_plain": ratio,
     }
-    path = Path(args.json)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=2) + "\n")
-    print(f"wrote {path}")
+    write_json(args.json, payload)
     return 0
 
 

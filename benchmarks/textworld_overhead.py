@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import sys
 import time
@@ -24,8 +22,8 @@ from pathlib import Path
 import gymnasium as gym
 import textworld
 import textworld.gym
+from bench_utils import pin_to_one_core, write_json
 
-import llmgym
 from llmgym.envs.textworld import _INFOS, TextWorldConfig, pregenerate
 
 
@@ -89,8 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", default="{}", help="TextWorld config overrides as JSON")
     parser.add_argument("--json", default="benchmarks/results/textworld_overhead.json")
     args = parser.parse_args(argv)
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    pin_to_one_core()
     config = TextWorldConfig.from_dict(json.loads(args.config))
     games = pregenerate(config, "eval", args.games)
     task_ids = [f"eval/{index:05d}" for index in range(args.games)]
@@ -118,8 +115,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"reset time ratio llmgym/textworld: {reset_ratio:.2f}")
     payload = {
         "benchmark": "textworld_overhead",
-        "machine": {"python": platform.python_version(), "processor": platform.machine()},
-        "llmgym_version": llmgym.__version__,
         "textworld_version": textworld.__version__,
         "config": config.to_dict(),
         "games": args.games,
@@ -129,10 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         "reset_ratio": reset_ratio,
         "meets_target": ratio - 1 < 0.05,
     }
-    path = Path(args.json)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=2) + "\n")
-    print(f"wrote {path}")
+    write_json(args.json, payload)
     return 0
 
 

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sys
 import time
 from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+from bench_utils import machine, pin_to_one_core, write_json
 
 import llmgym
 from llmgym.cli import format_table
@@ -122,11 +121,6 @@ RESET_POOLS: dict[str, int] = {"llmgym/TextWorld-v0": 20}
 their resets are measured over the first N tasks of each split, compiled beforehand."""
 
 
-def _pin_to_one_core() -> None:
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
-
-
 def _steps_per_s(env: gym.Env, choose, seconds: float) -> float:
     env.reset(seed=0)
     inner = env.unwrapped
@@ -208,6 +202,7 @@ def measure(env_id: str, seconds: float) -> dict[str, float | str]:
     row["oracle_steps_per_s"] = _oracle_steps_per_s(env, seconds)
     row["random_steps_per_s"] = _steps_per_s(env, lambda inner: inner.sample_action(rng), seconds)
     row["resets_per_s"] = _resets_per_s(env, seconds, RESET_POOLS.get(env_id))
+    row["load_average_1m"] = machine().get("load_average_1m", "")
     env.close()
     return row
 
@@ -218,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=1.5, help="time per measurement")
     parser.add_argument("--json", default="benchmarks/results/throughput.json", help="output file")
     args = parser.parse_args(argv)
-    _pin_to_one_core()
+    pin_to_one_core()
     env_ids = args.env_ids or [
         e.id for e in llmgym.ENVIRONMENTS if e.available and e.kind == "task"
     ]
@@ -246,18 +241,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     payload = {
         "benchmark": "throughput",
-        "machine": {
-            "python": platform.python_version(),
-            "processor": platform.machine(),
-            "cores_used": 1,
-        },
-        "llmgym_version": llmgym.__version__,
         "seconds_per_measurement": args.seconds,
         "targets": {env_id: TARGETS[env_id] for env_id in env_ids if env_id in TARGETS},
         "results": rows,
     }
     path = Path(args.json)
-    path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():  # keep figures of environments not measured in this run
         previous = json.loads(path.read_text())
         measured = {r["env_id"] for r in rows}
@@ -265,8 +253,7 @@ def main(argv: list[str] | None = None) -> int:
             r for r in previous.get("results", []) if r["env_id"] not in measured
         ] + rows
         payload["targets"] = {**previous.get("targets", {}), **payload["targets"]}
-    path.write_text(json.dumps(payload, indent=2) + "\n")
-    print(f"wrote {path}")
+    write_json(path, payload)
     return 0
 
 

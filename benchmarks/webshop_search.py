@@ -22,18 +22,14 @@ environment), for comparison with its wall-clock figures on a busy machine.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+from bench_utils import pin_to_one_core, write_json
 
-import llmgym
 from llmgym.cli import format_table
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.webshop.catalogue import load_vocabulary
@@ -42,11 +38,6 @@ from llmgym.envs.webshop.store import Shop
 
 TARGET_P50_MS = 5.0
 """Issue 6: search p50 under 5 ms on the full catalogue."""
-
-
-def _pin_to_one_core() -> None:
-    if hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
 
 
 def _percentile(values: list[float], fraction: float) -> float:
@@ -170,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         "--json", default="benchmarks/results/webshop_search.json", help="output file"
     )
     args = parser.parse_args(argv)
-    _pin_to_one_core()
+    pin_to_one_core()
     shop = Shop.open(0, 10_000)
     sets, goals = query_sets(shop)
     rows, everything = [], []
@@ -203,13 +194,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     payload = {
         "benchmark": "webshop_search",
-        "machine": {
-            "python": platform.python_version(),
-            "processor": platform.machine(),
-            "cores_used": 1,
-            "load_average": os.getloadavg() if hasattr(os, "getloadavg") else None,
-        },
-        "llmgym_version": llmgym.__version__,
         "catalogue": {"products": shop.size, "seed": shop.seed},
         "repeats": args.repeats,
         "target_p50_ms": TARGET_P50_MS,
@@ -218,10 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         "ranking_quality": quality,
         "cpu_time_throughput": steps,
     }
-    path = Path(args.json)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=2) + "\n")
-    print(f"wrote {path}")
+    write_json(args.json, payload)
     return 0
 
 

@@ -1,0 +1,41 @@
+"""Helpers shared by the benchmark scripts: one CPU core, machine facts, writing results."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+import llmgym
+
+__all__ = ["machine", "pin_to_one_core", "write_json"]
+
+
+def pin_to_one_core() -> None:
+    """Run this process on one CPU core (where the OS allows it), as the targets assume."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+
+
+def machine() -> dict[str, Any]:
+    """What a figure was measured on, including how busy the machine was (load average)."""
+    facts: dict[str, Any] = {
+        "python": platform.python_version(),
+        "processor": platform.machine(),
+        "cpus": os.cpu_count(),
+    }
+    if hasattr(os, "getloadavg"):
+        facts["load_average_1m"] = round(os.getloadavg()[0], 2)
+    return facts
+
+
+def write_json(path: str | os.PathLike[str], payload: dict[str, Any]) -> Path:
+    """Write ``payload`` (with ``llmgym_version`` and ``machine`` added unless present) as JSON."""
+    payload = {"llmgym_version": llmgym.__version__, "machine": machine(), **payload}
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(payload, indent=2) + "\n")
+    print(f"wrote {target}")
+    return target
