@@ -144,7 +144,7 @@ def test_evaluate_with_an_llm_agent_over_http() -> None:
 
 def test_cli_eval_openai_agent_with_faults_and_garbage(tmp_path, capsys) -> None:
     replies = iter(["no idea, sorry"] * 2 + ["Thought: fine\nAction: move up"] * 1000)
-    faults = ["500", "garbage"]
+    faults = ["500", "garbage", ("slow", 0.5)]  # an error, a garbage body, a slow answer
     out = tmp_path / "results.json"
     traj = tmp_path / "traj.jsonl"
     with ChatServer(lambda m: next(replies), faults=faults) as server:
