@@ -229,6 +229,20 @@ class TestRuleBasedDesigner:
         assert [d.config for d in designs] == [{"width": 4}, {"width": 5}]
         assert "b" in designs[0].purpose and "10%" in designs[0].purpose
 
+    def test_equally_weak_skills_are_practised_in_turn(self) -> None:
+        spec = DesignSpec(
+            env_id="x",
+            name="x",
+            description="",
+            skills=("a", "b", "c", "d"),
+            config_class=MazeConfig,
+            practice={s: {"width": w} for s, w in zip("abcd", (3, 4, 5, 6), strict=True)},
+        )
+        designer = RuleBasedDesigner(spec, n=2)
+        zero = SkillStats({s: (0.0, 0.0) for s in "abcd"})
+        rounds = [[d.config["width"] for d in designer.propose(zero)] for _ in range(3)]
+        assert rounds == [[3, 4], [5, 6], [3, 4]]
+
     def test_size_curriculum_without_practice_configs(self) -> None:
         designer = RuleBasedDesigner(_spec(), n=2)
         easy = designer.propose(SkillStats({"success": (10.0, 0.0)}))

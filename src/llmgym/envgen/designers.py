@@ -255,7 +255,8 @@ class LLMDesigner(Designer):
 class RuleBasedDesigner(Designer):
     """The offline designer (and the curriculum baseline EnvGen compares with): it reads the same
     per-skill success rates and proposes the environment's ``skill_practice`` configs for the
-    weakest skills. Where the environment declares no practice configs, it scales the numeric
+    weakest skills (equally weak ones in turn across calls). Where the environment declares no
+    practice configs, it scales the numeric
     knobs away from their defaults — smaller while the agent mostly fails, larger once it mostly
     succeeds — a generic size curriculum."""
 
@@ -264,9 +265,13 @@ class RuleBasedDesigner(Designer):
     def _design(self, stats: SkillStats | None) -> list[Design]:
         measured = stats is not None
         stats = stats or SkillStats({})
-        practised = [
-            skill for skill in stats.weakest(list(self.spec.skills)) if skill in self.spec.practice
-        ]
+        # Equally weak skills are taken in turn across calls, so that a run where many skills
+        # sit at 0% practises all of them rather than the first few forever.
+        skills = [skill for skill in self.spec.skills if skill in self.spec.practice]
+        if skills:
+            shift = (self.run.calls * self.n) % len(skills)
+            skills = skills[shift:] + skills[:shift]
+        practised = stats.weakest(skills)
         designs = []
         for skill in practised[: self.n]:
             mean, std = stats.rates.get(skill, (0.0, 0.0))
