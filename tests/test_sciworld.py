@@ -147,3 +147,16 @@ def test_the_same_actions_read_the_same_despite_hash_ordered_rooms(env: SciWorld
                 break
         runs.append(observations)
     assert runs[0] == runs[1]
+
+
+def test_ambiguous_options_are_shown_in_a_stable_order() -> None:
+    from llmgym.envs.sciworld import _ordered_choices
+
+    header = "Ambiguous request: Please enter the number for the action you intended (or blank to cancel):"
+    first = f"{header}\n0:\tgo orange (in inventory, in agent)\n1:\tgo orange (in bowl, in counter)"
+    second = (
+        f"{header}\n0:\tgo orange (in bowl, in counter)\n1:\tgo orange (in inventory, in agent)"
+    )
+    (text_a, engine_a), (text_b, engine_b) = _ordered_choices(first), _ordered_choices(second)
+    assert text_a == text_b and text_a.splitlines()[1] == "0:\tgo orange (in bowl, in counter)"
+    assert engine_a == [1, 0] and engine_b == [0, 1]  # shown option 0 is the bowl's orange in both

@@ -62,7 +62,7 @@ _SAMPLE_COMMANDS = ("look around", "inventory", "wait1")
 _SAMPLE_VERBS = ("look at", "pick up", "open", "close", "activate", "deactivate", "go to", "read")
 _NO_MATCH = ("No known action matches that input.", "Unknown action.")
 _AMBIGUOUS = "Ambiguous request"
-_OPTION = re.compile(r"^([0-9]+):", re.MULTILINE)
+_OPTION = re.compile(r"^([0-9]+):\t?(.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -202,7 +202,8 @@ class SciWorldEnv(TextEnv):
         self._instance = ("", 0)
         self._simplifications = ""
         self._score = 0
-        self._choices = 0  # options of a pending "Ambiguous request" (0: none pending)
+        # a pending "Ambiguous request": the engine's number of each option, in the order shown
+        self._choices: list[int] = []
         self._history: list[str] = []  # actions sent to the engine this episode
         self._gold: list[str] | None = None
         self._gold_position = 0
@@ -236,7 +237,7 @@ class SciWorldEnv(TextEnv):
         engine = self._start_engine()
         engine.load(name, variation, self._simplifications, generateGoldPath=False)
         self._score = 0
-        self._choices = 0
+        self._choices = []
         self._history = []
         self._gold = None
         self._gold_position = 0
@@ -259,11 +260,12 @@ class SciWorldEnv(TextEnv):
     def _step(self, action: str) -> Transition:
         command = normalize_command(action, max_length=300)
         if self._choices:
-            if not (command.isascii() and command.isdigit() and int(command) < self._choices):
+            if not (command.isascii() and command.isdigit() and int(command) < len(self._choices)):
                 return self.invalid(
                     f"{self.quote(action)} is not one of the numbered options: reply with a "
-                    f"number from 0 to {self._choices - 1} to say which action you meant."
+                    f"number from 0 to {len(self._choices) - 1} to say which action you meant."
                 )
+            command = str(self._choices[int(command)])
         elif problem := self._problem(command):
             return self.invalid(f"{self.quote(action)} {problem}")
         server = self._engine.server
@@ -278,9 +280,9 @@ class SciWorldEnv(TextEnv):
             )
         self._history.append(command)
         self._advance_gold(command)
-        self._choices = (
-            len(_OPTION.findall(observation)) if observation.startswith(_AMBIGUOUS) else 0
-        )
+        self._choices = []
+        if observation.startswith(_AMBIGUOUS):
+            observation, self._choices = _ordered_choices(observation)
         raw_score = round(100 * server.getScore())
         failed = raw_score < 0
         score = max(raw_score, 0)
@@ -307,8 +309,10 @@ class SciWorldEnv(TextEnv):
     def oracle_action(self) -> str:
         gold = self._gold_path()
         action = gold[self._gold_position] if self._gold_position < len(gold) else "look around"
-        if self._choices and not action.isdigit():
-            return "0"  # a choice the gold path did not expect: ScienceWorld's first option
+        if self._choices:
+            if action.isdigit() and int(action) in self._choices:
+                return str(self._choices.index(int(action)))  # the gold path's option, as shown
+            return "0"  # a choice the gold path did not expect: the first option shown
         return action
 
     def _advance_gold(self, command: str) -> None:
@@ -360,7 +364,7 @@ class SciWorldEnv(TextEnv):
         object in scope (listing ScienceWorld's valid action-object combinations takes
         0.2-1 s a call, so they are not listed)."""
         if self._choices:
-            return str(int(rng.integers(self._choices)))
+            return str(int(rng.integers(len(self._choices))))
         objects = sorted(self._engine.server.getPossibleObjects())
         actions = [*_SAMPLE_COMMANDS, *(f"{verb} {o}" for verb in _SAMPLE_VERBS for o in objects)]
         return actions[int(rng.integers(len(actions)))]
@@ -370,6 +374,16 @@ class SciWorldEnv(TextEnv):
             self._engine.close()
             self._engine = None
         super().close()
+
+
+def _ordered_choices(observation: str) -> tuple[str, list[int]]:
+    """An "Ambiguous request" with its options sorted by text and renumbered, and the engine's
+    number of each shown option. The engine lists them in hash order, which differs from one
+    Java process to the next."""
+    options = sorted(_OPTION.findall(observation), key=lambda option: option[1])
+    header = observation.split("\n", 1)[0]
+    lines = [f"{shown}:\t{text}" for shown, (_, text) in enumerate(options)]
+    return "\n".join([header, *lines]), [int(number) for number, _ in options]
 
 
 def _sorted_listings(text: str) -> str:
