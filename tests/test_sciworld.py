@@ -152,7 +152,10 @@ def test_the_same_actions_read_the_same_despite_hash_ordered_rooms(env: SciWorld
 def test_ambiguous_options_are_shown_in_a_stable_order() -> None:
     from llmgym.envs.sciworld import _ordered_choices
 
-    header = "Ambiguous request: Please enter the number for the action you intended (or blank to cancel):"
+    header = (
+        "Ambiguous request: Please enter the number for the action you intended "
+        "(or blank to cancel):"
+    )
     first = f"{header}\n0:\tgo orange (in inventory, in agent)\n1:\tgo orange (in bowl, in counter)"
     second = (
         f"{header}\n0:\tgo orange (in bowl, in counter)\n1:\tgo orange (in inventory, in agent)"
