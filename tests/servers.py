@@ -19,9 +19,12 @@ class LiveServer:
     """``with LiveServer(ServerSettings(...)) as server: server.url`` — a uvicorn server in a
     thread. :meth:`restart` replaces it by a fresh process-equivalent (new app, same port)."""
 
-    def __init__(self, settings: ServerSettings | None = None, port: int = 0) -> None:
+    def __init__(
+        self, settings: ServerSettings | None = None, port: int = 0, **uvicorn_options: Any
+    ) -> None:
         self.settings = settings or ServerSettings()
         self.port = port
+        self.uvicorn_options = uvicorn_options
         self.app: Any = None
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -36,7 +39,9 @@ class LiveServer:
         sock.bind(("127.0.0.1", self.port))
         self.port = sock.getsockname()[1]
         self.app = create_app(self.settings)
-        config = uvicorn_config(self.app, self.settings, log_level="warning", access_log=False)
+        config = uvicorn_config(
+            self.app, self.settings, log_level="warning", access_log=False, **self.uvicorn_options
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(
             target=self._server.run, kwargs={"sockets": [sock]}, daemon=True

@@ -374,6 +374,22 @@ def test_stream_requires_the_token_and_limits_message_size() -> None:
         env.close()
 
 
+def test_a_stream_closed_while_the_client_idles_reopens_on_the_next_step() -> None:
+    # the server pings every 0.1 s; an idle client answers none, so the server hangs up
+    with LiveServer(ws_ping_interval=0.1, ws_ping_timeout=0.1) as live:
+        env = RemoteEnv(live.url, "llmgym/Wordle-v0", transport="websocket")
+        local = gym.make("llmgym/Wordle-v0")
+        assert env.reset(seed=3)[0] == local.reset(seed=3)[0]
+        assert env.step("crane")[0] == local.step("crane")[0]
+        stream = env._stream
+        time.sleep(0.6)
+        assert env.step("slate")[0] == local.step("slate")[0]
+        assert env._stream is not stream  # it was reopened
+        status = httpx.get(f"{live.url}/sessions/{env.session_id}").json()
+        assert status["steps"] == 2 and status["seq"] == 3
+        env.close()
+
+
 @pytest.mark.parametrize("transport", ["http", "websocket"])
 def test_a_step_resent_after_a_lost_answer_is_applied_once(server, transport: str) -> None:
     env = RemoteEnv(server.url, "llmgym/Wordle-v0", transport=transport)
@@ -388,6 +404,6 @@ def test_a_step_resent_after_a_lost_answer_is_applied_once(server, transport: st
     status = httpx.get(f"{server.url}/sessions/{env.session_id}").json()
     assert status["steps"] == 1 and status["seq"] == 2
     if transport == "websocket":  # a broken stream is reopened, transparently
-        env._stream.socket.shutdown(socket.SHUT_RDWR)
+        env._stream.sock.shutdown(socket.SHUT_RDWR)
         assert env.step("slate")[4]["invalid_action"] is False
     env.close()

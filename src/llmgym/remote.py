@@ -36,6 +36,7 @@ import functools
 import importlib.util
 import json
 import os
+import socket
 import ssl
 import threading
 import time
@@ -319,6 +320,100 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
+class _Stream:
+    """A WebSocket connection driven from the calling thread: websockets' sans-I/O protocol on
+    a plain socket. The ``websockets.sync`` client reads in a background thread per connection,
+    which costs a thread hand-off on every message; a step here is one ``sendall`` and the
+    ``recv`` calls its reply needs. Pings are answered whenever the connection is read; one
+    left unanswered while the client is idle makes the server close the stream, and the next
+    message reconnects (resends carry the same sequence number)."""
+
+    def __init__(
+        self, url: str, headers: Mapping[str, str], timeout: float, ssl_context: ssl.SSLContext
+    ) -> None:
+        from websockets.client import ClientProtocol
+        from websockets.frames import Opcode
+        from websockets.protocol import State
+        from websockets.uri import parse_uri
+
+        self._data_opcodes = (Opcode.TEXT, Opcode.BINARY, Opcode.CONT)
+        self._closed = State.CLOSED
+        uri = parse_uri(url)
+        self._protocol = ClientProtocol(uri, max_size=None)
+        self.sock = socket.create_connection((uri.host, uri.port), timeout=timeout)
+        try:
+            self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if uri.secure:
+                self.sock = ssl_context.wrap_socket(self.sock, server_hostname=uri.host)
+            request = self._protocol.connect()
+            request.headers.update(headers)
+            self._protocol.send_request(request)
+            self._flush()
+            deadline = time.monotonic() + timeout
+            while (
+                self._protocol.state is State.CONNECTING
+                and self._protocol.handshake_exc is None
+                and self._read(deadline)
+            ):
+                pass
+            if self._protocol.handshake_exc is not None:
+                raise self._protocol.handshake_exc
+            if self._protocol.state is not State.OPEN:
+                raise ConnectionError("the server closed the connection during the handshake")
+            self._protocol.events_received()  # the handshake reply (the server speaks when asked)
+        except BaseException:
+            self.sock.close()
+            raise
+
+    def send(self, data: bytes) -> None:
+        self._protocol.send_binary(data)
+        self._flush()
+
+    def recv(self, timeout: float) -> bytes:
+        """The next data message (fragments joined); ``TimeoutError`` after ``timeout`` s,
+        ``ConnectionClosed`` when the connection ends."""
+        deadline = time.monotonic() + timeout
+        fragments: list[bytes] = []
+        while True:
+            for event in self._protocol.events_received():
+                if event.opcode in self._data_opcodes:
+                    fragments.append(event.data)
+                    if event.fin:
+                        return b"".join(fragments)
+            if self._protocol.state is self._closed or not self._read(deadline):
+                raise self._closed_error()
+
+    def _closed_error(self) -> Exception:
+        if self._protocol.state is self._closed:
+            return self._protocol.close_exc
+        return ConnectionError("the server closed the connection")
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._protocol.send_close()
+            self._flush()
+        self.sock.close()
+
+    def _read(self, deadline: float) -> bool:
+        """Feed one read from the socket to the protocol; ``False`` at end of stream."""
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("no reply in time")
+        self.sock.settimeout(remaining)
+        chunk = self.sock.recv(65536)  # TimeoutError when ``remaining`` passes
+        if chunk:
+            self._protocol.receive_data(chunk)
+        else:
+            self._protocol.receive_eof()
+        self._flush()  # pongs and the closing handshake
+        return bool(chunk)
+
+    def _flush(self) -> None:
+        for chunk in self._protocol.data_to_send():
+            if chunk:
+                self.sock.sendall(chunk)
+
+
 class RemoteEnv(ProxyEnv):
     """An environment served by ``llmgym serve``, as a local ``gymnasium.Env``.
 
@@ -362,8 +457,7 @@ class RemoteEnv(ProxyEnv):
                 "Install it with: pip install websockets"
             )
         self.transport = "websocket" if transport != "http" and has_websockets else "http"
-        self._stream: Any = None
-        self._stream_owner = contextlib.ExitStack()
+        self._stream: _Stream | None = None
         self._stream_lock = threading.Lock()
         self.url = url.rstrip("/")
         self.retries = retries
@@ -456,26 +550,18 @@ class RemoteEnv(ProxyEnv):
                 return reply
         return self._send("POST", f"/sessions/{self.session_id}/{operation}", payload)
 
-    def _open_stream(self) -> Any:
-        from websockets.sync.client import connect
-
+    def _open_stream(self) -> _Stream:
         headers = {k: v for k, v in self._headers.items() if k == "Authorization"}
-        self._stream_owner = contextlib.ExitStack()  # websockets wants connect() entered
-        return self._stream_owner.enter_context(
-            connect(
-                f"ws{self.url[4:]}/sessions/{self.session_id}/stream",
-                additional_headers=headers,
-                open_timeout=self.connect_timeout,
-                close_timeout=1.0,
-                max_size=None,
-                compression=None,
-            )
+        return _Stream(
+            f"ws{self.url[4:]}/sessions/{self.session_id}/stream",
+            headers,
+            self.connect_timeout,
+            _ssl_context(),
         )
 
     def _drop_stream(self) -> None:
         if self._stream is not None:
-            with contextlib.suppress(Exception):
-                self._stream_owner.close()
+            self._stream.close()
             self._stream = None
 
     def _stream_exchange(self, message: dict[str, Any]) -> dict[str, Any] | None:
