@@ -49,6 +49,12 @@ def test_task_ids_are_played_in_order_and_cycled() -> None:
     assert all(t.success for t in trajectories)
 
 
+def test_evaluate_plays_each_given_task_once() -> None:
+    task_ids = [f"eval/{i:05d}" for i in range(60)]  # more than the 50 drawn without task_ids
+    result = evaluate("llmgym/Maze-v0", OracleAgent(), task_ids=task_ids, progress=False)
+    assert [t.task_id for t in result.trajectories] == task_ids
+
+
 class Crashing(Agent):
     name = "crashing"
 

@@ -98,7 +98,7 @@ def evaluate(
     agent: Agent,
     *,
     split: str = "eval",
-    episodes: int | None = 50,
+    episodes: int | None = None,
     seed: int = 0,
     task_ids: Sequence[str] | None = None,
     concurrency: int = 1,
@@ -106,7 +106,8 @@ def evaluate(
     on_trajectory: Callable[[Trajectory], None] | None = None,
     make_kwargs: Mapping[str, Any] | None = None,
 ) -> EvalResult:
-    """Evaluate ``agent`` on ``episodes`` tasks of ``split`` (or on ``task_ids``).
+    """Evaluate ``agent`` on ``episodes`` tasks of ``split`` (default 50), or on exactly
+    ``task_ids`` (each once unless ``episodes`` says otherwise).
 
     ``env`` is an environment id — made with ReAct prompting and chat history matching
     ``agent.react`` — or a factory of a ready environment. Episode ``i`` is reset with
