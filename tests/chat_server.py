@@ -1,6 +1,7 @@
 """A real local HTTP server that speaks the OpenAI chat-completions protocol, for tests.
 
-The "model" is a Python function from the request's messages to a reply; a queue of scripted
+The "model" is a Python function from the request's messages to a reply (its text, or a whole
+assistant message such as one with ``tool_calls``); a queue of scripted
 faults (HTTP errors, garbage bodies, slow answers) can be served before it.
 """
 
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Model = Callable[[list[dict[str, Any]]], str]
+Model = Callable[[list[dict[str, Any]]], "str | dict[str, Any]"]
 
 
 class ChatServer:
@@ -53,7 +54,9 @@ class ChatServer:
                     return self._send_raw(200, b"<html>this is not json")
                 elif fault == "no-choices":
                     return self._send(200, {"id": "x", "object": "chat.completion"})
-                text = server.model(body["messages"])
+                reply = server.model(body["messages"])
+                message = reply if isinstance(reply, dict) else {"content": reply}
+                text = message.get("content") or ""
                 prompt = sum(len(m.get("content") or "") for m in body["messages"]) // 4
                 self._send(
                     200,
@@ -64,7 +67,7 @@ class ChatServer:
                         "choices": [
                             {
                                 "index": 0,
-                                "message": {"role": "assistant", "content": text},
+                                "message": {"role": "assistant", **message},
                                 "finish_reason": "stop",
                             }
                         ],

@@ -148,6 +148,37 @@ def test_evaluate_with_an_llm_agent_over_http() -> None:
     assert first[0]["role"] == "system" and "Thought:" in first[0]["content"]
 
 
+def test_native_function_calling_solves_a_tool_task(capsys) -> None:
+    """The agent sends the environment's tools; the server answers with ``tool_calls`` (content
+    null, arguments a JSON string, as OpenAI does), which become the actions."""
+    from llmgym.envs.tools.base import parse_tool_call
+
+    task = "eval/00003"
+    twin = gym.make("llmgym/Weather-v0")  # plays the same task in lockstep, for the answers
+    twin.reset(options={"task_id": task})
+
+    def model(messages):
+        action = twin.unwrapped.oracle_action()
+        twin.step(action)
+        call = parse_tool_call(action)
+        function = {"name": call.name, "arguments": json.dumps(call.arguments)}
+        return {
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": function}],
+        }
+
+    with ChatServer(model) as server:
+        code = main(
+            ["eval", "llmgym/Weather-v0", "--agent", "openai:scripted", "--base-url",
+             server.base_url, "--native-tools", "--task-ids", task, "--quiet"]
+        )  # fmt: skip
+        bodies = [r["body"] for r in server.requests]
+    assert code == 0 and re.search(
+        r"llmgym/Weather-v0 +openai:scripted +1 +1\.000", capsys.readouterr().out
+    )
+    assert all(b["tools"] == twin.unwrapped.tool_schemas() for b in bodies)
+
+
 def test_cli_eval_openai_agent_with_faults_and_garbage(tmp_path, capsys) -> None:
     replies = iter(["no idea, sorry"] * 2 + ["Thought: fine\nAction: move up"] * 1000)
     faults = ["500", "garbage", ("slow", 0.5)]  # an error, a garbage body, a slow answer

@@ -103,6 +103,7 @@ def _openai_options(args: argparse.Namespace, spec: str) -> dict[str, Any]:
         "temperature": args.temperature,
         "max_tokens": args.max_tokens,
         "timeout": args.timeout,
+        "native_tools": args.native_tools,
     }
 
 
@@ -160,7 +161,9 @@ def _connect(args: argparse.Namespace) -> None:
 
 def _eval_plan(args: argparse.Namespace) -> list[tuple[str, list[str] | None]]:
     """``[(env_id, task_ids or None)]`` from the positional ids and/or ``--suite``."""
-    plan: list[tuple[str, list[str] | None]] = [(_resolve_id(e), None) for e in args.env_ids]
+    plan: list[tuple[str, list[str] | None]] = [
+        (_resolve_id(e), args.task_ids) for e in args.env_ids
+    ]
     elsewhere = bool(args.remote or args.ray)  # availability is the remote side's business
     if args.suite:
         for env_id, task_ids in load_suite(args.suite).items():
@@ -395,6 +398,12 @@ def _add_agent_options(parser: argparse.ArgumentParser, *, agent: bool = True) -
     parser.add_argument("--max-tokens", type=int, default=512)
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per model request")
     parser.add_argument(
+        "--native-tools",
+        action="store_true",
+        help="tool-use environments: send the tools for the server's native function calling "
+        "(implies --no-react)",
+    )
+    parser.add_argument(
         "--concurrency", type=int, default=1, help="episodes (or games) in flight at once"
     )
     parser.add_argument(
@@ -464,6 +473,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--suite", choices=SUITE_NAMES, help="a named, frozen set of tasks")
     run.add_argument("--split", choices=("train", "eval"), default="eval")
     run.add_argument("--episodes", type=int, default=50, help="per environment (not with --suite)")
+    run.add_argument(
+        "--task-ids",
+        nargs="+",
+        metavar="TASK_ID",
+        help="play exactly these tasks of each ENV_ID, e.g. eval/00003 (instead of --episodes)",
+    )
     run.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     run.add_argument(
         "--trajectories", metavar="PATH", help="also append every episode to a JSONL file"
@@ -569,6 +584,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``llmgym`` command."""
     args = build_parser().parse_args(argv)
+    if getattr(args, "native_tools", False):
+        args.react = False
     try:
         return args.run(args)
     except (

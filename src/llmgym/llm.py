@@ -159,7 +159,7 @@ def _parse_reply(payload: Any) -> ChatReply:
     choice = payload["choices"][0]
     message = choice["message"]
     content = message.get("content")
-    if content is None and message.get("tool_calls"):
+    if not content and message.get("tool_calls"):  # a native function call is the reply
         content = json.dumps(message["tool_calls"][0].get("function", {}))
     if isinstance(content, list):  # content parts
         content = "".join(part.get("text", "") for part in content if isinstance(part, dict))

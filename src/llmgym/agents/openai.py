@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import gymnasium as gym
+
 from llmgym.agents.base import Agent
 from llmgym.llm import ChatClient, ChatError
 
@@ -31,6 +33,11 @@ class OpenAIChatAgent(Agent):
         client: An existing :class:`~llmgym.llm.ChatClient` to share (the other connection
             arguments are then ignored).
         react: Whether the agent is prompted for ``Thought:``/``Action:`` replies.
+        native_tools: In tool-use environments (those with ``tool_schemas()``), send the tools
+            in the request (OpenAI's ``tools`` field) so the server's native function calling
+            is used; a reply that calls a tool becomes the action ``{"name": ..., "arguments":
+            ...}``, which those environments read. Needs ``react=False`` (the call is the whole
+            reply). Other environments are unaffected.
     """
 
     name = "openai"
@@ -50,8 +57,15 @@ class OpenAIChatAgent(Agent):
         max_retries: int = 3,
         client: ChatClient | None = None,
         react: bool = True,
+        native_tools: bool = False,
     ) -> None:
+        if native_tools and react:
+            raise ValueError(
+                "native_tools=True needs react=False: the function call is the whole reply"
+            )
         super().__init__(react=react)
+        self.native_tools = native_tools
+        self._tools: list[dict[str, Any]] | None = None
         params = {
             "temperature": temperature,
             "top_p": top_p,
@@ -66,10 +80,16 @@ class OpenAIChatAgent(Agent):
         self.name = f"openai:{model}"
         self.last_error: str | None = None
 
+    def reset(self, env: gym.Env | None, *, seed: int | None = None) -> None:
+        super().reset(env, seed=seed)
+        schemas = getattr(env.unwrapped, "tool_schemas", None) if env is not None else None
+        self._tools = schemas() if self.native_tools and callable(schemas) else None
+
     def act(self, observation: str, info: dict[str, Any]) -> str:
         messages = info.get("messages") or [{"role": "user", "content": observation}]
+        params = {**self.params, "tools": self._tools} if self._tools else self.params
         try:
-            reply = self.client.complete(messages, **self.params)
+            reply = self.client.complete(messages, **params)
         except ChatError as error:
             self.errors += 1
             self.last_error = str(error)
