@@ -214,9 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default="benchmarks/results/throughput.json", help="output file")
     args = parser.parse_args(argv)
     pin_to_one_core()
-    env_ids = args.env_ids or [
-        e.id for e in llmgym.ENVIRONMENTS if e.available and e.kind == "task"
-    ]
+    env_ids = args.env_ids or [e.id for e in llmgym.ENVIRONMENTS if e.available]
     rows = []
     for env_id in env_ids:
         row = measure(env_id, args.seconds)

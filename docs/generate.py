@@ -116,8 +116,6 @@ def readme_table() -> str:
     """The environment table shown in the README."""
     rows = ["| Id | Summary | Extra |", "|---|---|---|"]
     for entry in llmgym.ENVIRONMENTS:
-        if entry.kind != "task":
-            continue
         link = f"[`{entry.id}`](docs/environments/{page_name(entry)})"
         rows.append(f"| {link} | {entry.summary} | {entry.extra or '—'} |")
     return "\n".join(rows)
@@ -149,11 +147,7 @@ def _between(path: Path, start: str, end: str, content: str) -> str | None:
 
 def expected_files() -> dict[Path, str]:
     """Every generated file and its content (environments whose extra is missing are left out)."""
-    files = {
-        PAGES / page_name(e): render_page(e)
-        for e in llmgym.ENVIRONMENTS
-        if e.available and e.kind == "task"
-    }
+    files = {PAGES / page_name(e): render_page(e) for e in llmgym.ENVIRONMENTS if e.available}
     for path, start, end, content in (
         (README, TABLE_START, TABLE_END, readme_table()),
         (AGENTEVAL, "<!-- suite:start -->", "<!-- suite:end -->", suite_table()),

@@ -59,8 +59,6 @@ and ``kwargs`` for ``gymnasium.make`` (a config under which the checks run)."""
 def _params() -> list:
     params = []
     for entry in llmgym.ENVIRONMENTS:
-        if entry.kind != "task":  # a client such as llmgym/Remote-v0, not an environment
-            continue
         marks = []
         if not entry.available:
             marks.append(pytest.mark.skip(reason=f"needs {entry.install_hint}"))

@@ -33,9 +33,7 @@ def test_generated_docs_are_current() -> None:
     assert result.returncode == 0, f"run `python docs/generate.py`:\n{result.stdout}{result.stderr}"
 
 
-@pytest.mark.parametrize(
-    "entry", [e for e in llmgym.ENVIRONMENTS if e.kind == "task"], ids=lambda e: e.name
-)
+@pytest.mark.parametrize("entry", llmgym.ENVIRONMENTS, ids=lambda e: e.name)
 def test_every_environment_has_a_page_with_all_sections(entry) -> None:
     page = ROOT / "docs" / "environments" / f"{entry.name.lower()}.md"
     assert page.exists(), f"missing {page}"

@@ -303,7 +303,7 @@ def test_cli_envgen_offline_with_stats(tmp_path, capsys) -> None:
 
 @pytest.mark.parametrize(
     "entry",
-    [e for e in llmgym.ENVIRONMENTS if e.kind == "task" and e.available],
+    [e for e in llmgym.ENVIRONMENTS if e.available],
     ids=lambda e: e.name,
 )
 def test_declared_practice_configs_are_valid(entry) -> None:

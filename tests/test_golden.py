@@ -18,7 +18,6 @@ PINNED = json.loads(GOLDEN.read_text())
     [
         pytest.param(e, marks=[pytest.mark.slow] if SETTINGS.get(e.id, {}).get("slow") else [])
         for e in llmgym.ENVIRONMENTS
-        if e.kind == "task"
     ],
     ids=lambda e: e.name,
 )

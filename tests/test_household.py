@@ -377,7 +377,7 @@ def test_tasks_of_a_layout_share_the_room_and_vary_the_objects() -> None:
     for index in range(TASKS_PER_LAYOUT):
         observation, _ = env.reset(options={"task_id": f"train/{index:05d}"})
         observations.add(observation.split("\n\n")[0])
-        signatures.add(env.task_signature())
+        signatures.add(env.instance_key())
     assert len(observations) == 1 and len(signatures) == TASKS_PER_LAYOUT
 
 

@@ -94,7 +94,7 @@ def test_task_options_and_splits(module) -> None:
         signatures[split] = set()
         for task_id in list(ids)[:40]:
             env.reset(options={"task_id": task_id})
-            signatures[split].add(env.game.signature())
+            signatures[split].add(env.game.instance_key())
             assert env.infos["player_0"]["task_id"] == task_id
     assert not signatures["train"] & signatures["eval"]
     env.reset(seed=5, options={"split": "eval"})

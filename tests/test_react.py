@@ -179,9 +179,7 @@ def test_action_only_mode_prompt_and_parsing() -> None:
     assert not info["format_error"]
 
 
-@pytest.mark.parametrize(
-    "entry", [e for e in llmgym.ENVIRONMENTS if e.kind == "task"], ids=lambda e: e.name
-)
+@pytest.mark.parametrize("entry", llmgym.ENVIRONMENTS, ids=lambda e: e.name)
 def test_react_wrapper_works_on_every_environment(entry) -> None:
     if not entry.available:
         pytest.skip(f"needs {entry.install_hint}")

@@ -50,8 +50,6 @@ def server():
 def _task_envs() -> list:
     params = []
     for entry in llmgym.ENVIRONMENTS:
-        if entry.kind != "task":
-            continue
         marks = [pytest.mark.slow] if SETTINGS.get(entry.id, {}).get("slow") else []
         if not entry.available:
             marks.append(pytest.mark.skip(reason=f"needs {entry.install_hint}"))

@@ -29,7 +29,7 @@ def fingerprint(env_id: str, task_id: str) -> str:
     observation, _ = env.reset(seed=0, options={"task_id": task_id})
     if not isinstance(observation, str):  # pixel observations: their bytes
         observation = hashlib.sha256(observation.tobytes()).hexdigest()
-    digest = hashlib.sha256(f"{observation}\n{env.task_signature()}".encode()).hexdigest()[:20]
+    digest = hashlib.sha256(f"{observation}\n{env.instance_key()}".encode()).hexdigest()[:20]
     env.close()
     return digest
 
@@ -39,7 +39,7 @@ def current() -> dict[str, dict[str, str]]:
     return {
         entry.id: {task_id: fingerprint(entry.id, task_id) for task_id in TASK_IDS}
         for entry in llmgym.ENVIRONMENTS
-        if entry.available and entry.kind == "task"
+        if entry.available
     }
 
 

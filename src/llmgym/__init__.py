@@ -38,3 +38,10 @@ __all__ = [
 ]
 
 register_entries(ENVIRONMENTS)
+
+import gymnasium as _gym  # noqa: E402
+
+if "llmgym/Remote-v0" not in _gym.registry:
+    _gym.register(
+        "llmgym/Remote-v0", entry_point="llmgym.remote:RemoteEnv", disable_env_checker=True
+    )

@@ -349,7 +349,7 @@ REMOTE_CALLS: dict[str, Callable[..., Any]] = {
     "admissible_actions": lambda env: env.admissible_actions(),
     "sample_action": _sample_action,
     "rules": lambda env: env.rules(),
-    "task_signature": lambda env: env.task_signature(),
+    "instance_key": lambda env: env.instance_key(),
     "skills_achieved": lambda env: sorted(env.skills_achieved()),
     "config_schema": lambda env: env.config_schema(),
     "task": _task,
@@ -384,10 +384,6 @@ class HostedEnv:
             entry = get_entry(env_id)
         except KeyError as error:
             raise InvalidRequestError(str(error.args[0]), field="env_id") from None
-        if entry.kind != "task":
-            raise InvalidRequestError(
-                f"{entry.id} is a client, not an environment that can be served", field="env_id"
-            )
         if allowed is not None and entry.id not in allowed:
             raise InvalidRequestError(
                 f"{entry.id} is not served here; served: {', '.join(sorted(allowed))}",

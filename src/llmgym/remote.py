@@ -162,7 +162,7 @@ class ProxyEnv(gym.Env[Any, Any]):
 
     It mirrors the served environment's spaces, ``example``, ``skills`` and ``config``, and
     answers the llmgym contract's read-only methods (``task_ids``, ``oracle_action``,
-    ``admissible_actions``, ``sample_action``, ``rules``, ``task_signature``,
+    ``admissible_actions``, ``sample_action``, ``rules``, ``instance_key``,
     ``skills_achieved``, ``config_schema``, ``task``, ``instruction``, ``success``) remotely.
     ``render`` works locally from the latest observation: ``"ansi"`` (the text) and ``"human"``
     (print it) for text environments, ``"rgb_array"`` (a copy of the frame) for pixel ones.
@@ -281,9 +281,9 @@ class ProxyEnv(gym.Env[Any, Any]):
         """The task description and action grammar under the current config."""
         return self._remote_call("rules")
 
-    def task_signature(self) -> str:
+    def instance_key(self) -> str:
         """The string that identifies the current instance's content."""
-        return self._remote_call("task_signature")
+        return self._remote_call("instance_key")
 
     def skills_achieved(self) -> frozenset[str]:
         """The skills shown so far in this episode."""

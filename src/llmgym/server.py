@@ -736,7 +736,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     """The FastAPI application (run it with :func:`serve`, or any ASGI server)."""
     settings = settings or ServerSettings()
     store = SessionStore(settings)
-    served = settings.envs or tuple(e.id for e in ENVIRONMENTS if e.kind == "task" and e.available)
+    served = settings.envs or tuple(e.id for e in ENVIRONMENTS if e.available)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI):  # type: ignore[no-untyped-def]

@@ -228,7 +228,7 @@ def check_splits(make_env: EnvFactory, *, samples: int = 50) -> None:
         seen = signatures.setdefault(split, set())
         for task_id in list(ids[:samples]):
             env.reset(options={"task_id": task_id})
-            seen.add(inner.task_signature())
+            seen.add(inner.instance_key())
     shared = signatures["train"] & signatures["eval"]
     assert not shared, (
         f"{len(shared)} instances appear in both splits, e.g. {next(iter(shared))[:200]!r}"

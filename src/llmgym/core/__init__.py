@@ -1,7 +1,7 @@
 """The core contract every llmgym environment fulfils, and the helpers environments share."""
 
 from llmgym.core.cache import cache_dir
-from llmgym.core.config import ConfigError, EnvConfig, knob
+from llmgym.core.config import ConfigError, ConfigT, EnvConfig, knob
 from llmgym.core.env import RESET_OPTIONS, TextEnv, Transition, text_space
 from llmgym.core.registry import EnvEntry, MissingDependencyError, optional_import
 from llmgym.core.tasks import SPLITS, Task, TaskIdRange, TaskRng, split_of
@@ -12,6 +12,7 @@ __all__ = [
     "RESET_OPTIONS",
     "SPLITS",
     "ConfigError",
+    "ConfigT",
     "EnvConfig",
     "EnvEntry",
     "MissingDependencyError",

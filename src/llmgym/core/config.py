@@ -24,10 +24,12 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any, ClassVar, TypeVar
 
-__all__ = ["ConfigError", "EnvConfig", "describe_allowed", "knob"]
+__all__ = ["ConfigError", "ConfigT", "EnvConfig", "describe_allowed", "knob"]
 
 _MISSING = dataclasses.MISSING
 C = TypeVar("C", bound="EnvConfig")
+ConfigT = TypeVar("ConfigT", bound="EnvConfig")
+"""An environment's config class, as in ``class MazeEnv(TextEnv[MazeConfig])``."""
 
 
 class ConfigError(ValueError):

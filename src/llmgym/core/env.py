@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, SupportsFloat
+from typing import Any, ClassVar, Generic, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 
-from llmgym.core.config import EnvConfig
+from llmgym.core.config import ConfigT, EnvConfig
 from llmgym.core.tasks import SPLITS, Task, TaskRng
 from llmgym.core.text import CHARSET, clip_text, quote_action, sanitize_text
 
@@ -56,10 +57,12 @@ class Transition:
     info: dict[str, Any] | None = field(default=None)
 
 
-class TextEnv(gym.Env[str, str]):
+class TextEnv(gym.Env[str, str], Generic[ConfigT]):
     """Base class of llmgym environments: text in, text out, deterministic tasks, an oracle.
 
-    A subclass provides data and small rules through these hooks:
+    A subclass names its config class as the type parameter and in ``config_class``
+    (``class MazeEnv(TextEnv[MazeConfig])``, ``config_class = MazeConfig``), so ``self.config``
+    and ``self.task.config`` are typed, and implements the abstract hooks:
 
     * ``config_class`` — an :class:`~llmgym.core.config.EnvConfig` subclass of difficulty knobs.
     * :meth:`task_ids` — the task ids of a split (``"train"`` or ``"eval"``), deterministic.
@@ -67,7 +70,7 @@ class TextEnv(gym.Env[str, str]):
       ``(first_observation, instruction)``.
     * :meth:`_step` — apply one action (any ``str``) and return a :class:`Transition`.
     * :meth:`oracle_action` — the next action of a planner that reads the true state.
-    * optionally :meth:`admissible_actions`, :meth:`sample_action`, :meth:`task_signature`,
+    * optionally :meth:`admissible_actions`, :meth:`sample_action`, :meth:`instance_key`,
       :meth:`rules` and ``example`` (used by prompting wrappers), ``skills`` and
       :meth:`skills_achieved` (used by LLM-driven configuration).
 
@@ -80,6 +83,7 @@ class TextEnv(gym.Env[str, str]):
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
 
     config_class: ClassVar[type[EnvConfig]] = EnvConfig
+    config: ConfigT
     env_name: ClassVar[str] = ""
     """Short, stable name used to seed task generation (changing it changes every instance)."""
     max_observation_length: ClassVar[int] = 16_384
@@ -104,7 +108,7 @@ class TextEnv(gym.Env[str, str]):
         render_mode: str | None = None,
         **overrides: Any,
     ) -> None:
-        base = self.config_class.coerce(config)
+        base: Any = self.config_class.coerce(config)
         self.config = base.merged(overrides) if overrides else base
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
@@ -114,9 +118,9 @@ class TextEnv(gym.Env[str, str]):
         self.render_mode = render_mode
         self.observation_space = text_space(self.max_observation_length)
         self.action_space = text_space(self.max_action_length)
-        self._task: Task | None = None
+        self._task: Task[ConfigT] | None = None
         self._task_sampler: TaskRng | None = None
-        self._task_id_sets: dict[tuple[str, EnvConfig], frozenset[str]] = {}
+        self._task_id_sets: dict[tuple[str, ConfigT], frozenset[str]] = {}
         self._episode_over = False
         self._success = False
         self._instruction = ""
@@ -124,19 +128,23 @@ class TextEnv(gym.Env[str, str]):
         self._first_observation = ""
 
     # ---------------------------------------------------------------- subclass hooks
-    def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> Sequence[str]:
+    @abstractmethod
+    def task_ids(self, split: str = "train", config: ConfigT | None = None) -> Sequence[str]:
         """All task ids of ``split`` under ``config`` (default: the env's config), in a fixed
         order. Ids start with ``"<split>/"``; train and eval never share an instance."""
         raise NotImplementedError
 
-    def _reset_task(self, task: Task) -> tuple[str, str]:
+    @abstractmethod
+    def _reset_task(self, task: Task[ConfigT]) -> tuple[str, str]:
         """Build ``task``'s instance; return ``(first_observation, instruction)``."""
         raise NotImplementedError
 
+    @abstractmethod
     def _step(self, action: str) -> Transition:
         """Apply ``action`` (any string, possibly hostile) and describe the outcome."""
         raise NotImplementedError
 
+    @abstractmethod
     def oracle_action(self) -> str:
         """The next action of a planner that reads the true state and solves the task."""
         raise NotImplementedError
@@ -152,7 +160,7 @@ class TextEnv(gym.Env[str, str]):
             return actions[int(rng.integers(len(actions)))]
         return self.action_space.sample()
 
-    def task_signature(self) -> str:
+    def instance_key(self) -> str:
         """A string that identifies the current instance's content (for split-disjointness
         checks); environments whose first observation hides the instance override it."""
         return f"{self._instruction}\n{self._first_observation}"
@@ -177,7 +185,7 @@ class TextEnv(gym.Env[str, str]):
         return quote_action(action)
 
     @property
-    def task(self) -> Task:
+    def task(self) -> Task[ConfigT]:
         """The current task (after :meth:`reset`)."""
         if self._task is None:
             raise ResetNeeded("Call reset() before using the environment.")
@@ -304,7 +312,7 @@ class TextEnv(gym.Env[str, str]):
         self._last_observation = text
         return text
 
-    def _split_of(self, task_id: object, split: str | None, config: EnvConfig) -> str:
+    def _split_of(self, task_id: object, split: str | None, config: ConfigT) -> str:
         if not isinstance(task_id, str):
             raise ValueError(
                 f"reset options: task_id must be a string like 'eval/00042', got {task_id!r}"
@@ -321,7 +329,7 @@ class TextEnv(gym.Env[str, str]):
             )
         return task_split
 
-    def _task_id_set(self, split: str, config: EnvConfig) -> Sequence[str] | frozenset[str]:
+    def _task_id_set(self, split: str, config: ConfigT) -> Sequence[str] | frozenset[str]:
         ids = self.task_ids(split, config)
         if hasattr(ids, "index_of"):
             return ids

@@ -42,9 +42,6 @@ class EnvEntry:
         extra: The pip extra this environment needs (``None``: only the core).
         requires: Modules that the extra provides; all importable means available.
         kwargs: Default keyword arguments for the constructor.
-        kind: ``"task"`` for an environment (checked by the conformance suite, documented, pinned
-            by golden fingerprints) or ``"client"`` for an adapter that reaches an environment
-            elsewhere (``llmgym/Remote-v0``), which those skip.
     """
 
     id: str
@@ -54,7 +51,6 @@ class EnvEntry:
     extra: str | None = None
     requires: tuple[str, ...] = ()
     kwargs: dict[str, Any] = field(default_factory=dict)
-    kind: str = "task"
 
     @property
     def name(self) -> str:
@@ -78,7 +74,6 @@ class EnvEntry:
             "entry_point": self.entry_point,
             "max_episode_steps": self.max_episode_steps,
             "extra": self.extra,
-            "kind": self.kind,
             "available": self.available,
             "summary": self.summary,
         }

@@ -11,9 +11,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, MutableSequence, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar, overload
+from typing import Any, Generic, TypeVar, overload
 
-from llmgym.core.config import EnvConfig
+from llmgym.core.config import ConfigT
 
 __all__ = ["SPLITS", "Task", "TaskIdRange", "TaskRng", "split_of"]
 
@@ -106,13 +106,13 @@ class TaskRng:
         return items[-1]
 
 
-def split_of(fingerprint: str, eval_fraction: float = 0.2) -> str:
+def split_of(key: str, eval_fraction: float = 0.2) -> str:
     """Assign an instance to ``"train"`` or ``"eval"`` by a hash of its content.
 
     Generators that can produce the same instance from different seeds (small mazes, short
     recipes) use this to keep the splits disjoint by *content*, not only by id.
     """
-    bucket = int.from_bytes(hashlib.sha256(fingerprint.encode()).digest()[:8], "little")
+    bucket = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "little")
     return "eval" if bucket / 2**64 < eval_fraction else "train"
 
 
@@ -163,13 +163,13 @@ class TaskIdRange(Sequence[str]):
 
 
 @dataclass(frozen=True)
-class Task:
+class Task(Generic[ConfigT]):
     """One task instance request: which task, from which split, under which config."""
 
     env_name: str
     task_id: str
     split: str
-    config: EnvConfig
+    config: ConfigT
 
     def rng(self, *extra: object) -> TaskRng:
         """The task's own generator; ``extra`` derives independent streams for sub-parts."""

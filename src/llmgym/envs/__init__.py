@@ -163,13 +163,6 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
         extra="sciworld",
         requires=("scienceworld",),
     ),
-    EnvEntry(
-        id="llmgym/Remote-v0",
-        entry_point="llmgym.remote:RemoteEnv",
-        max_episode_steps=None,
-        summary="Client for an environment served by `llmgym serve` (url=..., env_id=...).",
-        kind="client",
-    ),
 )
 
 

@@ -196,7 +196,7 @@ class BabyAIEnv(TextEnv):
         self._seen: list[_Seen] = []
         self._image: np.ndarray = np.zeros((0, 0, 3), dtype=np.uint8)
         self._reachable: set[tuple[int, int]] = set()
-        self._signature = ""
+        self._instance_key = ""
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> TaskIdRange:
@@ -205,8 +205,8 @@ class BabyAIEnv(TextEnv):
         seeds = TRAIN_SEEDS_PER_LEVEL if split == "train" else EVAL_SEEDS_PER_LEVEL
         return TaskIdRange(split, levels * seeds)
 
-    def task_signature(self) -> str:
-        return self._signature
+    def instance_key(self) -> str:
+        return self._instance_key
 
     def rules(self) -> str:
         return (
@@ -227,8 +227,8 @@ class BabyAIEnv(TextEnv):
             seed = TaskRng(self.env_name, task.task_id, attempt).randbelow(2**31)
             with contextlib.redirect_stdout(io.StringIO()):  # MiniGrid prints rejected samples
                 observation, _ = env.reset(seed=seed)
-            self._signature = self._content()
-            if split_of(self._signature, eval_fraction=0.5) == task.split:
+            self._instance_key = self._content()
+            if split_of(self._instance_key, eval_fraction=0.5) == task.split:
                 break
         self._image = observation["image"]
         self._turns = 0

@@ -86,11 +86,11 @@ class _Layout:
     def distance(self, cell: Cell) -> int:
         return self.distance_to_goal[cell[0] * self.width + cell[1]]
 
-    def fingerprint(self) -> str:
-        return _fingerprint(self.width, self.open_sides, self.goal) + f"|{self.start}"
+    def instance_key(self) -> str:
+        return _instance_key(self.width, self.open_sides, self.goal) + f"|{self.start}"
 
 
-def _fingerprint(width: int, open_sides: tuple[int, ...] | list[int], goal: Cell) -> str:
+def _instance_key(width: int, open_sides: tuple[int, ...] | list[int], goal: Cell) -> str:
     return f"{width}|{bytes(open_sides).hex()}|{goal}"
 
 
@@ -165,9 +165,9 @@ class MazeEnv(TextEnv):
             "downwards, columns to the right. Actions: move up, move down, move left, move right."
         )
 
-    def task_signature(self) -> str:
+    def instance_key(self) -> str:
         assert self._layout is not None
-        return self._layout.fingerprint()
+        return self._layout.instance_key()
 
     def _reset_task(self, task: Task) -> tuple[str, str]:
         config: MazeConfig = task.config  # type: ignore[assignment]
@@ -274,7 +274,7 @@ def _generate(
         rng = TaskRng(env_name, task_id, width, height, loopiness, attempt)
         open_sides = _carve(rng, width, height, loopiness)
         goal = (rng.randbelow(height), rng.randbelow(width))
-        if split_of(_fingerprint(width, open_sides, goal), eval_fraction=0.5) == split:
+        if split_of(_instance_key(width, open_sides, goal), eval_fraction=0.5) == split:
             break
         attempt += 1
     distance = _distances(goal, open_sides, width)

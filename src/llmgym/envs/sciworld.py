@@ -214,7 +214,7 @@ class SciWorldEnv(TextEnv):
         pairs = _instances(split, config.task, config.eval_variations)  # type: ignore[attr-defined]
         return TaskIdRange(split, len(pairs))
 
-    def task_signature(self) -> str:
+    def instance_key(self) -> str:
         task, variation = self._instance
         return f"{task} variation {variation}"
 

@@ -202,7 +202,7 @@ class TextCraftEnv(TextEnv):
     def _goals(self, split: str, config: TextCraftConfig) -> tuple[str, ...]:  # type: ignore[override]
         return _goals_for(split, config.min_depth, config.max_depth)
 
-    def task_signature(self) -> str:
+    def instance_key(self) -> str:
         return self._goal
 
     def rules(self) -> str:

@@ -264,7 +264,7 @@ def _generate(challenge: str, settings: dict[str, Any], split: str, index: int, 
         options = textworld.GameOptions()
         options.seeds = seed
         game = make(settings, options)
-        if own_split or split_of(_fingerprint(game), eval_fraction=0.5) == split:
+        if own_split or split_of(_instance_key(game), eval_fraction=0.5) == split:
             break
     else:  # pragma: no cover - only for a degenerate setting with almost no distinct games
         raise RuntimeError(f"no {challenge} game of split {split!r} in {_MAX_ATTEMPTS} seeds")
@@ -279,9 +279,9 @@ def _generate(challenge: str, settings: dict[str, Any], split: str, index: int, 
     return str(target)
 
 
-def _fingerprint(game: Any) -> str:
+def _instance_key(game: Any) -> str:
     """The game's content (world facts by entity name, quest walkthrough), without seeds or
-    generated prose, so equal worlds from different seeds have equal fingerprints."""
+    generated prose, so equal worlds from different seeds have equal keys."""
 
     def name(variable: Any) -> str:
         info = game.infos.get(variable.name)
@@ -384,10 +384,10 @@ class TextWorldEnv(TextEnv):
             return TaskIdRange(split, 1)
         return TaskIdRange(split, TRAIN_TASKS if split == "train" else EVAL_TASKS)
 
-    def task_signature(self) -> str:
+    def instance_key(self) -> str:
         if self._game_kind != "textworld":
             return str(self.task.config.game_file)  # type: ignore[attr-defined]
-        return _fingerprint(self._state["game"])
+        return _instance_key(self._state["game"])
 
     def rules(self) -> str:
         return (

@@ -143,7 +143,7 @@ class WordleEnv(TextEnv):
         length = (config or self.config).word_length  # type: ignore[attr-defined]
         return TaskIdRange(split, len(_answers_for(length, split)))
 
-    def task_signature(self) -> str:
+    def instance_key(self) -> str:
         return self._answer
 
     def rules(self) -> str:

@@ -239,7 +239,7 @@ class CrafterEnv(TextEnv):
             return crafter_world_seed(task.index)
         return EVAL_WORLD_SEED_BASE + task.index
 
-    def task_signature(self) -> str:
+    def instance_key(self) -> str:
         return f"world {self._world_seed}, target {self._target}"
 
     def _reset_task(self, task: Task) -> tuple[Any, str]:

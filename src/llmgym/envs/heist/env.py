@@ -115,7 +115,7 @@ def _layout(env_name: str, task_id: str, split: str, config: HeistConfig) -> Hei
         if keys is None:
             keys = min(3, max(0, difficulty) + rng.randbelow(2))
         layout = generate_layout(rng, world, maze, keys)
-        if split_of(layout.fingerprint(), eval_fraction=0.5) == split:
+        if split_of(layout.instance_key(), eval_fraction=0.5) == split:
             return layout
         attempt += 1
 
@@ -194,9 +194,9 @@ class HeistEnv(TextEnv):
     def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> TaskIdRange:
         return TaskIdRange(split, self.train_size if split == "train" else self.eval_size)
 
-    def task_signature(self) -> str:
+    def instance_key(self) -> str:
         assert self._state is not None
-        return self._state.layout.fingerprint()
+        return self._state.layout.instance_key()
 
     def rules(self) -> str:
         return (

@@ -43,7 +43,7 @@ class HeistLayout:
     keys: tuple[Cell, ...]
     maze_size: int
 
-    def fingerprint(self) -> str:
+    def instance_key(self) -> str:
         rows = "".join("".join("#" if w else "." for w in row) for row in self.walls)
         return f"{self.size}|{rows}|{self.start}|{self.gem}|{self.doors}|{self.keys}"
 

@@ -103,7 +103,7 @@ class ProcgenHeistEnv(TextEnv):
         """procgen's level seed of ``task``."""
         return task.index + (EVAL_LEVEL_BASE if task.split == "eval" else 0)
 
-    def task_signature(self) -> str:
+    def instance_key(self) -> str:
         return f"procgen heist level {self.level_seed(self.task)}"
 
     def _reset_task(self, task: Task) -> tuple[Any, str]:

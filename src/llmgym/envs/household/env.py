@@ -212,9 +212,9 @@ class HouseholdEnv(TextEnv):
             raise ResetNeeded("Call reset() before using the environment.")
         return self.world
 
-    def task_signature(self) -> str:
+    def instance_key(self) -> str:
         assert self.layout is not None
-        return f"{self.layout.fingerprint}\n{self._world.signature()}"
+        return f"{self.layout.instance_key}\n{self._world.instance_key()}"
 
     def rules(self) -> str:
         return (

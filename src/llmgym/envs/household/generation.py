@@ -2,7 +2,7 @@
 splits, and the task built on a layout.
 
 A *layout* is a room type with its numbered receptacles and lamps. Layouts are drawn from
-:data:`LAYOUT_SEEDS` seeds, identified by their content (:attr:`Layout.fingerprint`), and assigned
+:data:`LAYOUT_SEEDS` seeds, identified by their content (:attr:`Layout.instance_key`), and assigned
 to train or eval by a hash of that content, so an eval room's furniture never appears in train.
 A *task* puts objects into a layout's receptacles by the plausible placements of the data file
 and picks a goal that the room supports.
@@ -68,8 +68,8 @@ class Layout:
     desklamps: tuple[str, ...]
 
     @property
-    def fingerprint(self) -> str:
-        """The layout's content as text; equal fingerprints mean the same furniture."""
+    def instance_key(self) -> str:
+        """The layout's content as text; equal keys mean the same furniture."""
         furniture = ",".join(f"{kind}={count}" for kind, count in self.receptacles)
         return f"{self.room}|{furniture}|desklamps on {','.join(self.desklamps)}"
 
@@ -192,11 +192,11 @@ def layout_pool(
         task_type, _, rooms, weights = rng.weighted_choice(choices, [c[1] for c in choices])
         room = catalog.rooms[rng.weighted_choice(rooms, weights)]
         layout = make_layout(room, rng, extra, catalog)
-        fingerprint = layout.fingerprint
-        if (fingerprint, task_type) in seen:
+        key = layout.instance_key
+        if (key, task_type) in seen:
             continue
-        seen.add((fingerprint, task_type))
-        pool[split_of(f"household:{fingerprint}")].append(Room(layout, task_type))
+        seen.add((key, task_type))
+        pool[split_of(f"household:{key}")].append(Room(layout, task_type))
     return {split: tuple(rooms) for split, rooms in pool.items()}
 
 

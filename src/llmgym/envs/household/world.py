@@ -197,7 +197,7 @@ class World:
             return f"The {name} is open. In it, you see {seen}."
         return f"{receptacle.preposition.capitalize()} the {name}, you see {seen}."
 
-    def signature(self) -> str:
+    def instance_key(self) -> str:
         """The instance's content: goal, where every object lies, what is open."""
         parts = [self.goal.instruction]
         for receptacle in self.receptacles.values():

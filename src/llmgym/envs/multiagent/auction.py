@@ -291,7 +291,7 @@ class AuctionGame(Game):
         lines += [self._result_text(i, r) for i, r in enumerate(self.results)]
         return "\n".join(lines)
 
-    def signature(self) -> str:
+    def instance_key(self) -> str:
         i = self.instance
         return f"{i.items}|{i.values}|{i.shading}"
 

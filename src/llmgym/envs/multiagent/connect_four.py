@@ -327,7 +327,7 @@ class ConnectFourGame(Game):
         status = self.result or f"{self.players[self.turn]} ({MARKS[self.turn]}) to move."
         return f"{self.draw()}\n{status}"
 
-    def signature(self) -> str:
+    def instance_key(self) -> str:
         return f"{self.board.rows}x{self.board.columns}/{self.board.connect}:{self.opening}"
 
     # ------------------------------------------------------------------ players

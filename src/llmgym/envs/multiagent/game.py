@@ -156,7 +156,7 @@ class Game:
         """The whole state (hidden information included), for ``render()`` and logs."""
         raise NotImplementedError
 
-    def signature(self) -> str:
+    def instance_key(self) -> str:
         """A string identifying the instance's content (for split-disjointness checks)."""
         raise NotImplementedError
 

@@ -402,7 +402,7 @@ class NegotiationGame(Game):
             lines.append(f"Over: {self.ending}; scores {self.scores}")
         return "\n".join(lines)
 
-    def signature(self) -> str:
+    def instance_key(self) -> str:
         return f"{self.counts}|{self.values[self.players[0]]}|{self.values[self.players[1]]}"
 
     # ------------------------------------------------------------------ players

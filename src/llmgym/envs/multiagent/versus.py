@@ -150,8 +150,8 @@ class VersusEnv(TextEnv):
         rules = self.game_class.rules(config)  # type: ignore[arg-type]
         return f"{rules} The other seats are played by {opponents}."
 
-    def task_signature(self) -> str:
-        return self.game.signature()
+    def instance_key(self) -> str:
+        return self.game.instance_key()
 
     def _reset_task(self, task: Task) -> tuple[str, str]:
         config = task.config

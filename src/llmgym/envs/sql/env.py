@@ -227,7 +227,7 @@ class SQLEnv(TextEnv):
             raise ResetNeeded("Call reset() before using the environment.")
         return self._question
 
-    def task_signature(self) -> str:
+    def instance_key(self) -> str:
         return f"{self.question.database}\n{self.question.sql}"
 
     def rules(self) -> str:

@@ -821,7 +821,7 @@ class ToolEnv(TextEnv):
         """Plausible values of the argument ``param`` for random calls (``None``: by type)."""
         return None
 
-    def _state_signature(self) -> str:
+    def _state_key(self) -> str:
         """Text identifying the episode's initial service state, when it is generated per task."""
         return ""
 
@@ -841,8 +841,8 @@ class ToolEnv(TextEnv):
     def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> TaskIdRange:
         return TaskIdRange(split, self.train_tasks if split == "train" else self.eval_tasks)
 
-    def task_signature(self) -> str:
-        return f"{self._episode.goal}\n{self._state_signature()}"
+    def instance_key(self) -> str:
+        return f"{self._episode.goal}\n{self._state_key()}"
 
     @classmethod
     def tool_schemas(cls) -> list[dict[str, Any]]:

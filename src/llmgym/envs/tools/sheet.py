@@ -502,7 +502,7 @@ class SheetEnv(ToolEnv):
         self._target = self._table(target).name
         return self._table(target)
 
-    def _state_signature(self) -> str:
+    def _state_key(self) -> str:
         return json.dumps(self._initial, sort_keys=True)
 
     def _grid(self) -> Grid:

@@ -190,7 +190,7 @@ class TodoEnv(ToolEnv):
         self._expected = None
         self._next_id = 1
 
-    def _state_signature(self) -> str:
+    def _state_key(self) -> str:
         return f"{self._today} " + json.dumps(self._initial)
 
     def _find_project(self, project_id: str) -> dict:

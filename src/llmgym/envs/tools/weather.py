@@ -357,7 +357,7 @@ class WeatherEnv(ToolEnv):
         self._today = date(2021, 1, 1) + timedelta(days=rng.randbelow(4 * 365))
         self._home = rng.choice(_homes(task.split))
 
-    def _state_signature(self) -> str:
+    def _state_key(self) -> str:
         return f"{self._today} {self._home.key}"
 
     def _station(self, latitude: float, longitude: float) -> City:

@@ -197,8 +197,8 @@ class WebShopEnv(TextEnv):
         shop = self._shop_for(config or self.config)
         return TaskIdRange(split, len(shop.split_ids(split)))
 
-    def task_signature(self) -> str:
-        return self.goal.signature()
+    def instance_key(self) -> str:
+        return self.goal.instance_key()
 
     @property
     def goal(self) -> Goal:

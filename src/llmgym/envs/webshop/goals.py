@@ -34,7 +34,7 @@ class Goal:
     price_cap: float
     instruction: str
 
-    def signature(self) -> str:
+    def instance_key(self) -> str:
         """A string identifying the goal's content."""
         return f"{self.target}|{self.instruction}"
 
