@@ -25,7 +25,7 @@ from bench_utils import write_json
 
 from llmgym.agents import Agent
 from llmgym.cli import format_table
-from llmgym.rollout import rollout
+from llmgym.runner.rollout import rollout
 from llmgym.wrappers import make_chat_env
 
 ENV_IDS = ("llmgym/Wordle-v0", "llmgym/Maze-v0", "llmgym/TextCraft-v0")

@@ -18,7 +18,7 @@ from bench_utils import write_json
 
 from llmgym.agents import make_agent
 from llmgym.envs import get_entry
-from llmgym.evaluation import evaluate
+from llmgym.runner.evaluation import evaluate
 from llmgym.suites import load_suite
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -50,8 +50,8 @@ import gymnasium as gym  # noqa: E402
 import llmgym  # noqa: E402
 from llmgym.agents import Agent, OracleAgent  # noqa: E402
 from llmgym.core.tasks import TaskRng  # noqa: E402
-from llmgym.rollout import choose_tasks, rollout  # noqa: E402
-from llmgym.trajectories import Trajectory, append_trajectory, to_messages  # noqa: E402
+from llmgym.runner.rollout import choose_tasks, rollout  # noqa: E402
+from llmgym.runner.trajectories import Trajectory, append_trajectory, to_messages  # noqa: E402
 from llmgym.wrappers import make_chat_env  # noqa: E402
 
 DEFAULT_ENVS = ("llmgym/Maze-v0", "llmgym/Wordle-v0")

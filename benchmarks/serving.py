@@ -6,10 +6,10 @@
         --json benchmarks/results/serving_pixels.json    # 64x64 RGB frames, Discrete actions
 
 A server is started as a subprocess on 127.0.0.1 (a free port) and driven by
-:class:`llmgym.remote.RemoteEnv` clients — the real client, one thread per session, spread over
-``--client-processes`` processes — over each transport: ``websocket`` (the default: one stream
-per session) and ``http`` (a request per step). Each session steps with random valid actions
-and resets when an episode ends. Reported per transport and concurrency level: aggregate
+:class:`llmgym.serving.client.RemoteEnv` clients — the real client, one thread per session,
+spread over ``--client-processes`` processes — over each transport: ``websocket`` (the default:
+one stream per session) and ``http`` (a request per step). Each session steps with random valid
+actions and resets when an episode ends. Reported per transport and concurrency level: aggregate
 steps/s, p50/p99 step latency as the client sees it, and the CPU time the server and the
 clients spent per step (which depends much less than wall-clock figures on how busy the machine
 is). The in-process baseline steps the same environment and actions in this process. Writes
@@ -37,7 +37,7 @@ import numpy as np
 from bench_utils import write_json
 
 from llmgym.cli import format_table
-from llmgym.remote import RemoteEnv
+from llmgym.serving.client import RemoteEnv
 
 RESULTS = Path(__file__).resolve().parent / "results" / "serving.json"
 TARGETS = {"steps_per_s_at_64": 3_000.0, "added_ms_at_1": 1.0}

@@ -12,7 +12,7 @@ from typing import Any
 
 import uvicorn
 
-from llmgym.server import ServerSettings, create_app, uvicorn_config
+from llmgym.serving.server import ServerSettings, create_app, uvicorn_config
 
 
 class LiveServer:

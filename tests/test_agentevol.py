@@ -12,8 +12,8 @@ import pytest
 pytest.importorskip("trl", reason="needs pip install 'llmgym[train]'")
 
 from llmgym.agents import OracleAgent, RandomAgent
-from llmgym.rollout import rollout
-from llmgym.trajectories import to_messages
+from llmgym.runner.rollout import rollout
+from llmgym.runner.trajectories import to_messages
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "agentevol.py"
 spec = importlib.util.spec_from_file_location("agentevol", SCRIPT)

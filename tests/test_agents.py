@@ -13,7 +13,7 @@ import pytest
 from gymnasium.vector import SyncVectorEnv
 
 from llmgym.agents import Agent, HumanAgent, OracleAgent, RandomAgent, make_agent
-from llmgym.rollout import rollout, rollout_vector
+from llmgym.runner.rollout import rollout, rollout_vector
 from llmgym.wrappers import OracleHint, ReActWrapper, make_chat_env, parse_reply
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "agents.md"

@@ -13,12 +13,13 @@ from gymnasium.error import ResetNeeded
 
 ray = pytest.importorskip("ray")
 
-from llmgym import ConfigError, distributed  # noqa: E402
+from llmgym import ConfigError  # noqa: E402
 from llmgym.agents import OracleAgent, RandomAgent  # noqa: E402
 from llmgym.cli import main  # noqa: E402
-from llmgym.evaluation import evaluate  # noqa: E402
-from llmgym.remote import SessionLostError  # noqa: E402
-from llmgym.rollout import rollout  # noqa: E402
+from llmgym.runner.evaluation import evaluate  # noqa: E402
+from llmgym.runner.rollout import rollout  # noqa: E402
+from llmgym.serving import ray_actors  # noqa: E402
+from llmgym.serving.client import SessionLostError  # noqa: E402
 from llmgym.testing import HOSTILE_ACTIONS  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -28,7 +29,7 @@ pytestmark = pytest.mark.slow
 def local_ray():
     if ray.is_initialized():
         ray.shutdown()
-    distributed.init(
+    ray_actors.init(
         "local", num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="error"
     )
     yield
@@ -48,7 +49,7 @@ def _normal(step: tuple) -> str:
 @pytest.mark.parametrize("env_id", ["llmgym/Wordle-v0", "llmgym/HeistPixels-v0"])
 def test_ray_env_trajectory_equals_local(env_id: str) -> None:
     local = gym.make(env_id)
-    remote = distributed.RayEnv(env_id)
+    remote = ray_actors.RayEnv(env_id)
     assert remote.spec.id == env_id
     assert remote.observation_space == local.observation_space
     assert remote.action_space == local.action_space
@@ -71,7 +72,7 @@ def test_ray_env_trajectory_equals_local(env_id: str) -> None:
 
 
 def test_rollout_and_evaluate_run_unchanged_on_ray() -> None:
-    make = distributed.ray_env_factory("llmgym/Maze-v0")
+    make = ray_actors.ray_env_factory("llmgym/Maze-v0")
     on_ray = rollout(make, OracleAgent(), episodes=3, concurrency=2, progress=False)
     local = rollout("llmgym/Maze-v0", OracleAgent(), episodes=3, progress=False)
 
@@ -85,9 +86,9 @@ def test_rollout_and_evaluate_run_unchanged_on_ray() -> None:
 
 def test_errors_are_those_of_the_local_environment() -> None:
     with pytest.raises(ConfigError) as caught:
-        distributed.RayEnv("llmgym/Maze-v0", width=1000)
+        ray_actors.RayEnv("llmgym/Maze-v0", width=1000)
     assert caught.value.field == "MazeConfig.width"
-    env = distributed.RayEnv("llmgym/Wordle-v0")
+    env = ray_actors.RayEnv("llmgym/Wordle-v0")
     with pytest.raises(ResetNeeded):
         env.step("crane")
     with pytest.raises(ValueError, match="unknown key"):

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from llmgym.hosting import (
+from llmgym.serving.hosting import HostedEnv
+from llmgym.serving.protocol import (
     ARRAY_DTYPES,
     ARRAY_KEY,
-    HostedEnv,
     InvalidRequestError,
     dumps,
     loads,

@@ -20,10 +20,11 @@ from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, see
 
 from llmgym import cli
 from llmgym.agents import OpenAIChatAgent, make_agent
+from llmgym.envs import game_entries
 from llmgym.envs.multiagent import auction, connect_four, negotiation
 from llmgym.envs.multiagent.api import TextObservation
-from llmgym.evaluation import evaluate
-from llmgym.matches import GAMES, game_env_class, make_player, run_match
+from llmgym.runner.evaluation import evaluate
+from llmgym.runner.matches import game_env_class, make_player, run_match
 from llmgym.testing import hostile_actions
 from tests.chat_server import ChatServer
 
@@ -49,13 +50,17 @@ def test_pettingzoo_api_tests(module, config) -> None:
 
 
 def test_games_are_found_by_name_version_or_single_agent_id() -> None:
-    assert {module.__name__.rsplit(".", 1)[1]: module.__name__ for module in MODULES} == GAMES
-    for name in GAMES:
+    games = game_entries()
+    assert {module.__name__.rsplit(".", 1)[1] for module in MODULES} == set(games)
+    for name, entry in games.items():
+        assert entry.entry_point.startswith(f"llmgym.envs.multiagent.{name}:")
         assert game_env_class(name).metadata["name"] == f"{name}_v0"
     assert game_env_class("llmgym/ConnectFour-v0") is connect_four.raw_env
     assert game_env_class("auction_v0") is auction.raw_env
     with pytest.raises(ValueError, match="single-agent environment"):
         game_env_class("llmgym/Maze-v0")
+    with pytest.raises(ValueError, match="unknown game 'chess'; choose from: connect_four"):
+        game_env_class("chess")
 
 
 def _play_random(env, seed: int) -> list[tuple]:

@@ -23,8 +23,9 @@ import llmgym
 from llmgym import ConfigError
 from llmgym.agents import OracleAgent
 from llmgym.cli import main
-from llmgym.evaluation import evaluate
-from llmgym.remote import (
+from llmgym.runner.evaluation import evaluate
+from llmgym.runner.rollout import rollout
+from llmgym.serving.client import (
     AuthenticationError,
     EpisodeEndedError,
     RemoteEnv,
@@ -34,8 +35,7 @@ from llmgym.remote import (
     SessionLostError,
     remote_env_factory,
 )
-from llmgym.rollout import rollout
-from llmgym.server import ServerSettings
+from llmgym.serving.server import ServerSettings
 from llmgym.testing import HOSTILE_ACTIONS
 from tests.servers import LiveServer
 from tests.test_conformance import SETTINGS

@@ -12,9 +12,9 @@ from gymnasium.vector import AsyncVectorEnv, AutoresetMode, SyncVectorEnv
 
 from llmgym.agents import Agent, OracleAgent, RandomAgent
 from llmgym.cli import main
-from llmgym.evaluation import evaluate, wilson_interval
-from llmgym.rollout import rollout, rollout_vector
-from llmgym.trajectories import read_trajectories
+from llmgym.runner.evaluation import evaluate, wilson_interval
+from llmgym.runner.rollout import rollout, rollout_vector
+from llmgym.runner.trajectories import read_trajectories
 from llmgym.wrappers import OracleHint, ReActWrapper
 from tests.chat_server import ChatServer
 

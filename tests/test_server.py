@@ -18,8 +18,8 @@ pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
 from llmgym.cli import main
-from llmgym.hosting import SERVABLE_SPACES
-from llmgym.server import JsonLogFormatter, ServerSettings
+from llmgym.serving.protocol import SERVABLE_SPACES
+from llmgym.serving.server import JsonLogFormatter, ServerSettings
 from tests.servers import LiveServer
 
 
@@ -269,7 +269,7 @@ def test_capacity_and_idle_expiry() -> None:
 
 
 def test_sessions_are_logged_with_their_ids(http, caplog) -> None:
-    with caplog.at_level(logging.INFO, logger="llmgym.server"):
+    with caplog.at_level(logging.INFO, logger="llmgym.serving.server"):
         session = _session(http)["session_id"]
         http.delete(f"/sessions/{session}")
     events = [(r.getMessage(), r.fields.get("session_id")) for r in caplog.records]

@@ -11,8 +11,8 @@ schemathesis = pytest.importorskip("schemathesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from schemathesis.checks import positive_data_acceptance  # noqa: E402
 
-from llmgym.hosting import ARRAY_KEY  # noqa: E402
-from llmgym.server import ServerSettings, create_app  # noqa: E402
+from llmgym.serving.protocol import ARRAY_KEY  # noqa: E402
+from llmgym.serving.server import ServerSettings, create_app  # noqa: E402
 from tests.servers import LiveServer  # noqa: E402
 
 SETTINGS = ServerSettings(max_sessions=64, ttl_s=60)

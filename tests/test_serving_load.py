@@ -21,7 +21,7 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
-from llmgym.remote import (
+from llmgym.serving.client import (
     RemoteEnv,
     RemoteEnvError,
     ServerUnavailableError,

@@ -9,7 +9,13 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from llmgym.trajectories import SCHEMA, Trajectory, read_trajectories, to_conversations, to_messages
+from llmgym.runner.trajectories import (
+    SCHEMA,
+    Trajectory,
+    read_trajectories,
+    to_conversations,
+    to_messages,
+)
 from llmgym.wrappers import (
     ChatHistory,
     InstructionSampler,

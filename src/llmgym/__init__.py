@@ -20,6 +20,7 @@ from llmgym.core import (
 )
 from llmgym.core.registry import register_entries
 from llmgym.envs import ENVIRONMENTS, get_entry
+from llmgym.serving import register_remote_env
 
 __version__ = "0.1.0"
 
@@ -39,9 +40,4 @@ __all__ = [
 
 register_entries(ENVIRONMENTS)
 
-import gymnasium as _gym  # noqa: E402
-
-if "llmgym/Remote-v0" not in _gym.registry:
-    _gym.register(
-        "llmgym/Remote-v0", entry_point="llmgym.remote:RemoteEnv", disable_env_checker=True
-    )
+register_remote_env()

@@ -17,11 +17,16 @@ import gymnasium as gym
 import llmgym
 from llmgym.agents import AGENT_NAMES, Agent, make_agent
 from llmgym.envs import ENVIRONMENTS, get_entry
-from llmgym.evaluation import evaluate
-from llmgym.remote import RemoteEnvError
-from llmgym.rollout import EnvSource, choose_tasks, rollout
+from llmgym.runner.evaluation import evaluate
+from llmgym.runner.rollout import EnvSource, choose_tasks, rollout
+from llmgym.runner.trajectories import (
+    Trajectory,
+    append_trajectory,
+    convert_file,
+    read_trajectories,
+)
+from llmgym.serving.client import RemoteEnvError
 from llmgym.suites import SUITE_NAMES, load_suite
-from llmgym.trajectories import Trajectory, append_trajectory, convert_file, read_trajectories
 
 __all__ = ["format_table", "main"]
 
@@ -117,7 +122,7 @@ def _opponent_kwargs(args: argparse.Namespace, env_id: str) -> dict[str, Any]:
     """``gymnasium.make`` keyword arguments for ``--opponent`` (multi-agent games only)."""
     if not getattr(args, "opponent", None):
         return {}
-    from llmgym.matches import game_env_class, make_player
+    from llmgym.runner.matches import game_env_class, make_player
 
     game = game_env_class(env_id).game_class
     if args.opponent in game.policies:
@@ -142,10 +147,10 @@ def _env_source(args: argparse.Namespace, env_id: str) -> EnvSource:
     if not isinstance(make_kwargs.get("opponent", ""), str):
         raise ValueError("with --remote or --ray, --opponent must be one of the game's policies")
     if args.remote:
-        from llmgym.remote import remote_env_factory
+        from llmgym.serving.client import remote_env_factory
 
         return remote_env_factory(args.remote, env_id, react=args.react, **make_kwargs)
-    from llmgym.distributed import ray_env_factory
+    from llmgym.serving.ray_actors import ray_env_factory
 
     return ray_env_factory(env_id, react=args.react, **make_kwargs)
 
@@ -154,7 +159,7 @@ def _connect(args: argparse.Namespace) -> None:
     if args.remote and args.ray:
         raise ValueError("choose one of --remote and --ray")
     if args.ray:
-        from llmgym.distributed import init
+        from llmgym.serving.ray_actors import init
 
         init(args.ray)
 
@@ -242,7 +247,7 @@ def _eval_match(args: argparse.Namespace) -> int:
 
 
 def _cmd_match(args: argparse.Namespace) -> int:
-    from llmgym.matches import make_player, run_match
+    from llmgym.runner.matches import make_player, run_match
 
     if len(args.agents) < 2:
         raise ValueError("a match needs at least two agents (--agents A B ...)")
@@ -331,7 +336,7 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from llmgym.server import ServerSettings, configure_logging, serve
+    from llmgym.serving.server import ServerSettings, configure_logging, serve
 
     settings = ServerSettings(
         envs=tuple(args.envs) if args.envs else None,

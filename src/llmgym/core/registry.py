@@ -42,6 +42,9 @@ class EnvEntry:
         extra: The pip extra this environment needs (``None``: only the core).
         requires: Modules that the extra provides; all importable means available.
         kwargs: Default keyword arguments for the constructor.
+        game: For the single-agent view of a multi-agent game, the game's name
+            (``"connect_four"``, as in ``llmgym match connect_four``); its module holds the
+            PettingZoo ``env()``, ``raw_env`` and ``parallel_env``.
     """
 
     id: str
@@ -51,6 +54,7 @@ class EnvEntry:
     extra: str | None = None
     requires: tuple[str, ...] = ()
     kwargs: dict[str, Any] = field(default_factory=dict)
+    game: str | None = None
 
     @property
     def name(self) -> str:
@@ -74,6 +78,7 @@ class EnvEntry:
             "entry_point": self.entry_point,
             "max_episode_steps": self.max_episode_steps,
             "extra": self.extra,
+            "game": self.game,
             "available": self.available,
             "summary": self.summary,
         }

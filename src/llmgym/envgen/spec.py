@@ -112,7 +112,7 @@ class SkillStats:
     def from_trajectories(
         cls, trajectories: Sequence[Any], skills: Sequence[str], groups: int = 3
     ) -> SkillStats:
-        """From evaluation trajectories (:class:`~llmgym.trajectories.Trajectory`): each
+        """From evaluation trajectories (:class:`~llmgym.runner.trajectories.Trajectory`): each
         episode achieved its recorded ``skills``, plus ``"success"`` when it succeeded."""
         achieved = [set(t.skills) | ({SUCCESS_SKILL} if t.success else set()) for t in trajectories]
         return cls.from_episodes(achieved, skills, groups)

@@ -5,7 +5,7 @@ Importing this module imports no environment; ``gymnasium.make`` loads each one 
 
 from llmgym.core.registry import EnvEntry
 
-__all__ = ["ENVIRONMENTS", "get_entry"]
+__all__ = ["ENVIRONMENTS", "game_entries", "get_entry"]
 
 ENVIRONMENTS: tuple[EnvEntry, ...] = (
     EnvEntry(
@@ -42,6 +42,7 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
     EnvEntry(
         id="llmgym/ConnectFour-v0",
         entry_point="llmgym.envs.multiagent.connect_four:ConnectFourEnv",
+        game="connect_four",
         max_episode_steps=60,
         summary="Connect Four in text against a scripted or LLM opponent (PettingZoo game).",
         extra="multiagent",
@@ -50,6 +51,7 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
     EnvEntry(
         id="llmgym/Negotiation-v0",
         entry_point="llmgym.envs.multiagent.negotiation:NegotiationEnv",
+        game="negotiation",
         max_episode_steps=30,
         summary="Split a pool of items with an opponent whose values are hidden (PettingZoo game).",
         extra="multiagent",
@@ -58,6 +60,7 @@ ENVIRONMENTS: tuple[EnvEntry, ...] = (
     EnvEntry(
         id="llmgym/Auction-v0",
         entry_point="llmgym.envs.multiagent.auction:AuctionEnv",
+        game="auction",
         max_episode_steps=30,
         summary="Sealed-bid auction: infer how rivals bid from revealed bids (PettingZoo game).",
         extra="multiagent",
@@ -174,3 +177,8 @@ def get_entry(env_id: str) -> EnvEntry:
             return entry
     known = ", ".join(entry.id for entry in ENVIRONMENTS)
     raise KeyError(f"unknown environment {env_id!r}; known: {known}")
+
+
+def game_entries() -> dict[str, EnvEntry]:
+    """The multi-agent games, by game name (``"connect_four"``): the rows with a ``game``."""
+    return {entry.game: entry for entry in ENVIRONMENTS if entry.game is not None}

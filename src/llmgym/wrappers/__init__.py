@@ -65,7 +65,7 @@ def wrap_chat_env(
     max_format_errors: int | None = 3,
 ) -> gym.Env:
     """``env`` wrapped for an LLM agent, as :func:`make_chat_env` does (for environments made
-    another way: a :class:`~llmgym.remote.RemoteEnv`, a Ray-hosted one)."""
+    another way: a :class:`~llmgym.serving.client.RemoteEnv`, a Ray-hosted one)."""
     env = ReActWrapper(
         env, react=react, format_penalty=format_penalty, max_format_errors=max_format_errors
     )

@@ -7,15 +7,15 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
-from llmgym.trajectories import TrajectoryBuilder, append_trajectory
+from llmgym.runner.trajectories import TrajectoryBuilder, append_trajectory
 
 __all__ = ["RecordTrajectory"]
 
 
 class RecordTrajectory(gym.Wrapper):
     """Appends each finished episode to ``path`` in llmgym's trajectory schema
-    (:mod:`llmgym.trajectories`). Put it outermost, so it sees the agent's raw replies and the
-    ``thought``/``parsed_action`` a :class:`~llmgym.wrappers.ReActWrapper` extracts.
+    (:mod:`llmgym.runner.trajectories`). Put it outermost, so it sees the agent's raw replies and
+    the ``thought``/``parsed_action`` a :class:`~llmgym.wrappers.ReActWrapper` extracts.
 
     Args:
         env: The environment.

@@ -3,7 +3,7 @@
 :func:`rollout` plays a list of tasks with a pool of workers, each owning one environment and one
 fork of the agent, so ``concurrency`` requests are in flight together. :func:`rollout_vector`
 drives a gymnasium vector environment (sync or async) with batched actions and handles each
-autoreset mode. Both return :class:`~llmgym.trajectories.Trajectory` objects.
+autoreset mode. Both return :class:`~llmgym.runner.trajectories.Trajectory` objects.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 from llmgym.agents.base import Agent
 from llmgym.core.tasks import TaskRng
-from llmgym.trajectories import Trajectory, TrajectoryBuilder
+from llmgym.runner.trajectories import Trajectory, TrajectoryBuilder
 from llmgym.wrappers import make_chat_env
 
 __all__ = ["EpisodeSpec", "choose_tasks", "play_episode", "rollout", "rollout_vector"]

@@ -4,7 +4,7 @@
     llmgym serve --host 0.0.0.0 --port 8000 --token "$TOKEN"
 
 A client creates a *session* (one environment instance, private to it), resets and steps it, and
-closes it; :class:`llmgym.remote.RemoteEnv` does this behind the ``gymnasium.Env`` API. The
+closes it; :class:`llmgym.serving.client.RemoteEnv` does this behind the ``gymnasium.Env`` API. The
 server is built to be left running:
 
 * every session has its own lock, so concurrent requests to one session are applied one at a
@@ -19,10 +19,10 @@ server is built to be left running:
   (``info["invalid_action"]``) as it would locally — an action index out of range too;
 * observations, ``info`` and actions may hold numpy arrays (pixel environments): they travel
   exactly, as ``{"__ndarray__": base64, "dtype": ..., "shape": [...]}`` (see
-  :mod:`llmgym.hosting`);
+  :mod:`llmgym.serving.hosting`);
 * ``reset`` and ``step`` carry an optional sequence number, so a client may retry one after a
   dropped connection without applying it twice;
-* logs are JSON lines with the session id (logger ``llmgym.server``).
+* logs are JSON lines with the session id (logger ``llmgym.serving.server``).
 
 Environment calls that take under ``inline_call_s`` (2 ms) on average run on the event loop;
 slower ones (an engine's reset, a big generator) run in worker threads so that they do not hold
@@ -62,11 +62,11 @@ from starlette.exceptions import HTTPException as StarletteHTTPException  # noqa
 
 import llmgym  # noqa: E402
 from llmgym.envs import ENVIRONMENTS, get_entry  # noqa: E402
-from llmgym.hosting import (  # noqa: E402
+from llmgym.serving.hosting import HostedEnv  # noqa: E402
+from llmgym.serving.protocol import (  # noqa: E402
     ARRAY_KEY,
     PROTOCOL_VERSION,
     ArrayDType,
-    HostedEnv,
     HostingError,
     InvalidRequestError,
     dumps,
@@ -75,7 +75,7 @@ from llmgym.hosting import (  # noqa: E402
 
 __all__ = ["ServerSettings", "create_app", "serve"]
 
-logger = logging.getLogger("llmgym.server")
+logger = logging.getLogger("llmgym.serving.server")
 logger.addHandler(logging.NullHandler())
 
 JSON = "application/json"
@@ -941,7 +941,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     )
     async def call_session(session_id: str, request: Request) -> Response:
         """Call a read-only method of the environment (``task_ids``, ``oracle_action``,
-        ``admissible_actions``, ``rules``, ...; see ``llmgym.hosting.REMOTE_CALLS``)."""
+        ``admissible_actions``, ``rules``, ...; see ``llmgym.serving.hosting.REMOTE_CALLS``)."""
         body = await _parse(request, CallRequest)
         return Response(await store.call(session_id, body), media_type=JSON)
 
@@ -973,7 +973,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         """The session's reset, step and call over one WebSocket: each message is
         ``{"op": "reset" | "step" | "call", ...the HTTP body}`` and is answered with the HTTP
         reply's JSON (errors: the error body plus ``"status"``). Several times cheaper per step
-        than a request each; :class:`~llmgym.remote.RemoteEnv` uses it when it can."""
+        than a request each; :class:`~llmgym.serving.client.RemoteEnv` uses it when it can."""
         await websocket.accept()
         with contextlib.suppress(WebSocketDisconnect):  # the client went away: nothing to do
             while True:
@@ -1085,7 +1085,7 @@ def uvicorn_config(app: FastAPI, settings: ServerSettings, **options: Any) -> An
 
 
 def configure_logging(level: str = "info", stream: Any = None) -> None:
-    """JSON-lines logs from ``llmgym.server`` on ``stream`` (default: stderr)."""
+    """JSON-lines logs from ``llmgym.serving.server`` on ``stream`` (default: stderr)."""
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(JsonLogFormatter())
     logger.handlers[:] = [handler]

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from llmgym.agents.base import Agent
-from llmgym.rollout import EnvSource, rollout
-from llmgym.trajectories import Trajectory
+from llmgym.runner.rollout import EnvSource, rollout
+from llmgym.runner.trajectories import Trajectory
 
 __all__ = ["EvalResult", "evaluate", "wilson_interval"]
 
@@ -112,7 +112,7 @@ def evaluate(
     ``env`` is an environment id — made with ReAct prompting and chat history matching
     ``agent.react`` — or a factory of a ready environment. Episode ``i`` is reset with
     ``seed + i`` and the tasks are a seeded sample of the split, so the same arguments always
-    play the same episodes, whatever ``concurrency`` is. See :func:`llmgym.rollout.rollout`.
+    play the same episodes, whatever ``concurrency`` is. See :func:`llmgym.runner.rollout.rollout`.
     """
     trajectories = rollout(
         env,

@@ -1,7 +1,7 @@
 """Matches: llmgym agents play a multi-agent game against each other.
 
     from llmgym.agents import make_agent
-    from llmgym.matches import run_match
+    from llmgym.runner.matches import run_match
 
     result = run_match("connect_four", [make_agent("oracle"), make_agent("random")], games=40)
     print(result.standings())   # wins, draws, losses, win rate with a 95% interval, mean score
@@ -31,11 +31,11 @@ from tqdm.auto import tqdm
 
 from llmgym.agents import AGENT_NAMES, Agent, make_agent
 from llmgym.core import TaskRng
-from llmgym.evaluation import wilson_interval
+from llmgym.envs import game_entries, get_entry
+from llmgym.runner.evaluation import wilson_interval
 from llmgym.wrappers.react import format_reply
 
 __all__ = [
-    "GAMES",
     "GameRecord",
     "MatchResult",
     "ScriptedAgent",
@@ -47,42 +47,31 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-GAMES: dict[str, str] = {
-    "connect_four": "llmgym.envs.multiagent.connect_four",
-    "negotiation": "llmgym.envs.multiagent.negotiation",
-    "auction": "llmgym.envs.multiagent.auction",
-}
-"""The multi-agent games: name -> module (each with ``env()``, ``raw_env``, ``parallel_env``)."""
-
 MAX_MOVES = 2_000
 """Submitted actions after which a game is abandoned (only reachable with unlimited retries)."""
 
 
 def game_env_class(game: str | type) -> type:
-    """The PettingZoo AEC class (``raw_env``) of ``game``: a name from :data:`GAMES`
-    (``"connect_four"``, also with its version, ``"connect_four_v0"``), the id of its
+    """The PettingZoo AEC class (``raw_env``) of ``game``: a game name from the environment
+    table (``"connect_four"``, also with its version, ``"connect_four_v0"``), the id of its
     single-agent environment (``"llmgym/ConnectFour-v0"``), or a ``raw_env`` class itself."""
     if isinstance(game, type):
         return game
     versioned = re.fullmatch(r"(.+)_v[0-9]+", game)
-    name = versioned.group(1) if versioned else game
-    if name in GAMES:
-        return importlib.import_module(GAMES[name]).raw_env
-    from llmgym.envs import get_entry
-
-    try:
-        entry = get_entry(game)
-    except KeyError:
-        raise ValueError(
-            f"unknown game {game!r}; choose from: {', '.join(GAMES)} "
-            "(or the id of a multi-agent game's single-agent environment)"
-        ) from None
-    module, _, cls_name = entry.entry_point.partition(":")
-    cls = getattr(importlib.import_module(module), cls_name)
-    raw = getattr(cls, "raw_env_class", None)
-    if raw is None:
+    games = game_entries()
+    entry = games.get(versioned.group(1) if versioned else game)
+    if entry is None:
+        try:
+            entry = get_entry(game)
+        except KeyError:
+            raise ValueError(
+                f"unknown game {game!r}; choose from: {', '.join(games)} "
+                "(or the id of a multi-agent game's single-agent environment)"
+            ) from None
+    if entry.game is None:
         raise ValueError(f"{entry.id} is a single-agent environment, not a multi-agent game")
-    return raw
+    module = entry.entry_point.partition(":")[0]
+    return importlib.import_module(module).raw_env
 
 
 class ScriptedAgent(Agent):
@@ -297,8 +286,8 @@ def run_match(
     the first game, then rotated), ``concurrency`` games at a time.
 
     Args:
-        game: A name from :data:`GAMES`, a single-agent id such as ``"llmgym/ConnectFour-v0"``,
-            or a ``raw_env`` class.
+        game: A game name from the environment table, a single-agent id such as
+            ``"llmgym/ConnectFour-v0"``, or a ``raw_env`` class.
         agents: One agent per player; each game plays forks of them.
         games: How many games.
         split: The split tasks are drawn from (a seeded sample; each task is played ``n``

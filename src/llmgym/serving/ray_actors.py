@@ -2,10 +2,10 @@
 
     pip install 'llmgym[ray]'
 
-    from llmgym import distributed
-    from llmgym.evaluation import evaluate
+    from llmgym.serving import ray_actors
+    from llmgym.runner.evaluation import evaluate
 
-    distributed.init("auto")                      # the cluster of `ray start`, or "host:port"
+    ray_actors.init("auto")                      # the cluster of `ray start`, or "host:port"
     make = distributed.ray_env_factory("llmgym/TextCraft-v0")
     result = evaluate(make, agent, episodes=500, concurrency=64)
 
@@ -13,7 +13,7 @@ Each :class:`RayEnv` is a ``gymnasium.Env`` whose environment lives in a Ray act
 of the cluster (the node needs llmgym and the environment's extra; the driver does not). The
 agent stays in the driver — where the model client or the policy is — and every ``reset``,
 ``step`` and contract call (``task_ids``, ``oracle_action``, ...) is a call to the actor, so
-:func:`llmgym.rollout.rollout`, :func:`llmgym.evaluation.evaluate` and the agents run
+:func:`llmgym.runner.rollout.rollout`, :func:`llmgym.runner.evaluation.evaluate` and the agents run
 unchanged. ``llmgym eval ... --ray ADDRESS`` does the same from the command line.
 """
 
@@ -26,8 +26,9 @@ import gymnasium as gym
 import numpy as np
 
 from llmgym.core.registry import optional_import
-from llmgym.hosting import HostedEnv, HostingError
-from llmgym.remote import ProxyEnv, RemoteEnvError, SessionLostError, raise_remote_error
+from llmgym.serving.client import ProxyEnv, RemoteEnvError, SessionLostError, raise_remote_error
+from llmgym.serving.hosting import HostedEnv
+from llmgym.serving.protocol import HostingError
 
 ray = optional_import("ray", extra="ray")
 
@@ -44,8 +45,9 @@ def init(address: str | None = "auto", **ray_init_kwargs: Any) -> None:
 
 
 class _EnvHost:
-    """The actor's body: one :class:`~llmgym.hosting.HostedEnv`, made by :meth:`make` (not in
-    the constructor, so that a bad id or config comes back as that error, not a dead actor)."""
+    """The actor's body: one :class:`~llmgym.serving.hosting.HostedEnv`, made by :meth:`make`
+    (not in the constructor, so that a bad id or config comes back as that error, not a dead
+    actor)."""
 
     host: HostedEnv
 
@@ -165,8 +167,8 @@ def ray_env_factory(
     **make_kwargs: Any,
 ) -> Callable[[], gym.Env]:
     """A zero-argument factory of :class:`RayEnv` wrapped for an LLM agent (as
-    :func:`~llmgym.wrappers.make_chat_env` does), for :func:`llmgym.rollout.rollout` and
-    :func:`llmgym.evaluation.evaluate`; trajectories record ``env_id``."""
+    :func:`~llmgym.wrappers.make_chat_env` does), for :func:`llmgym.runner.rollout.rollout` and
+    :func:`llmgym.runner.evaluation.evaluate`; trajectories record ``env_id``."""
     from llmgym.wrappers import wrap_chat_env
 
     def make() -> gym.Env:

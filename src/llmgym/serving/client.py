@@ -1,6 +1,7 @@
 """Environments that live elsewhere, behind the ``gymnasium.Env`` API.
 
-:class:`RemoteEnv` talks to a server started with ``llmgym serve`` (see :mod:`llmgym.server`)::
+:class:`RemoteEnv` talks to a server started with ``llmgym serve``
+(see :mod:`llmgym.serving.server`)::
 
     env = RemoteEnv("http://trainer-box:8000", "llmgym/Wordle-v0", token="...")
     env = gymnasium.make("llmgym/Remote-v0", url="http://...", env_id="llmgym/Wordle-v0")
@@ -11,8 +12,8 @@ environment's frames — arrive exactly, with their dtype, shape and bytes) and 
 local environment raises: a bad config is a :class:`~llmgym.ConfigError` naming the field, bad
 reset options a ``ValueError``, a step after the episode's end a
 ``gymnasium.error.ResetNeeded``. ``env.unwrapped`` answers ``task_ids``, ``oracle_action``,
-``admissible_actions``, ``rules``, ... through the server, so :func:`llmgym.rollout.rollout`,
-:func:`llmgym.evaluation.evaluate` and :class:`~llmgym.agents.OracleAgent` work unchanged.
+``admissible_actions``, ``rules``, ... through the server, so :func:`llmgym.runner.rollout.rollout`,
+:func:`llmgym.runner.evaluation.evaluate` and :class:`~llmgym.agents.OracleAgent` work unchanged.
 
 ``reset``, ``step`` and calls travel over one WebSocket per session when the ``websockets``
 package is installed (it comes with ``llmgym[serve]``), otherwise as one HTTP request each
@@ -26,7 +27,7 @@ the server, or whose connection dropped before the answer, is retried with expon
 restart raises :class:`SessionLostError` saying which.
 
 :class:`ProxyEnv` is the transport-independent part, shared with the Ray actors of
-:mod:`llmgym.distributed`.
+:mod:`llmgym.serving.ray_actors`.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ from gymnasium.error import ResetNeeded
 from llmgym.core.config import ConfigError
 from llmgym.core.registry import MissingDependencyError
 from llmgym.core.tasks import TaskIdRange
-from llmgym.hosting import PROTOCOL_VERSION, dumps, loads, space_from_dict
+from llmgym.serving.protocol import PROTOCOL_VERSION, dumps, loads, space_from_dict
 
 __all__ = [
     "AuthenticationError",
@@ -713,8 +714,8 @@ def remote_env_factory(
     **make_kwargs: Any,
 ) -> Callable[[], gym.Env]:
     """A zero-argument factory of :class:`RemoteEnv` wrapped for an LLM agent (as
-    :func:`~llmgym.wrappers.make_chat_env` does), for :func:`llmgym.rollout.rollout` and
-    :func:`llmgym.evaluation.evaluate`; trajectories record ``env_id``."""
+    :func:`~llmgym.wrappers.make_chat_env` does), for :func:`llmgym.runner.rollout.rollout` and
+    :func:`llmgym.runner.evaluation.evaluate`; trajectories record ``env_id``."""
     from llmgym.wrappers import wrap_chat_env
 
     def make() -> gym.Env:
