@@ -1,0 +1,51 @@
+"""``llmgym serve``: every llmgym environment over HTTP, for trainers on other machines.
+
+    pip install 'llmgym[serve]'
+    llmgym serve --host 0.0.0.0 --port 8000 --token "$TOKEN"
+
+A client creates a *session* (one environment instance, private to it), resets and steps it, and
+closes it; :class:`llmgym.serving.client.RemoteEnv` does this behind the ``gymnasium.Env`` API. The
+server is built to be left running:
+
+* every session has its own lock, so concurrent requests to one session are applied one at a
+  time and sessions never share an instance;
+* idle sessions expire after ``ttl_s`` seconds, and at most ``max_sessions`` exist (503 with
+  ``Retry-After`` beyond that);
+* every error has its HTTP status and a JSON body ``{"error": code, "message": ..., "field":
+  ...}``: 401 (token missing or wrong), 404 (unknown or expired session), 409 (step before reset
+  or after the episode ended), 413 (request body over the limit), 422 (invalid request, unknown
+  environment, bad config: the ``ConfigError`` message and field), 503 (at capacity) — never a
+  200 with an error inside. A hostile *action* is not an error: the environment answers it
+  (``info["invalid_action"]``) as it would locally — an action index out of range too;
+* observations, ``info`` and actions may hold numpy arrays (pixel environments): they travel
+  exactly, as ``{"__ndarray__": base64, "dtype": ..., "shape": [...]}`` (see
+  :mod:`llmgym.serving.protocol`);
+* ``reset`` and ``step`` carry an optional sequence number, so a client may retry one after a
+  dropped connection without applying it twice;
+* logs are JSON lines with the session id (logger ``llmgym.serving.server``).
+
+The package: :mod:`~.app` (the application), :mod:`~.routes` (one router per resource),
+:mod:`~.sessions` (the session store), :mod:`~.schemas` (bodies and replies), :mod:`~.guard`
+(token and body size), :mod:`~.settings` and :mod:`~.logs`.
+
+Environment calls that take under ``inline_call_s`` (2 ms) on average run on the event loop;
+slower ones (an engine's reset, a big generator) run in worker threads so that they do not hold
+up other sessions.
+"""
+
+from llmgym.core.registry import optional_import
+
+optional_import("fastapi", extra="serve")
+
+from llmgym.serving.server.app import create_app, serve, uvicorn_config  # noqa: E402
+from llmgym.serving.server.logs import JsonLogFormatter, configure_logging  # noqa: E402
+from llmgym.serving.server.settings import ServerSettings  # noqa: E402
+
+__all__ = [
+    "JsonLogFormatter",
+    "ServerSettings",
+    "configure_logging",
+    "create_app",
+    "serve",
+    "uvicorn_config",
+]

@@ -1,0 +1,187 @@
+"""The ``llmgym serve`` application: the routers, the guard, error answers and the lifespan."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+import llmgym
+from llmgym.core.registry import optional_import
+from llmgym.serving.protocol import ARRAY_KEY, HostingError
+from llmgym.serving.server.guard import OPEN_PATHS, Guard
+from llmgym.serving.server.logs import log
+from llmgym.serving.server.routes import environment_routes, server_routes, session_routes
+from llmgym.serving.server.schemas import JSON, error_reply, validation_error
+from llmgym.serving.server.sessions import SessionStore
+from llmgym.serving.server.settings import ServerSettings
+
+__all__ = ["create_app", "serve", "uvicorn_config"]
+
+
+def create_app(settings: ServerSettings | None = None) -> FastAPI:
+    """The FastAPI application (run it with :func:`serve`, or any ASGI server)."""
+    settings = settings or ServerSettings()
+    store = SessionStore(settings)
+    app = FastAPI(
+        title="llmgym environment server",
+        version=llmgym.__version__,
+        description="Sessions of llmgym text environments: create, reset, step, close.",
+        lifespan=_lifespan(store),
+        redirect_slashes=False,
+    )
+    app.state.store = store
+    _answer_errors_as_json(app)
+    for router in (server_routes(store), environment_routes(store), session_routes(store)):
+        app.include_router(router)
+    app.add_middleware(Guard, settings=settings)
+    _complete_openapi(app, settings, store.served)
+    return app
+
+
+def _lifespan(store: SessionStore) -> Callable[[FastAPI], Any]:
+    """Sweep idle sessions while the server runs; close every session when it stops."""
+    settings = store.settings
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        async def sweep() -> None:
+            while True:
+                await asyncio.sleep(min(settings.ttl_s / 2, 30.0))
+                await store.expire_idle()
+
+        sweeper = asyncio.create_task(sweep())
+        log(
+            logging.INFO,
+            "server.started",
+            instance_id=store.instance_id,
+            envs=list(store.served),
+            max_sessions=settings.max_sessions,
+            ttl_s=settings.ttl_s,
+            auth=settings.token is not None,
+        )
+        try:
+            yield
+        finally:
+            sweeper.cancel()
+            await store.close_all()
+            log(logging.INFO, "server.stopped", instance_id=store.instance_id)
+
+    return lifespan
+
+
+def _answer_errors_as_json(app: FastAPI) -> None:
+    """Every error gets its status and a JSON body ``{"error", "message", "field"}``."""
+
+    @app.exception_handler(HostingError)
+    async def hosting_error(request: Request, error: HostingError) -> Response:
+        log(
+            logging.WARNING if error.status < 500 else logging.ERROR,
+            "request.failed",
+            path=request.url.path,
+            status=error.status,
+            error=error.code,
+            message=error.message,
+        )
+        headers = {"Retry-After": "5"} if error.status == 503 else None
+        return error_reply(error.status, error.to_dict(), headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, error: RequestValidationError) -> Response:
+        return await hosting_error(request, validation_error(error.errors()))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, error: StarletteHTTPException) -> Response:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
+        return error_reply(
+            error.status_code,
+            {"error": code, "message": str(error.detail), "field": None},
+            dict(error.headers or {}),
+        )
+
+
+def _complete_openapi(app: FastAPI, settings: ServerSettings, served: tuple[str, ...]) -> None:
+    """Add what the routes cannot say to the OpenAPI document: the served environment ids, that
+    an action is any JSON value but a malformed encoded array, and the bearer token (which the
+    guard middleware enforces)."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = build()
+            create = schema["components"]["schemas"]["CreateSessionRequest"]
+            create["properties"]["env_id"]["enum"] = list(served)
+            step = schema["paths"]["/sessions/{session_id}/step"]["post"]["requestBody"]
+            step["content"][JSON]["schema"]["properties"]["action"]["anyOf"] = [
+                {"not": {"type": "object", "required": [ARRAY_KEY]}},
+                {"$ref": "#/components/schemas/NDArray"},
+            ]
+            if settings.token is not None:
+                schema["components"]["securitySchemes"] = {
+                    "bearer": {"type": "http", "scheme": "bearer"}
+                }
+                for path, operations in schema["paths"].items():
+                    if path not in OPEN_PATHS:
+                        for operation in operations.values():
+                            operation["security"] = [{"bearer": []}]
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    settings: ServerSettings | None = None,
+    *,
+    log_level: str = "info",
+    access_log: bool = False,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve until interrupted. ``port=0`` picks a free port; ``on_ready`` receives the URL."""
+    uvicorn = optional_import("uvicorn", extra="serve")
+    settings = settings or ServerSettings()
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)  # connections made from now on wait for uvicorn instead of being refused
+    bound_port = sock.getsockname()[1]
+    url = f"http://{f'[{host}]' if family == socket.AF_INET6 else host}:{bound_port}"
+    if settings.token is None and host not in ("127.0.0.1", "localhost", "::1"):
+        log(
+            logging.WARNING,
+            "server.open",
+            message=f"serving on {host} without a token: anyone who reaches it can use it",
+        )
+    log(logging.INFO, "server.listening", url=url)
+    if on_ready is not None:
+        on_ready(url)
+    config = uvicorn_config(
+        create_app(settings), settings, log_level=log_level, access_log=access_log
+    )
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def uvicorn_config(app: FastAPI, settings: ServerSettings, **options: Any) -> Any:
+    """The uvicorn configuration of a server: keep-alive past the client's (so the server never
+    closes a connection the client is about to reuse), WebSocket messages limited like request
+    bodies, no compression (text this short is cheaper to send than to deflate)."""
+    uvicorn = optional_import("uvicorn", extra="serve")
+    defaults = {
+        "timeout_keep_alive": 65,
+        "ws_max_size": settings.max_body_bytes,
+        "ws_per_message_deflate": False,
+        "lifespan": "on",
+        "log_level": "info",
+    }
+    return uvicorn.Config(app, **{**defaults, **options})

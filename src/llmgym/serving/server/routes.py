@@ -1,0 +1,185 @@
+"""The server's routes, one router per resource: the server itself, environments, sessions.
+
+Each router is built over the process's :class:`~llmgym.serving.server.sessions.SessionStore`;
+the handlers stay thin and leave the work to the store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import time
+from typing import Any
+
+from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
+from fastapi.responses import Response
+
+import llmgym
+from llmgym.envs import get_entry
+from llmgym.serving.protocol import PROTOCOL_VERSION
+from llmgym.serving.server.schemas import (
+    JSON,
+    CallReply,
+    CallRequest,
+    CreateSessionRequest,
+    EnvironmentDetail,
+    EnvironmentList,
+    Health,
+    ResetReply,
+    ResetRequest,
+    SessionCreated,
+    SessionStatus,
+    StepReply,
+    StepRequest,
+    body_schema,
+    error_reply,
+    error_responses,
+    parse_body,
+    reply,
+)
+from llmgym.serving.server.sessions import SessionStore
+
+__all__ = ["environment_routes", "server_routes", "session_routes"]
+
+
+def server_routes(store: SessionStore) -> APIRouter:
+    """``GET /health``."""
+    router = APIRouter(tags=["server"])
+
+    @router.get("/health", response_model=Health)
+    async def health() -> Response:
+        """Liveness and load. ``instance_id`` changes when the server restarts."""
+        return reply(
+            {
+                "status": "ok",
+                "version": llmgym.__version__,
+                "protocol": PROTOCOL_VERSION,
+                "instance_id": store.instance_id,
+                "sessions": len(store.sessions),
+                "max_sessions": store.settings.max_sessions,
+                "ttl_s": store.settings.ttl_s,
+                "uptime_s": round(time.time() - store.started, 3),
+                "steps": store.steps,
+            }
+        )
+
+    return router
+
+
+def environment_routes(store: SessionStore) -> APIRouter:
+    """``GET /environments`` and ``GET /environments/{env_id}``."""
+    router = APIRouter(tags=["envs"])
+    served = store.served
+
+    @router.get("/environments", response_model=EnvironmentList, responses=error_responses(401))
+    async def list_environments() -> Response:
+        """The environments this server serves."""
+        return reply({"environments": [get_entry(e).as_dict() for e in served]})
+
+    @router.get(
+        "/environments/{env_id:path}",
+        response_model=EnvironmentDetail,
+        responses=error_responses(401, 404),
+    )
+    async def describe_environment(env_id: str) -> Response:
+        """One environment's table row and its config's JSON Schema."""
+        try:
+            entry = get_entry(env_id)
+        except KeyError:
+            entry = None
+        if entry is None or entry.id not in served:
+            return error_reply(
+                404,
+                {
+                    "error": "not_found",
+                    "message": f"{env_id!r} is not served here; served: {', '.join(served)}",
+                    "field": "env_id",
+                },
+            )
+        schema = await store.run((entry.id, "schema"), _config_schema, entry.id)
+        return reply({**entry.as_dict(), "config_schema": schema})
+
+    return router
+
+
+def session_routes(store: SessionStore) -> APIRouter:
+    """Create, reset, step, call, inspect, stream and close sessions."""
+    router = APIRouter(prefix="/sessions", tags=["sessions"])
+    episode_errors = error_responses(401, 404, 409, 413, 422)
+
+    @router.post(
+        "",
+        status_code=201,
+        response_model=SessionCreated,
+        responses=error_responses(401, 413, 422, 503),
+    )
+    async def create_session(body: CreateSessionRequest) -> Response:
+        """Make an environment for this client (and reset it, unless ``reset`` is false)."""
+        return reply(await store.create(body), 201)
+
+    @router.post(
+        "/{session_id}/reset",
+        response_model=ResetReply,
+        responses=episode_errors,
+        openapi_extra=body_schema(ResetRequest),
+    )
+    async def reset_session(session_id: str, request: Request) -> Response:
+        """Start an episode: ``seed`` and ``options`` as in ``env.reset``."""
+        body = await parse_body(request, ResetRequest)
+        return Response(await store.reset(session_id, body), media_type=JSON)
+
+    @router.post(
+        "/{session_id}/step",
+        response_model=StepReply,
+        responses=episode_errors,
+        openapi_extra=body_schema(StepRequest),
+    )
+    async def step_session(session_id: str, request: Request) -> Response:
+        """Apply one action. Hostile text is answered by the environment, not rejected."""
+        body = await parse_body(request, StepRequest)
+        return Response(await store.step(session_id, body), media_type=JSON)
+
+    @router.post(
+        "/{session_id}/call",
+        response_model=CallReply,
+        responses=episode_errors,
+        openapi_extra=body_schema(CallRequest),
+    )
+    async def call_session(session_id: str, request: Request) -> Response:
+        """Call a read-only method of the environment (``task_ids``, ``oracle_action``,
+        ``admissible_actions``, ``rules``, ...; see ``llmgym.serving.hosting.REMOTE_CALLS``)."""
+        body = await parse_body(request, CallRequest)
+        return Response(await store.call(session_id, body), media_type=JSON)
+
+    @router.get("/{session_id}", response_model=SessionStatus, responses=error_responses(401, 404))
+    async def session_status(session_id: str) -> Response:
+        """A session's state: its episode, step count and idle time."""
+        return reply(store.status(session_id))
+
+    @router.websocket("/{session_id}/stream")
+    async def stream_session(websocket: WebSocket, session_id: str) -> None:
+        """The session's reset, step and call over one WebSocket: each message is
+        ``{"op": "reset" | "step" | "call", ...the HTTP body}`` and is answered with the HTTP
+        reply's JSON (errors: the error body plus ``"status"``). Several times cheaper per step
+        than a request each; :class:`~llmgym.serving.client.RemoteEnv` uses it when it can."""
+        await websocket.accept()
+        with contextlib.suppress(WebSocketDisconnect):  # the client went away: nothing to do
+            while True:
+                message = await websocket.receive()
+                if message["type"] == "websocket.disconnect":
+                    return
+                data = message.get("bytes") or message.get("text") or ""
+                await websocket.send_bytes(await store.stream_message(session_id, data))
+
+    @router.delete("/{session_id}", status_code=204, responses=error_responses(401, 404))
+    async def close_session(session_id: str) -> Response:
+        """Close the session and free its environment."""
+        await store.close(session_id)
+        return Response(status_code=204)
+
+    return router
+
+
+def _config_schema(env_id: str) -> dict[str, Any]:
+    module, _, name = get_entry(env_id).entry_point.partition(":")
+    return getattr(importlib.import_module(module), name).config_schema()
