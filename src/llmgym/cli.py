@@ -456,16 +456,15 @@ def _json_object(text: str) -> dict[str, Any]:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of the ``llmgym`` command."""
-    parser = argparse.ArgumentParser(prog="llmgym", description="Text environments for LLM agents.")
-    parser.add_argument("--version", action="version", version=f"llmgym {llmgym.__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
-
+def _add_list_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``llmgym list``: the environment table."""
     listing = commands.add_parser("list", help="list the registered environments")
     listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
     listing.set_defaults(run=_cmd_list)
 
+
+def _add_play_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``llmgym play``: play an environment in the terminal."""
     play = commands.add_parser("play", help="play an environment in the terminal")
     play.add_argument("env_id", help="e.g. llmgym/Wordle-v0 (the llmgym/ prefix may be left out)")
     play.add_argument("--seed", type=int, default=None)
@@ -473,6 +472,9 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--task-id", default=None, help="play exactly this task, e.g. eval/00003")
     play.set_defaults(run=_cmd_play)
 
+
+def _add_eval_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``llmgym eval``: evaluate an agent on environments or a suite."""
     run = commands.add_parser("eval", help="evaluate an agent and print a results table")
     run.add_argument("env_ids", nargs="*", metavar="ENV_ID")
     run.add_argument("--suite", choices=SUITE_NAMES, help="a named, frozen set of tasks")
@@ -505,6 +507,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_placement_options(run)
     run.set_defaults(run=_cmd_eval)
 
+
+def _add_match_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``llmgym match``: agents play a multi-agent game against each other."""
     match = commands.add_parser(
         "match", help="play agents against each other in a multi-agent game; print win rates"
     )
@@ -528,6 +533,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_agent_options(match, agent=False)
     match.set_defaults(run=_cmd_match)
 
+
+def _add_collect_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``llmgym collect``: build a trajectory dataset."""
     collect = commands.add_parser("collect", help="build a trajectory dataset (resumable)")
     collect.add_argument("--envs", nargs="+", required=True, metavar="ENV_ID")
     collect.add_argument("--split", choices=("train", "eval"), default="train")
@@ -542,6 +550,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_placement_options(collect)
     collect.set_defaults(run=_cmd_collect)
 
+
+def _add_envgen_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``llmgym envgen``: design environment configs (EnvGen)."""
     envgen = commands.add_parser("envgen", help="design environment configs with an LLM (EnvGen)")
     envgen.add_argument("env_id")
     envgen.add_argument("--llm", default="offline", help="offline, openai:MODEL or replay:FOLDER")
@@ -553,6 +564,9 @@ def build_parser() -> argparse.ArgumentParser:
     envgen.add_argument("--repair-rounds", type=int, default=2)
     envgen.set_defaults(run=_cmd_envgen)
 
+
+def _add_convert_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``llmgym convert``: trajectories to SFT data."""
     convert = commands.add_parser(
         "convert", help="trajectories to SFT data (TRL messages or AgentGym)"
     )
@@ -562,6 +576,9 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("--successful-only", action="store_true")
     convert.set_defaults(run=_cmd_convert)
 
+
+def _add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``llmgym serve``: serve environments over HTTP."""
     server = commands.add_parser(
         "serve", help="serve environments over HTTP (needs the [serve] extra)"
     )
@@ -583,6 +600,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     server.add_argument("--access-log", action="store_true", help="log every request")
     server.set_defaults(run=_cmd_serve)
+
+
+_COMMANDS = (
+    _add_list_command,
+    _add_play_command,
+    _add_eval_command,
+    _add_match_command,
+    _add_collect_command,
+    _add_envgen_command,
+    _add_convert_command,
+    _add_serve_command,
+)
+"""The subcommands, in the order ``llmgym --help`` lists them."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``llmgym`` command."""
+    parser = argparse.ArgumentParser(prog="llmgym", description="Text environments for LLM agents.")
+    parser.add_argument("--version", action="version", version=f"llmgym {llmgym.__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for add_command in _COMMANDS:
+        add_command(commands)
     return parser
 
 

@@ -20,19 +20,18 @@ import logging
 import math
 import re
 import statistics
-import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from llmgym.agents import AGENT_NAMES, Agent, make_agent
 from llmgym.core import TaskRng
 from llmgym.envs import game_entries, get_entry
 from llmgym.runner.evaluation import wilson_interval
+from llmgym.runner.rollout import sample_task_ids
+from llmgym.runner.workers import PerThread, SuccessBar, run_concurrently
 from llmgym.wrappers.react import format_reply
 
 __all__ = [
@@ -308,28 +307,18 @@ def run_match(
             f"give {len(players)} agents, one per seat (got {len(agents)})"
         )
     labels = _labels(agents)
-    ids = probe.task_ids(split)
-    rng = TaskRng("match", split, seed)
     needed = math.ceil(games / len(players))
-    tasks: list[str] = []
-    while len(tasks) < needed:
-        take = min(len(ids), needed - len(tasks))
-        tasks += [ids[i] for i in rng.sample(range(len(ids)), take)]
+    tasks = sample_task_ids(probe.task_ids(split), needed, TaskRng("match", split, seed))
     records: list[GameRecord | None] = [None] * games
-    local = threading.local()
-    spare = [probe]
-    lock = threading.Lock()
+    envs = PerThread(lambda: env_class(config), first=probe)
 
     def play(index: int) -> GameRecord:
-        if not hasattr(local, "env"):
-            with lock:
-                local.env = spare.pop() if spare else env_class(config)
         shift = index % len(players)
         order = [(i + shift) % len(players) for i in range(len(players))]
         seated = {player: agents[order[i]].fork() for i, player in enumerate(players)}
         seat_labels = {player: labels[order[i]] for i, player in enumerate(players)}
         return play_game(
-            local.env,
+            envs.get(),
             seated,
             seat_labels,
             task_id=tasks[index // len(players)],
@@ -338,29 +327,17 @@ def run_match(
             keep_messages=keep_messages,
         )
 
-    bar = tqdm(
-        total=games,
-        desc=f"{probe.metadata['name']} [{' vs '.join(labels)}]",
-        unit="game",
-        disable=not progress,
-        leave=False,
-    )
+    desc = f"{probe.metadata['name']} [{' vs '.join(labels)}]"
+    bar = SuccessBar(games, desc, unit="game", enabled=progress)
 
     def finish(index: int, record: GameRecord) -> None:
         records[index] = record
-        bar.update()
+        bar.add()
         if on_game is not None:
             on_game(record)
 
     try:
-        if concurrency <= 1:
-            for index in range(games):
-                finish(index, play(index))
-        else:
-            with ThreadPoolExecutor(concurrency, thread_name_prefix="llmgym-match") as pool:
-                futures = {pool.submit(play, index): index for index in range(games)}
-                for future in as_completed(futures):
-                    finish(futures[future], future.result())
+        run_concurrently(games, play, finish, concurrency=concurrency, name="llmgym-match")
     finally:
         bar.close()
     return MatchResult(

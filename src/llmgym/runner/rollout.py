@@ -9,23 +9,28 @@ autoreset mode. Both return :class:`~llmgym.runner.trajectories.Trajectory` obje
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
-from tqdm.auto import tqdm
 
 from llmgym.agents.base import Agent
 from llmgym.core.tasks import TaskRng
 from llmgym.runner.trajectories import Trajectory, TrajectoryBuilder
+from llmgym.runner.workers import PerThread, SuccessBar, run_concurrently
 from llmgym.wrappers import make_chat_env
 
-__all__ = ["EpisodeSpec", "choose_tasks", "play_episode", "rollout", "rollout_vector"]
+__all__ = [
+    "EpisodeSpec",
+    "choose_tasks",
+    "play_episode",
+    "rollout",
+    "rollout_vector",
+    "sample_task_ids",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -44,10 +49,15 @@ def choose_tasks(env: gym.Env, split: str, episodes: int, seed: int) -> list[str
     """``episodes`` task ids of ``split``: a seeded sample without replacement (cycling through
     the whole split first when more episodes than tasks are asked for)."""
     ids = env.unwrapped.task_ids(split)  # type: ignore[attr-defined]
-    rng = TaskRng("evaluation", split, seed)
+    return sample_task_ids(ids, episodes, TaskRng("evaluation", split, seed))
+
+
+def sample_task_ids(ids: Sequence[str], count: int, rng: TaskRng) -> list[str]:
+    """``count`` of ``ids`` drawn with ``rng`` without replacement, cycling through all of
+    ``ids`` (in a new order each time) when more are asked for than there are."""
     chosen: list[str] = []
-    while len(chosen) < episodes:
-        take = min(len(ids), episodes - len(chosen))
+    while len(chosen) < count:
+        take = min(len(ids), count - len(chosen))
         chosen += [ids[i] for i in rng.sample(range(len(ids)), take)]
     return chosen
 
@@ -130,70 +140,45 @@ def rollout(
     make = _factory(env, agent, make_kwargs or {})
     probe = make()
     env_id = env if isinstance(env, str) else _env_id(probe)
-    if task_ids is None:
-        tasks = choose_tasks(probe, split, episodes if episodes is not None else 50, seed)
-    else:
-        count = episodes if episodes is not None else len(task_ids)
-        tasks = [task_ids[i % len(task_ids)] for i in range(count)]
-    specs = [EpisodeSpec(task_id, seed + i) for i, task_id in enumerate(tasks)]
+    specs = _episode_specs(probe, split, episodes, task_ids, seed)
     results: list[Trajectory | None] = [None] * len(specs)
-    bar = tqdm(
-        total=len(specs),
-        desc=desc or f"{env_id} [{agent.name}]",
-        unit="ep",
-        disable=not progress,
-        leave=False,
-    )
-    envs = [probe]
-    successes = completed = 0
+    bar = SuccessBar(len(specs), desc or f"{env_id} [{agent.name}]", enabled=progress)
 
     def finish(index: int, trajectory: Trajectory) -> None:
-        nonlocal successes, completed
         results[index] = trajectory
-        successes += trajectory.success
-        completed += 1
-        bar.update()
-        bar.set_postfix(success=f"{successes / completed:.0%}", refresh=False)
+        bar.add(trajectory.success)
         if on_trajectory is not None:
             on_trajectory(trajectory)
 
+    envs = PerThread(make, first=probe)
+    agents = PerThread(agent.fork)
+
+    def play(index: int) -> Trajectory:
+        spec = specs[index]
+        return play_episode(
+            envs.get(), agents.get(), task_id=spec.task_id, seed=spec.seed, env_id=env_id
+        )
+
     try:
-        if concurrency <= 1:
-            player = agent.fork()
-            for index, spec in enumerate(specs):
-                finish(
-                    index,
-                    play_episode(
-                        probe, player, task_id=spec.task_id, seed=spec.seed, env_id=env_id
-                    ),
-                )
-        else:
-            local = threading.local()
-            lock = threading.Lock()
-            spare = [probe]
-
-            def work(spec: EpisodeSpec) -> Trajectory:
-                if not hasattr(local, "env"):
-                    with lock:
-                        local.env = spare.pop() if spare else make()
-                        if local.env is not probe:
-                            envs.append(local.env)
-                    local.agent = agent.fork()
-                return play_episode(
-                    local.env, local.agent, task_id=spec.task_id, seed=spec.seed, env_id=env_id
-                )
-
-            with ThreadPoolExecutor(
-                max_workers=concurrency, thread_name_prefix="llmgym-rollout"
-            ) as pool:
-                futures = {pool.submit(work, spec): index for index, spec in enumerate(specs)}
-                for future in as_completed(futures):
-                    finish(futures[future], future.result())
+        run_concurrently(len(specs), play, finish, concurrency=concurrency, name="llmgym-rollout")
     finally:
         bar.close()
-        for made in envs:
+        for made in envs.made:
             made.close()
     return [t for t in results if t is not None]
+
+
+def _episode_specs(
+    env: gym.Env, split: str, episodes: int | None, task_ids: Sequence[str] | None, seed: int
+) -> list[EpisodeSpec]:
+    """The episodes a rollout plays: the given task ids (cycled to ``episodes``), or
+    ``episodes`` (default 50) tasks drawn from ``split``; episode ``i`` is seeded ``seed + i``."""
+    if task_ids is None:
+        tasks = choose_tasks(env, split, episodes if episodes is not None else 50, seed)
+    else:
+        count = episodes if episodes is not None else len(task_ids)
+        tasks = [task_ids[i % len(task_ids)] for i in range(count)]
+    return [EpisodeSpec(task_id, seed + i) for i, task_id in enumerate(tasks)]
 
 
 def _split_info(info: Mapping[str, Any], count: int) -> list[dict[str, Any]]:
@@ -208,6 +193,24 @@ def _split_info(info: Mapping[str, Any], count: int) -> list[dict[str, Any]]:
             if mask[i]:
                 out[i][key] = parts[i] if parts is not None else value[i]
     return out
+
+
+def _replies(
+    agent: Agent | Sequence[Agent],
+    active: Sequence[int],
+    observations: Sequence[Any],
+    infos: Sequence[dict[str, Any]],
+) -> list[str]:
+    """The actions of a vector step: the ``active`` sub-environments' agents' replies (one
+    batched call when ``agent`` is a single agent), ``""`` for the others (resetting)."""
+    if isinstance(agent, Agent):
+        answers = agent.act_batch([observations[i] for i in active], [infos[i] for i in active])
+    else:
+        answers = [agent[i].act(observations[i], infos[i]) for i in active]
+    replies = [""] * len(observations)
+    for i, reply in zip(active, answers, strict=True):
+        replies[i] = reply
+    return replies
 
 
 def rollout_vector(
@@ -243,27 +246,13 @@ def rollout_vector(
         builders[i].start(observations[i], infos[i], seed=episode_seed[i], config={})
         agents[i].reset(None, seed=episode_seed[i])
     resetting = np.zeros(count, dtype=bool)
-    batched = type(agent).act_batch is not Agent.act_batch
+    batched = type(agent).act_batch is not Agent.act_batch  # one call for every episode
     finished: list[Trajectory] = []
-    bar = tqdm(
-        total=episodes,
-        desc=f"{env_id} [{agent.name}] x{count}",
-        unit="ep",
-        disable=not progress,
-        leave=False,
-    )
+    bar = SuccessBar(episodes, f"{env_id} [{agent.name}] x{count}", enabled=progress)
     try:
         while len(finished) < episodes:
             active = [i for i in range(count) if not resetting[i]]
-            replies = [""] * count
-            if batched:  # one call for every active episode (e.g. a local model generating a batch)
-                answers = agent.act_batch(
-                    [observations[i] for i in active], [infos[i] for i in active]
-                )
-            else:
-                answers = [agents[i].act(observations[i], infos[i]) for i in active]
-            for i, reply in zip(active, answers, strict=True):
-                replies[i] = reply
+            replies = _replies(agent if batched else agents, active, observations, infos)
             observations, rewards, terminations, truncations, info = vec_env.step(replies)
             infos = _split_info(info, count)
             done_mask = np.zeros(count, dtype=bool)
@@ -288,7 +277,7 @@ def rollout_vector(
                     continue
                 trajectory.usage = agents[i].usage.to_dict()
                 finished.append(trajectory)
-                bar.update()
+                bar.add(trajectory.success)
                 if mode == AutoresetMode.NEXT_STEP:
                     resetting[i] = True
                 elif mode == AutoresetMode.SAME_STEP:

@@ -1,0 +1,81 @@
+"""Worker threads for rollouts and matches: waiting for models is what takes the time, so
+episodes run side by side, each worker thread with its own environment and agent fork."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Generic, TypeVar
+
+from tqdm.auto import tqdm
+
+__all__ = ["PerThread", "SuccessBar", "run_concurrently"]
+
+T = TypeVar("T")
+
+
+class PerThread(Generic[T]):
+    """One object per worker thread, made on the thread's first :meth:`get`; the first thread
+    to ask takes ``first`` (an object already made, e.g. the environment that was probed)."""
+
+    def __init__(self, make: Callable[[], T], first: T | None = None) -> None:
+        self._make = make
+        self._spare = [] if first is None else [first]
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self.made: list[T] = list(self._spare)
+        """Every object handed out (and ``first``), e.g. to close them at the end."""
+
+    def get(self) -> T:
+        """This thread's object."""
+        if not hasattr(self._local, "value"):
+            with self._lock:
+                if self._spare:
+                    self._local.value = self._spare.pop()
+                else:
+                    self._local.value = self._make()
+                    self.made.append(self._local.value)
+        return self._local.value
+
+
+def run_concurrently(
+    count: int,
+    play: Callable[[int], T],
+    finish: Callable[[int, T], None],
+    *,
+    concurrency: int,
+    name: str,
+) -> None:
+    """``play(i)`` for every ``i`` in ``range(count)``, ``concurrency`` at a time on worker
+    threads named ``name`` (in this thread when ``concurrency <= 1``); ``finish(i, result)``
+    runs in this thread as each one ends."""
+    if concurrency <= 1:
+        for index in range(count):
+            finish(index, play(index))
+        return
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=name) as pool:
+        futures = {pool.submit(play, index): index for index in range(count)}
+        for future in as_completed(futures):
+            finish(futures[future], future.result())
+
+
+class SuccessBar:
+    """A progress bar of finished episodes (or games) that shows the success rate so far."""
+
+    def __init__(self, total: int, desc: str, *, unit: str = "ep", enabled: bool = True) -> None:
+        self._bar = tqdm(total=total, desc=desc, unit=unit, disable=not enabled, leave=False)
+        self._done = 0
+        self._successes = 0
+
+    def add(self, success: bool | None = None) -> None:
+        """One more finished; ``success=None`` leaves the rate out."""
+        self._done += 1
+        self._bar.update()
+        if success is not None:
+            self._successes += bool(success)
+            self._bar.set_postfix(success=f"{self._successes / self._done:.0%}", refresh=False)
+
+    def close(self) -> None:
+        """Remove the bar."""
+        self._bar.close()
