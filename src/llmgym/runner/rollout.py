@@ -11,13 +11,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from llmgym.agents.base import Agent
+from llmgym.core.env import TextEnv
 from llmgym.core.tasks import TaskRng
 from llmgym.runner.trajectories import Trajectory, TrajectoryBuilder
 from llmgym.runner.workers import PerThread, SuccessBar, run_concurrently
@@ -48,7 +49,7 @@ class EpisodeSpec:
 def choose_tasks(env: gym.Env, split: str, episodes: int, seed: int) -> list[str]:
     """``episodes`` task ids of ``split``: a seeded sample without replacement (cycling through
     the whole split first when more episodes than tasks are asked for)."""
-    ids = env.unwrapped.task_ids(split)  # type: ignore[attr-defined]
+    ids = cast("TextEnv", env.unwrapped).task_ids(split)
     return sample_task_ids(ids, episodes, TaskRng("evaluation", split, seed))
 
 

@@ -49,14 +49,14 @@ class HostingError(Exception):
     """A request that cannot be served; ``status`` is its HTTP status, ``code`` a stable name."""
 
     status: ClassVar[int] = 500
-    code: ClassVar[str] = "internal_error"
+    code: str = "internal_error"
 
     def __init__(self, message: str, *, field: str | None = None, code: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.field = field
         if code is not None:
-            self.code = code  # type: ignore[misc]
+            self.code = code
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON error body: ``{"error": code, "message": ..., "field": ...}``."""

@@ -136,8 +136,8 @@ class RayEnv(ProxyEnv):
         return _writable(observation), info
 
     def _remote_step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        observation, *rest = self._get(self.actor.step.remote(action))
-        return (_writable(observation), *rest)  # type: ignore[return-value]
+        observation, reward, terminated, truncated, info = self._get(self.actor.step.remote(action))
+        return _writable(observation), reward, terminated, truncated, info
 
     def _remote_call(self, name: str, *args: Any, **kwargs: Any) -> Any:
         return self._get(self.actor.call.remote(name, list(args), kwargs))

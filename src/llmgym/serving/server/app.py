@@ -31,7 +31,9 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     """The FastAPI application (run it with :func:`serve`, or any ASGI server)."""
     settings = settings or ServerSettings()
     store = SessionStore(settings)
-    app = FastAPI(
+    app = _ServerApp(
+        settings,
+        store.served,
         title="llmgym environment server",
         version=llmgym.__version__,
         description="Sessions of llmgym text environments: create, reset, step, close.",
@@ -43,7 +45,6 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     for router in (server_routes(store), environment_routes(store), session_routes(store)):
         app.include_router(router)
     app.add_middleware(Guard, settings=settings)
-    _complete_openapi(app, settings, store.served)
     return app
 
 
@@ -108,23 +109,27 @@ def _answer_errors_as_json(app: FastAPI) -> None:
         )
 
 
-def _complete_openapi(app: FastAPI, settings: ServerSettings, served: tuple[str, ...]) -> None:
-    """Add what the routes cannot say to the OpenAPI document: the served environment ids, that
-    an action is any JSON value but a malformed encoded array, and the bearer token (which the
-    guard middleware enforces)."""
-    build = app.openapi
+class _ServerApp(FastAPI):
+    """The FastAPI app, whose OpenAPI document also says what the routes cannot: the served
+    environment ids, that an action is any JSON value but a malformed encoded array, and the
+    bearer token (which the guard middleware enforces)."""
 
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            schema = build()
+    def __init__(self, settings: ServerSettings, served: tuple[str, ...], **options: Any) -> None:
+        super().__init__(**options)
+        self.settings = settings
+        self.served = served
+
+    def openapi(self) -> dict[str, Any]:
+        if self.openapi_schema is None:
+            schema = super().openapi()
             create = schema["components"]["schemas"]["CreateSessionRequest"]
-            create["properties"]["env_id"]["enum"] = list(served)
+            create["properties"]["env_id"]["enum"] = list(self.served)
             step = schema["paths"]["/sessions/{session_id}/step"]["post"]["requestBody"]
             step["content"][JSON]["schema"]["properties"]["action"]["anyOf"] = [
                 {"not": {"type": "object", "required": [ARRAY_KEY]}},
                 {"$ref": "#/components/schemas/NDArray"},
             ]
-            if settings.token is not None:
+            if self.settings.token is not None:
                 schema["components"]["securitySchemes"] = {
                     "bearer": {"type": "http", "scheme": "bearer"}
                 }
@@ -132,10 +137,8 @@ def _complete_openapi(app: FastAPI, settings: ServerSettings, served: tuple[str,
                     if path not in OPEN_PATHS:
                         for operation in operations.values():
                             operation["security"] = [{"bearer": []}]
-            app.openapi_schema = schema
-        return app.openapi_schema
-
-    app.openapi = openapi  # type: ignore[method-assign]
+            self.openapi_schema = schema
+        return self.openapi_schema
 
 
 def serve(
