@@ -607,12 +607,7 @@ class RemoteEnv(ProxyEnv):
                 except (OSError, InvalidHandshake) as error:
                     self._drop_stream()
                     failure = error
-                if attempt >= self.retries:
-                    raise ServerUnavailableError(
-                        f"cannot reach the llmgym server at {self.url} ({type(failure).__name__}: "
-                        f"{failure}) after {attempt + 1} attempt(s)"
-                    ) from failure
-                time.sleep(self.backoff * 2**attempt)
+                self._back_off(attempt, self.retries, failure)
                 attempt += 1
         reply = loads(raw)
         if "error" in reply:
@@ -644,16 +639,21 @@ class RemoteEnv(ProxyEnv):
                 raise ServerUnavailableError(
                     f"{self.url} did not answer {method} {path} within {self.timeout:g} s"
                 ) from error
-            if attempt >= allowed:
-                raise ServerUnavailableError(
-                    f"cannot reach the llmgym server at {self.url} ({type(failure).__name__}: "
-                    f"{failure}) after {attempt + 1} attempt(s)"
-                ) from failure
-            time.sleep(self.backoff * 2**attempt)
+            self._back_off(attempt, allowed, failure)
             attempt += 1
         if response.status_code >= 400:
             self._raise_for(response)
         return loads(response.content) if response.content else None
+
+    def _back_off(self, attempt: int, allowed: int, failure: Exception) -> None:
+        """Wait before the next attempt (exponential backoff), or raise
+        :class:`ServerUnavailableError` when ``attempt`` was the last one ``allowed``."""
+        if attempt >= allowed:
+            raise ServerUnavailableError(
+                f"cannot reach the llmgym server at {self.url} ({type(failure).__name__}: "
+                f"{failure}) after {attempt + 1} attempt(s)"
+            ) from failure
+        time.sleep(self.backoff * 2**attempt)
 
     def _request(self, method: str, path: str, content: bytes | None) -> httpx.Response:
         request = httpx.Request(

@@ -9,10 +9,12 @@ from __future__ import annotations
 import contextlib
 import importlib
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import Response
+from pydantic import BaseModel
 
 import llmgym
 from llmgym.envs import get_entry
@@ -117,39 +119,14 @@ def session_routes(store: SessionStore) -> APIRouter:
         """Make an environment for this client (and reset it, unless ``reset`` is false)."""
         return reply(await store.create(body), 201)
 
-    @router.post(
-        "/{session_id}/reset",
-        response_model=ResetReply,
-        responses=episode_errors,
-        openapi_extra=body_schema(ResetRequest),
-    )
-    async def reset_session(session_id: str, request: Request) -> Response:
-        """Start an episode: ``seed`` and ``options`` as in ``env.reset``."""
-        body = await parse_body(request, ResetRequest)
-        return Response(await store.reset(session_id, body), media_type=JSON)
-
-    @router.post(
-        "/{session_id}/step",
-        response_model=StepReply,
-        responses=episode_errors,
-        openapi_extra=body_schema(StepRequest),
-    )
-    async def step_session(session_id: str, request: Request) -> Response:
-        """Apply one action. Hostile text is answered by the environment, not rejected."""
-        body = await parse_body(request, StepRequest)
-        return Response(await store.step(session_id, body), media_type=JSON)
-
-    @router.post(
-        "/{session_id}/call",
-        response_model=CallReply,
-        responses=episode_errors,
-        openapi_extra=body_schema(CallRequest),
-    )
-    async def call_session(session_id: str, request: Request) -> Response:
-        """Call a read-only method of the environment (``task_ids``, ``oracle_action``,
-        ``admissible_actions``, ``rules``, ...; see ``llmgym.serving.hosting.REMOTE_CALLS``)."""
-        body = await parse_body(request, CallRequest)
-        return Response(await store.call(session_id, body), media_type=JSON)
+    for operation, request_model, reply_model, doc in _EPISODE_OPERATIONS:
+        router.post(
+            f"/{{session_id}}/{operation}",
+            name=f"{operation}_session",
+            response_model=reply_model,
+            responses=episode_errors,
+            openapi_extra=body_schema(request_model),
+        )(_episode_handler(store, operation, request_model, doc))
 
     @router.get("/{session_id}", response_model=SessionStatus, responses=error_responses(401, 404))
     async def session_status(session_id: str) -> Response:
@@ -178,6 +155,44 @@ def session_routes(store: SessionStore) -> APIRouter:
         return Response(status_code=204)
 
     return router
+
+
+_EPISODE_OPERATIONS: tuple[tuple[str, type[BaseModel], type[BaseModel], str], ...] = (
+    (
+        "reset",
+        ResetRequest,
+        ResetReply,
+        "Start an episode: ``seed`` and ``options`` as in ``env.reset``.",
+    ),
+    (
+        "step",
+        StepRequest,
+        StepReply,
+        "Apply one action. Hostile text is answered by the environment, not rejected.",
+    ),
+    (
+        "call",
+        CallRequest,
+        CallReply,
+        "Call a read-only method of the environment (``task_ids``, ``oracle_action``,\n"
+        "``admissible_actions``, ``rules``, ...; see ``llmgym.serving.hosting.REMOTE_CALLS``).",
+    ),
+)
+"""The operations on a session's episode: ``POST /sessions/{id}/<operation>`` with the request
+model, answered by :class:`SessionStore`'s method of that name with the reply model."""
+
+
+def _episode_handler(
+    store: SessionStore, operation: str, request_model: type[BaseModel], doc: str
+) -> Callable[[str, Request], Awaitable[Response]]:
+    apply = getattr(store, operation)
+
+    async def handle(session_id: str, request: Request) -> Response:
+        body = await parse_body(request, request_model)
+        return Response(await apply(session_id, body), media_type=JSON)
+
+    handle.__doc__ = doc
+    return handle
 
 
 def _config_schema(env_id: str) -> dict[str, Any]:
