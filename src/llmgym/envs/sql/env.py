@@ -111,7 +111,7 @@ def _has_questions(database: str, difficulty: str, skill: str) -> bool:
     return all(questions_for(split, database, difficulty, skill) for split in SPLITS)
 
 
-class SQLEnv(TextEnv):
+class SQLEnv(TextEnv[SQLConfig]):
     """Answer a question about a database with one SQL query.
 
     ## Description
@@ -212,13 +212,12 @@ class SQLEnv(TextEnv):
         self._solved = False
 
     # ------------------------------------------------------------------ tasks
-    def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> TaskIdRange:
+    def task_ids(self, split: str = "train", config: SQLConfig | None = None) -> TaskIdRange:
         return TaskIdRange(split, len(self._questions(split, config or self.config)))
 
     @staticmethod
-    def _questions(split: str, config: EnvConfig) -> tuple[Question, ...]:
-        c: SQLConfig = config  # type: ignore[assignment]
-        return questions_for(split, c.database, c.difficulty, c.skill)
+    def _questions(split: str, config: SQLConfig) -> tuple[Question, ...]:
+        return questions_for(split, config.database, config.difficulty, config.skill)
 
     @property
     def question(self) -> Question:
@@ -231,7 +230,7 @@ class SQLEnv(TextEnv):
         return f"{self.question.database}\n{self.question.sql}"
 
     def rules(self) -> str:
-        config: SQLConfig = self.task.config if self._task else self.config  # type: ignore[assignment]
+        config = self.task.config if self._task else self.config
         text = (
             "You are given the schema of a sqlite database and a question. Answer the question "
             "with one SQL query (a single SELECT statement; the database is read-only) inside a "
@@ -251,8 +250,8 @@ class SQLEnv(TextEnv):
     def skills_achieved(self) -> frozenset[str]:
         return frozenset(self.question.skills) if self._solved else frozenset()
 
-    def _reset_task(self, task: Task) -> tuple[str, str]:
-        config: SQLConfig = task.config  # type: ignore[assignment]
+    def _reset_task(self, task: Task[SQLConfig]) -> tuple[str, str]:
+        config = task.config
         question = self._questions(task.split, config)[task.index]
         self._question = question
         self._sandbox(question.database)
@@ -282,7 +281,7 @@ class SQLEnv(TextEnv):
 
     # ------------------------------------------------------------------ dynamics
     def _step(self, action: str) -> Transition:
-        config: SQLConfig = self.task.config  # type: ignore[assignment]
+        config = self.task.config
         if len(action) > MAX_RESPONSE_LENGTH:
             return self.invalid(
                 f"The reply is {len(action):,} characters long; the limit is "
@@ -381,7 +380,7 @@ class SQLEnv(TextEnv):
     # ------------------------------------------------------------------ oracle and sampling
     def oracle_action(self) -> str:
         """The gold query (in explore mode: run it, then ``submit``)."""
-        config: SQLConfig = self.task.config  # type: ignore[assignment]
+        config = self.task.config
         gold = self.question.sql
         if config.mode == "explore" and self._last_run is not None and self._last_run[0] == gold:
             return "submit"
@@ -390,7 +389,7 @@ class SQLEnv(TextEnv):
     def sample_action(self, rng: np.random.Generator) -> str:
         """A query that runs: another train question's gold query on the same database, a look
         at a table, or (explore mode, after a run) ``submit``."""
-        config: SQLConfig = self.task.config  # type: ignore[assignment]
+        config = self.task.config
         if config.mode == "explore" and self._last_run is not None and rng.random() < 0.3:
             return "submit"
         database = self.question.database
