@@ -20,6 +20,7 @@ from llmgym.envs.sql.questions import (
     normalize_rows,
     questions_for,
 )
+from llmgym.envs.sql.reading import read_question
 from llmgym.envs.sql.sandbox import QueryError, QueryResult, SqlSandbox
 
 __all__ = ["SQLConfig", "SQLEnv", "extract_sql", "render_table", "schema_text"]
@@ -39,6 +40,7 @@ _BARE_START = re.compile(
     r"(?=(?:" + "|".join(_STATEMENT_WORDS) + r")\b)",
     re.IGNORECASE | re.MULTILINE,
 )
+_ANSWER_HINT = "Answer with one SQL query in a ```sql block."
 _SUBMIT = re.compile(r"^[ \t]*(?:action[ \t]*:[ \t]*)?submit\b", re.IGNORECASE | re.MULTILINE)
 
 
@@ -117,13 +119,21 @@ class SQLEnv(TextEnv[SQLConfig]):
     ## Description
     A text-to-SQL task after BIRD, as AgentGym's SQLGym serves it, on llmgym's own databases:
     five sqlite databases (``retail``, ``school``, ``flights``, ``hospital``, ``library``; 4-5
-    tables and 2,500-4,700 rows each) generated deterministically from the package's vocabulary,
-    and about 1,900 questions from templates over filters, joins, grouping, ordering, aggregates,
-    subqueries and dates, each with its gold SQL. Every question has exactly one right answer:
-    candidates with empty or long answers, or with ties in a ranking, are dropped. Questions
-    are split into train and eval by a hash of their database and gold SQL, so no eval question
-    appears in train. Databases are built in memory once per process (about a second for all of
+    tables and 2,500-4,700 rows each) generated deterministically from the package's data
+    (schemas, vocabulary and question families in ``llmgym/envs/data/sql/``), and about 1,900
+    questions from templates over filters, joins, grouping, ordering, aggregates, subqueries and
+    dates, each with its gold SQL. Every question has exactly one right answer: candidates with
+    empty or long answers, or with ties in a ranking, are dropped. Questions are split into
+    train and eval by a hash of their database and gold SQL, so no eval question appears in
+    train. Databases are built in memory once per process (about a second for all of
     them and their questions); each environment queries its own read-only copy.
+
+    The oracle (``env.unwrapped.oracle_action()``) does not replay the gold query: it reads the
+    question back through the templates (``llmgym.envs.sql.reading.read_question``), matching
+    the text against every phrasing the schema allows and filling the query with the values the
+    text states; where the words fit two columns ("living in" a city or a country) it takes the
+    reading whose values are in the data. It never sees the stored gold query or answer, and it
+    rebuilds the gold query of every question in the bank exactly.
 
     The agent's SQL runs in a sandbox: only one ``SELECT`` (or ``WITH``/``VALUES``) statement;
     an authorizer denies writes, DDL, ``ATTACH``, ``PRAGMA``, transactions, ``load_extension``
@@ -270,7 +280,7 @@ class SQLEnv(TextEnv[SQLConfig]):
                 "by a ```sql block (or submit alone for the last query you ran)."
             )
         else:
-            parts.append("Answer with one SQL query in a ```sql block.")
+            parts.append(_ANSWER_HINT)
         return "\n\n".join(parts), question.text
 
     def _sandbox(self, database: str) -> SqlSandbox:
@@ -292,7 +302,7 @@ class SQLEnv(TextEnv[SQLConfig]):
         if config.mode == "explore":
             return self._explore(action, sql, config)
         if sql is None:
-            return self._no_query(action, "Answer with one SQL query in a ```sql block.")
+            return self._no_query(action, _ANSWER_HINT)
         return self._answer(sql, config)
 
     def _explore(self, action: str, sql: str | None, config: SQLConfig) -> Transition:
@@ -379,12 +389,17 @@ class SQLEnv(TextEnv[SQLConfig]):
 
     # ------------------------------------------------------------------ oracle and sampling
     def oracle_action(self) -> str:
-        """The gold query (in explore mode: run it, then ``submit``)."""
-        config = self.task.config
-        gold = self.question.sql
-        if config.mode == "explore" and self._last_run is not None and self._last_run[0] == gold:
+        """The query that the question's text asks for, read back through the question
+        templates from the text and the schema alone, never from the stored gold query or
+        answer (:func:`~llmgym.envs.sql.reading.read_question`); in explore mode: run it,
+        then ``submit``."""
+        question = self.question
+        sql = read_question(question.database, question.text)
+        if sql is None:
+            raise RuntimeError(f"no question template reads {question.text!r}")
+        if self.task.config.mode == "explore" and self._last_run and self._last_run[0] == sql:
             return "submit"
-        return f"```sql\n{gold}\n```"
+        return _fenced(sql)
 
     def sample_action(self, rng: np.random.Generator) -> str:
         """A query that runs: another train question's gold query on the same database, a look
@@ -396,9 +411,9 @@ class SQLEnv(TextEnv[SQLConfig]):
         if rng.random() < 0.3:
             tables = DOMAINS[database].tables
             table = tables[int(rng.integers(len(tables)))]
-            return f"```sql\nSELECT * FROM {table.name} LIMIT {int(rng.integers(1, 6))}\n```"
+            return _fenced(f"SELECT * FROM {table.name} LIMIT {int(rng.integers(1, 6))}")
         pool = questions_for("train", database)
-        return f"```sql\n{pool[int(rng.integers(len(pool)))].sql}\n```"
+        return _fenced(pool[int(rng.integers(len(pool)))].sql)
 
     def close(self) -> None:
         for sandbox in self._sandboxes.values():
@@ -441,6 +456,10 @@ def extract_sql(text: str) -> str | None:
     if bare is None:
         return None
     return _clean(outside[bare.end() :]) or None
+
+
+def _fenced(sql: str) -> str:
+    return f"```sql\n{sql}\n```"
 
 
 def _clean(sql: str) -> str:
