@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import subprocess
@@ -21,10 +22,12 @@ from llmgym.envs.sql.questions import (
     MAX_GOLD_ROWS,
     SKILLS,
     all_questions,
-    lit,
     questions_for,
 )
+from llmgym.envs.sql.reading import read_question
 from llmgym.envs.sql.sandbox import database_digest
+from llmgym.envs.sql.templates import lit
+from llmgym.suites import load_suite
 from llmgym.testing import check_conformance
 
 
@@ -136,6 +139,76 @@ def test_oracle_solves_every_eval_question_in_both_modes() -> None:
                 if terminated:
                     break
             assert terminated and reward == 1.0 and info["success"], (mode, env.question)
+
+
+def test_the_oracle_reads_the_question_not_the_answer_key() -> None:
+    """With the stored gold query and answer corrupted after reset, the oracle still solves
+    every AgentEval task: it builds its query from the question's text and the schema. An
+    oracle that replays the gold query (or writes out the answer) fails here."""
+    for mode in ("single", "explore"):
+        env = _env(mode=mode)
+        for task_id in load_suite("agenteval")["llmgym/SQL-v0"]:
+            env.reset(options={"task_id": task_id})
+            question = env.question
+            for _ in range(2):
+                env._question = dataclasses.replace(
+                    question, sql="SELECT 'corrupted'", result=(("corrupted",),)
+                )
+                action = env.oracle_action()
+                env._question = question
+                _, reward, terminated, _, info = env.step(action)
+                if terminated:
+                    break
+            assert terminated and reward == 1.0 and info["success"], (mode, task_id, action)
+
+
+def test_every_question_reads_back_to_its_gold_query() -> None:
+    for q in all_questions():
+        assert read_question(q.database, q.text) == q.sql, q.text
+
+
+@pytest.mark.parametrize(
+    ("database", "text", "sql"),
+    [
+        (
+            "retail",
+            "How many customers living in Zurich and in the gold loyalty tier are there?",
+            "SELECT COUNT(*) FROM customers WHERE city = 'Zurich' AND loyalty_tier = 'gold'",
+        ),
+        # "living in" is said of cities and countries: the data tells which one Portugal is
+        (
+            "retail",
+            "How many customers living in Portugal are there?",
+            "SELECT COUNT(*) FROM customers WHERE country = 'Portugal'",
+        ),
+        (
+            "retail",
+            "How many customers living in Atlantis are there?",
+            "SELECT COUNT(*) FROM customers WHERE city = 'Atlantis'",
+        ),
+        (
+            "retail",
+            "List the names of the products priced above $1,234.50.",
+            "SELECT name FROM products WHERE unit_price > 1234.5",
+        ),
+        (
+            "retail",
+            "How many orders placed in February 2023 are there?",
+            "SELECT COUNT(*) FROM orders WHERE strftime('%Y-%m', order_date) = '2023-02'",
+        ),
+        (
+            "school",
+            "What is the average score of enrollments in each subject in the 2025 Spring term? "
+            "Return the subject and the average rounded to 2 decimal places.",
+            "SELECT co.subject, ROUND(AVG(e.score), 2) FROM enrollments AS e JOIN courses AS co "
+            "ON e.course_id = co.course_id WHERE e.term = '2025 Spring' GROUP BY co.subject",
+        ),
+        ("retail", "What is the weather like?", None),
+    ],
+)
+def test_questions_outside_the_bank_read_too(database: str, text: str, sql: str | None) -> None:
+    assert (database, text) not in {(q.database, q.text) for q in all_questions()}
+    assert read_question(database, text) == sql
 
 
 def test_rankings_have_no_ties() -> None:

@@ -20,6 +20,7 @@ from llmgym.envs.sql.questions import (
     normalize_rows,
     questions_for,
 )
+from llmgym.envs.sql.reading import read_question
 from llmgym.envs.sql.sandbox import QueryError, QueryResult, SqlSandbox
 
 __all__ = ["SQLConfig", "SQLEnv", "extract_sql", "render_table", "schema_text"]
@@ -39,6 +40,7 @@ _BARE_START = re.compile(
     r"(?=(?:" + "|".join(_STATEMENT_WORDS) + r")\b)",
     re.IGNORECASE | re.MULTILINE,
 )
+_ANSWER_HINT = "Answer with one SQL query in a ```sql block."
 _SUBMIT = re.compile(r"^[ \t]*(?:action[ \t]*:[ \t]*)?submit\b", re.IGNORECASE | re.MULTILINE)
 
 
@@ -111,19 +113,27 @@ def _has_questions(database: str, difficulty: str, skill: str) -> bool:
     return all(questions_for(split, database, difficulty, skill) for split in SPLITS)
 
 
-class SQLEnv(TextEnv):
+class SQLEnv(TextEnv[SQLConfig]):
     """Answer a question about a database with one SQL query.
 
     ## Description
     A text-to-SQL task after BIRD, as AgentGym's SQLGym serves it, on llmgym's own databases:
     five sqlite databases (``retail``, ``school``, ``flights``, ``hospital``, ``library``; 4-5
-    tables and 2,500-4,700 rows each) generated deterministically from the package's vocabulary,
-    and about 1,900 questions from templates over filters, joins, grouping, ordering, aggregates,
-    subqueries and dates, each with its gold SQL. Every question has exactly one right answer:
-    candidates with empty or long answers, or with ties in a ranking, are dropped. Questions
-    are split into train and eval by a hash of their database and gold SQL, so no eval question
-    appears in train. Databases are built in memory once per process (about a second for all of
+    tables and 2,500-4,700 rows each) generated deterministically from the package's data
+    (schemas, vocabulary and question families in ``llmgym/envs/data/sql/``), and about 1,900
+    questions from templates over filters, joins, grouping, ordering, aggregates, subqueries and
+    dates, each with its gold SQL. Every question has exactly one right answer: candidates with
+    empty or long answers, or with ties in a ranking, are dropped. Questions are split into
+    train and eval by a hash of their database and gold SQL, so no eval question appears in
+    train. Databases are built in memory once per process (about a second for all of
     them and their questions); each environment queries its own read-only copy.
+
+    The oracle (``env.unwrapped.oracle_action()``) does not replay the gold query: it reads the
+    question back through the templates (``llmgym.envs.sql.reading.read_question``), matching
+    the text against every phrasing the schema allows and filling the query with the values the
+    text states; where the words fit two columns ("living in" a city or a country) it takes the
+    reading whose values are in the data. It never sees the stored gold query or answer, and it
+    rebuilds the gold query of every question in the bank exactly.
 
     The agent's SQL runs in a sandbox: only one ``SELECT`` (or ``WITH``/``VALUES``) statement;
     an authorizer denies writes, DDL, ``ATTACH``, ``PRAGMA``, transactions, ``load_extension``
@@ -212,13 +222,12 @@ class SQLEnv(TextEnv):
         self._solved = False
 
     # ------------------------------------------------------------------ tasks
-    def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> TaskIdRange:
+    def task_ids(self, split: str = "train", config: SQLConfig | None = None) -> TaskIdRange:
         return TaskIdRange(split, len(self._questions(split, config or self.config)))
 
     @staticmethod
-    def _questions(split: str, config: EnvConfig) -> tuple[Question, ...]:
-        c: SQLConfig = config  # type: ignore[assignment]
-        return questions_for(split, c.database, c.difficulty, c.skill)
+    def _questions(split: str, config: SQLConfig) -> tuple[Question, ...]:
+        return questions_for(split, config.database, config.difficulty, config.skill)
 
     @property
     def question(self) -> Question:
@@ -231,7 +240,7 @@ class SQLEnv(TextEnv):
         return f"{self.question.database}\n{self.question.sql}"
 
     def rules(self) -> str:
-        config: SQLConfig = self.task.config if self._task else self.config  # type: ignore[assignment]
+        config = self.task.config if self._task else self.config
         text = (
             "You are given the schema of a sqlite database and a question. Answer the question "
             "with one SQL query (a single SELECT statement; the database is read-only) inside a "
@@ -251,8 +260,8 @@ class SQLEnv(TextEnv):
     def skills_achieved(self) -> frozenset[str]:
         return frozenset(self.question.skills) if self._solved else frozenset()
 
-    def _reset_task(self, task: Task) -> tuple[str, str]:
-        config: SQLConfig = task.config  # type: ignore[assignment]
+    def _reset_task(self, task: Task[SQLConfig]) -> tuple[str, str]:
+        config = task.config
         question = self._questions(task.split, config)[task.index]
         self._question = question
         self._sandbox(question.database)
@@ -271,7 +280,7 @@ class SQLEnv(TextEnv):
                 "by a ```sql block (or submit alone for the last query you ran)."
             )
         else:
-            parts.append("Answer with one SQL query in a ```sql block.")
+            parts.append(_ANSWER_HINT)
         return "\n\n".join(parts), question.text
 
     def _sandbox(self, database: str) -> SqlSandbox:
@@ -282,7 +291,7 @@ class SQLEnv(TextEnv):
 
     # ------------------------------------------------------------------ dynamics
     def _step(self, action: str) -> Transition:
-        config: SQLConfig = self.task.config  # type: ignore[assignment]
+        config = self.task.config
         if len(action) > MAX_RESPONSE_LENGTH:
             return self.invalid(
                 f"The reply is {len(action):,} characters long; the limit is "
@@ -293,7 +302,7 @@ class SQLEnv(TextEnv):
         if config.mode == "explore":
             return self._explore(action, sql, config)
         if sql is None:
-            return self._no_query(action, "Answer with one SQL query in a ```sql block.")
+            return self._no_query(action, _ANSWER_HINT)
         return self._answer(sql, config)
 
     def _explore(self, action: str, sql: str | None, config: SQLConfig) -> Transition:
@@ -380,26 +389,31 @@ class SQLEnv(TextEnv):
 
     # ------------------------------------------------------------------ oracle and sampling
     def oracle_action(self) -> str:
-        """The gold query (in explore mode: run it, then ``submit``)."""
-        config: SQLConfig = self.task.config  # type: ignore[assignment]
-        gold = self.question.sql
-        if config.mode == "explore" and self._last_run is not None and self._last_run[0] == gold:
+        """The query that the question's text asks for, read back through the question
+        templates from the text and the schema alone, never from the stored gold query or
+        answer (:func:`~llmgym.envs.sql.reading.read_question`); in explore mode: run it,
+        then ``submit``."""
+        question = self.question
+        sql = read_question(question.database, question.text)
+        if sql is None:
+            raise RuntimeError(f"no question template reads {question.text!r}")
+        if self.task.config.mode == "explore" and self._last_run and self._last_run[0] == sql:
             return "submit"
-        return f"```sql\n{gold}\n```"
+        return _fenced(sql)
 
     def sample_action(self, rng: np.random.Generator) -> str:
         """A query that runs: another train question's gold query on the same database, a look
         at a table, or (explore mode, after a run) ``submit``."""
-        config: SQLConfig = self.task.config  # type: ignore[assignment]
+        config = self.task.config
         if config.mode == "explore" and self._last_run is not None and rng.random() < 0.3:
             return "submit"
         database = self.question.database
         if rng.random() < 0.3:
             tables = DOMAINS[database].tables
             table = tables[int(rng.integers(len(tables)))]
-            return f"```sql\nSELECT * FROM {table.name} LIMIT {int(rng.integers(1, 6))}\n```"
+            return _fenced(f"SELECT * FROM {table.name} LIMIT {int(rng.integers(1, 6))}")
         pool = questions_for("train", database)
-        return f"```sql\n{pool[int(rng.integers(len(pool)))].sql}\n```"
+        return _fenced(pool[int(rng.integers(len(pool)))].sql)
 
     def close(self) -> None:
         for sandbox in self._sandboxes.values():
@@ -442,6 +456,10 @@ def extract_sql(text: str) -> str | None:
     if bare is None:
         return None
     return _clean(outside[bare.end() :]) or None
+
+
+def _fenced(sql: str) -> str:
+    return f"```sql\n{sql}\n```"
 
 
 def _clean(sql: str) -> str:

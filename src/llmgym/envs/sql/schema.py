@@ -3,13 +3,19 @@
 The metadata serves three purposes: it is rendered into ``CREATE TABLE`` statements (and a
 natural-language description) for the agent, it creates the database, and it tells the question
 templates how to speak about each column ("customers living in Porto", "priced above $50").
+The five databases' metadata is data (``envs/data/sql/schemas.json``), read by
+:func:`load_domains`; the keys of a column, table or relation are the fields below.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
 
-__all__ = ["Column", "Domain", "Relation", "Table"]
+__all__ = ["Column", "Domain", "Relation", "Table", "load_domains", "load_json"]
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,13 @@ class Table:
         """The columns with ``role`` that questions may use (they have a ``noun``)."""
         return [c for c in self.columns if c.role == role and c.noun]
 
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> Table:
+        """A table from its JSON description (``columns`` a list of column objects)."""
+        columns = tuple(Column(**column) for column in spec["columns"])
+        label = tuple(spec.get("label", ()))
+        return cls(**{**spec, "columns": columns, "label": label})
+
     def create_statement(self) -> str:
         """The table's ``CREATE TABLE`` statement."""
         body = ",\n".join(f"  {column.definition()}" for column in self.columns)
@@ -149,6 +162,16 @@ class Domain:
     tables: tuple[Table, ...]
     relations: tuple[Relation, ...]
 
+    @classmethod
+    def from_spec(cls, name: str, spec: dict[str, Any]) -> Domain:
+        """A database from its JSON description: ``description``, ``tables``, ``relations``."""
+        return cls(
+            name,
+            spec["description"],
+            tuple(Table.from_spec(table) for table in spec["tables"]),
+            tuple(Relation(**relation) for relation in spec["relations"]),
+        )
+
     def table(self, name: str) -> Table:
         """The table called ``name``."""
         for table in self.tables:
@@ -159,3 +182,15 @@ class Domain:
     def create_script(self) -> str:
         """Every ``CREATE TABLE`` statement, in dependency order."""
         return "\n\n".join(table.create_statement() for table in self.tables)
+
+
+@cache
+def load_json(name: str) -> Any:
+    """The package data file ``envs/data/sql/<name>`` (parsed once per process)."""
+    source = resources.files("llmgym.envs") / "data" / "sql" / name
+    return json.loads(source.read_text(encoding="utf-8"))
+
+
+def load_domains() -> dict[str, Domain]:
+    """Every database's schema, by name, in the order of ``envs/data/sql/schemas.json``."""
+    return {name: Domain.from_spec(name, spec) for name, spec in load_json("schemas.json").items()}
