@@ -4,14 +4,18 @@
     check_conformance(lambda: MyEnv())          # raises AssertionError on the first violation
 
 Each check is also available on its own (:func:`check_api`, :func:`check_determinism`,
-:func:`check_splits`, :func:`oracle_success_rate`, :func:`check_hostile_actions`).
+:func:`check_splits`, :func:`oracle_success_rate`, :func:`check_hostile_actions`). A failure's
+message names the defect and where it showed ("not deterministic: train/00000 with seed 0 in two
+fresh environments: step 3 ('up') reward differs: 1.0 vs 0.0"); docs/authoring.md lists the
+checks and their messages.
 """
 
 from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import gymnasium as gym
@@ -19,6 +23,7 @@ import numpy as np
 from gymnasium.utils.env_checker import check_env
 
 from llmgym.core.env import TextEnv
+from llmgym.core.tasks import SPLITS
 
 __all__ = [
     "HOSTILE_ACTIONS",
@@ -34,6 +39,7 @@ __all__ = [
 ]
 
 EnvFactory = Callable[[], gym.Env]
+Trajectory = list[tuple[str, Any, float, bool, bool, dict[str, Any]]]
 
 HOSTILE_ACTIONS: tuple[str, ...] = (
     "",
@@ -95,7 +101,7 @@ def run_episode(
     seed: int | None = None,
     options: dict[str, Any] | None = None,
     max_steps: int = 10_000,
-) -> list[tuple[str, str, float, bool, bool, dict[str, Any]]]:
+) -> Trajectory:
     """Play one episode; return ``[(action, observation, reward, terminated, truncated, info)]``
     with a first entry ``("", reset_observation, 0.0, False, False, reset_info)``."""
     observation, info = env.reset(seed=seed, options=options)
@@ -111,7 +117,7 @@ def run_episode(
 
 def oracle_policy(env: gym.Env) -> str:
     """The environment's own oracle as a policy."""
-    return env.unwrapped.oracle_action()  # type: ignore[attr-defined]
+    return _unwrapped(env).oracle_action()
 
 
 def _unwrapped(env: gym.Env) -> TextEnv:
@@ -120,36 +126,110 @@ def _unwrapped(env: gym.Env) -> TextEnv:
     return inner
 
 
+def _shown(value: Any, limit: int = 120) -> str:
+    """A short repr for a failure message."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@contextmanager
+def _calling(call: str) -> Iterator[None]:
+    """Turn an exception raised by the environment into an AssertionError naming ``call``."""
+    try:
+        yield
+    except AssertionError:
+        raise
+    except Exception as error:
+        raise AssertionError(f"{call} raised {type(error).__name__}: {error}") from error
+
+
+def _check_observation(space: gym.Space, observation: Any, what: str) -> None:
+    """Assert ``observation`` lies in ``space``; the message says why it does not."""
+    if isinstance(space, gym.spaces.Text):
+        assert isinstance(observation, str), f"{what} is {type(observation).__name__}, not str"
+        problem = ""
+        if len(observation) > space.max_length:
+            problem = f"{len(observation)} characters, more than max_length {space.max_length}"
+        elif len(observation) < space.min_length:
+            problem = f"{len(observation)} characters, fewer than min_length {space.min_length}"
+        else:
+            outside = "".join(sorted({c for c in observation if c not in space.character_set}))
+            if outside:
+                problem = f"characters {_shown(outside[:10])} outside its character set"
+    elif space.contains(observation):
+        problem = ""
+    elif isinstance(observation, np.ndarray):
+        problem = f"an array of shape {observation.shape} and dtype {observation.dtype}"
+    else:
+        problem = f"a {type(observation).__name__}"
+    assert not problem, f"{what} outside the observation space: {problem}"
+
+
+def _check_info(info: Any, what: str, kinds: dict[str, type]) -> None:
+    assert isinstance(info, dict), f"{what} is {type(info).__name__}, not dict"
+    for key, kind in kinds.items():
+        assert key in info, f"{what} lacks {key!r}"
+        assert isinstance(info[key], kind), (
+            f"{what}[{key!r}] is {type(info[key]).__name__}, not {kind.__name__}"
+        )
+
+
 def check_api(make_env: EnvFactory) -> None:
-    """gymnasium's ``check_env`` plus llmgym's contract: Text spaces, ``info`` keys, schema."""
+    """llmgym's contract (Text spaces, ``info`` keys and their types, a JSON config schema, task
+    ids prefixed by their split), then gymnasium's ``check_env``."""
     env = make_env()
     inner = _unwrapped(env)
+    space = inner.observation_space
+    if isinstance(space, gym.spaces.Text):
+        assert isinstance(inner.action_space, gym.spaces.Text), (
+            f"the action space is {type(inner.action_space).__name__}, not Text"
+        )
+        lacking = "".join(c for c in " \n.,:;!?()[]{}'\"-_/" if c not in space.character_set)
+        assert not lacking, f"the observation space's character set lacks {lacking!r}"
+    else:  # a pixel variant: image observations, discrete actions (text names may be accepted)
+        assert isinstance(space, gym.spaces.Box), (
+            f"the observation space is {type(space).__name__}, not Text (or Box for pixels)"
+        )
+        assert isinstance(inner.action_space, gym.spaces.Discrete), (
+            f"a pixel variant's action space is {type(inner.action_space).__name__}, not Discrete"
+        )
+    schema = inner.config_schema()
+    with _calling("json.dumps(config_schema())"):
+        json.dumps(schema)
+    assert schema.get("type") == "object" and "properties" in schema, (
+        "config_schema() is not a JSON Schema object with properties"
+    )
+    for split in SPLITS:
+        call = f"reset(seed=0, options={{'split': {split!r}}})"
+        with _calling(call):
+            reset_result = env.reset(seed=0, options={"split": split})
+        assert isinstance(reset_result, tuple) and len(reset_result) == 2, (
+            f"{call} returned {_shown(reset_result)}, not (observation, info)"
+        )
+        observation, info = reset_result
+        _check_observation(space, observation, "reset observation")
+        _check_info(info, "reset info", {"instruction": str, "task_id": str, "split": str})
+        assert info["split"] == split, f"{call} reported split {info['split']!r}"
+        assert info["task_id"].startswith(f"{split}/"), (
+            f"task id {info['task_id']!r} of split {split!r} does not start with '{split}/'"
+        )
+        action = inner.sample_action(np.random.default_rng(0))
+        with _calling(f"step({_shown(action, 80)})"):
+            step_result = env.step(action)
+        assert isinstance(step_result, tuple) and len(step_result) == 5, (
+            f"step returned {_shown(step_result)}, not a 5-tuple (observation, reward, "
+            "terminated, truncated, info)"
+        )
+        observation, reward, _, _, info = step_result
+        _check_observation(space, observation, "step observation")
+        assert isinstance(reward, float), f"step reward is {type(reward).__name__}, not float"
+        _check_info(info, "step info", {"success": bool, "invalid_action": bool})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        check_env(inner, skip_render_check=False)
-    if isinstance(inner.observation_space, gym.spaces.Text):
-        assert isinstance(inner.action_space, gym.spaces.Text)
-        for char in " \n.,:;!?()[]{}'\"-_/":
-            assert char in inner.observation_space.character_set, f"charset lacks {char!r}"
-    else:  # a pixel variant: image observations, discrete actions (text names may be accepted)
-        assert isinstance(inner.observation_space, gym.spaces.Box)
-        assert isinstance(inner.action_space, gym.spaces.Discrete)
-    schema = inner.config_schema()
-    json.dumps(schema)
-    assert schema.get("type") == "object" and "properties" in schema
-    for split in ("train", "eval"):
-        observation, info = env.reset(seed=0, options={"split": split})
-        assert inner.observation_space.contains(observation), "reset observation outside the space"
-        for key in ("instruction", "task_id", "split"):
-            assert key in info, f"reset info lacks {key!r}"
-        assert info["split"] == split and info["task_id"].startswith(f"{split}/")
-        action = inner.sample_action(np.random.default_rng(0))
-        observation, reward, _, _, info = env.step(action)
-        assert inner.observation_space.contains(observation), "step observation outside the space"
-        assert isinstance(reward, float)
-        assert isinstance(info.get("success"), bool) and isinstance(
-            info.get("invalid_action"), bool
-        )
+        try:
+            check_env(inner, skip_render_check=False)
+        except AssertionError as error:
+            raise AssertionError(f"gymnasium's check_env: {error}") from error
     env.close()
 
 
@@ -157,19 +237,15 @@ def _policy_mix(seed: int) -> Callable[[gym.Env], str]:
     rng = np.random.default_rng(seed)
 
     def policy(env: gym.Env) -> str:
-        inner = env.unwrapped
+        inner = _unwrapped(env)
         if rng.random() < 0.5:
-            return inner.oracle_action()  # type: ignore[attr-defined]
-        return inner.sample_action(rng)  # type: ignore[attr-defined]
+            return inner.oracle_action()
+        return inner.sample_action(rng)
 
     return policy
 
 
-def _comparable(trajectory: Sequence[tuple]) -> list[tuple]:
-    return [
-        (a, _observation_key(o), r, te, tr, json.dumps(i, sort_keys=True, default=repr))
-        for a, o, r, te, tr, i in trajectory
-    ]
+_STEP_FIELDS = ("action", "observation", "reward", "terminated", "truncated", "info")
 
 
 def _observation_key(observation: Any) -> Any:
@@ -177,6 +253,36 @@ def _observation_key(observation: Any) -> Any:
     if isinstance(observation, np.ndarray):
         return (observation.shape, str(observation.dtype), observation.tobytes())
     return observation
+
+
+def _info_values(info: dict[str, Any]) -> dict[str, str]:
+    return {key: json.dumps(value, sort_keys=True, default=repr) for key, value in info.items()}
+
+
+def _assert_same_trajectory(first: Trajectory, second: Trajectory, context: str) -> None:
+    """Assert two trajectories are identical; the message names the first difference."""
+    for index, (a, b) in enumerate(zip(first, second, strict=False)):
+        when = "reset" if index == 0 else f"step {index} ({_shown(a[0], 80)})"
+        for name, x, y in zip(_STEP_FIELDS, a, b, strict=True):
+            if name == "observation":
+                x, y = _observation_key(x), _observation_key(y)
+            elif name == "info":
+                values_x, values_y = _info_values(x), _info_values(y)
+                keys = sorted(k for k in {*x, *y} if values_x.get(k) != values_y.get(k))
+                if keys:
+                    raise AssertionError(
+                        f"{context}: {when} info[{keys[0]!r}] differs: "
+                        f"{_shown(x.get(keys[0]))} vs {_shown(y.get(keys[0]))}"
+                    )
+                continue
+            if x != y:
+                raise AssertionError(
+                    f"{context}: {when} {name} differs: {_shown(x)} vs {_shown(y)}"
+                )
+    if len(first) != len(second):
+        raise AssertionError(
+            f"{context}: the episode lasted {len(first) - 1} steps, then {len(second) - 1}"
+        )
 
 
 def has_feedback(observation: Any, info: dict[str, Any]) -> bool:
@@ -192,64 +298,184 @@ def _replayer(actions: list[str]) -> Callable[[gym.Env], str]:
     return lambda _env: next(pending)
 
 
+def _random_policy(seed: int) -> Callable[[gym.Env], str]:
+    rng = np.random.default_rng(seed)
+    return lambda env: _unwrapped(env).sample_action(rng)
+
+
+def _check_seeds_choose_tasks(env: gym.Env, tries: int = 20) -> None:
+    """Different seeds, without a task id, do not all choose the same task."""
+    for split in SPLITS:
+        if len(_unwrapped(env).task_ids(split)) < 2:
+            continue
+        chosen = set()
+        for seed in range(tries):
+            chosen.add(env.reset(seed=seed, options={"split": split})[1]["task_id"])
+            if len(chosen) > 1:
+                break
+        assert len(chosen) > 1, (
+            f"reset ignores the seed: reset(seed=s, options={{'split': {split!r}}}) chose "
+            f"{chosen.pop()} for every seed s in 0..{tries - 1}"
+        )
+
+
 def check_determinism(make_env: EnvFactory, *, episodes: int = 3, max_steps: int = 60) -> None:
-    """The same task id, seed and actions give an identical trajectory in two fresh instances;
-    the same seed without a task id picks the same task."""
+    """The same task id, seed and actions give an identical trajectory in two fresh instances,
+    and again in the first instance after it played another task; the same seed without a task
+    id picks the same task, and different seeds pick different tasks."""
     for episode in range(episodes):
-        split = ("train", "eval")[episode % 2]
+        split = SPLITS[episode % 2]
         first, second = make_env(), make_env()
-        task_id = _unwrapped(first).task_ids(split)[episode]
+        ids = _unwrapped(first).task_ids(split)
+        task_id = ids[episode % len(ids)]
         options = {"task_id": task_id}
-        a = run_episode(
+        played = run_episode(
             first, _policy_mix(episode), seed=episode, options=options, max_steps=max_steps
         )
-        replay = _replayer([step[0] for step in a[1:]])
-        b = run_episode(second, replay, seed=episode, options=options, max_steps=len(a) - 1)
-        assert _comparable(a) == _comparable(b), f"episode {task_id} differs between two runs"
+        actions = [step[0] for step in played[1:]]
+        replayed = run_episode(
+            second, _replayer(actions), seed=episode, options=options, max_steps=len(actions)
+        )
+        _assert_same_trajectory(
+            played,
+            replayed,
+            f"not deterministic: {task_id} with seed {episode} in two fresh environments",
+        )
+        other = ids[(episode + 1) % len(ids)]
+        run_episode(first, _random_policy(episode), options={"task_id": other}, max_steps=10)
+        again = run_episode(
+            first, _replayer(actions), seed=episode, options=options, max_steps=len(actions)
+        )
+        _assert_same_trajectory(
+            played,
+            again,
+            f"reset does not restore the task: {task_id} with seed {episode}, replayed in the "
+            f"same environment after playing {other}",
+        )
+        call = f"reset(seed={100 + episode}, options={{'split': {split!r}}})"
         _, info_a = first.reset(seed=100 + episode, options={"split": split})
         _, info_b = second.reset(seed=100 + episode, options={"split": split})
-        assert info_a["task_id"] == info_b["task_id"], "the same seed chose different tasks"
+        assert info_a["task_id"] == info_b["task_id"], (
+            f"not deterministic: {call} chose {info_a['task_id']} in one environment "
+            f"and {info_b['task_id']} in another"
+        )
+        if episode == 0:
+            _check_seeds_choose_tasks(first)
         first.close()
         second.close()
 
 
 def check_splits(make_env: EnvFactory, *, samples: int = 50) -> None:
-    """Train and eval task ids are disjoint and stable, and their instances differ in content."""
+    """Task ids carry their split's prefix, are stable and disjoint, and train and eval instances
+    differ in content (by :meth:`~llmgym.TextEnv.instance_key`)."""
     env = make_env()
     inner = _unwrapped(env)
-    train, eval_ = inner.task_ids("train"), inner.task_ids("eval")
-    assert len(train) > 0 and len(eval_) > 0, "a split is empty"
-    assert list(train[:samples]) == list(make_env().unwrapped.task_ids("train")[:samples]), (
-        "unstable ids"
-    )
-    assert not set(train[:5000]) & set(eval_[:5000]), "train and eval share task ids"
-    signatures: dict[str, set[str]] = {}
-    for split, ids in (("train", train), ("eval", eval_)):
-        seen = signatures.setdefault(split, set())
-        for task_id in list(ids[:samples]):
-            env.reset(options={"task_id": task_id})
-            seen.add(inner.instance_key())
-    shared = signatures["train"] & signatures["eval"]
-    assert not shared, (
-        f"{len(shared)} instances appear in both splits, e.g. {next(iter(shared))[:200]!r}"
-    )
+    other = _unwrapped(make_env())
+    ids = {split: inner.task_ids(split) for split in SPLITS}
+    for split in SPLITS:
+        assert len(ids[split]) > 0, f"split {split!r} has no tasks"
+        wrong = next((t for t in ids[split][:5000] if not t.startswith(f"{split}/")), None)
+        assert wrong is None, f"task id {wrong!r} of split {split!r} does not start with '{split}/'"
+        listed, again = list(ids[split][:samples]), list(other.task_ids(split)[:samples])
+        for position, (a, b) in enumerate(zip(listed, again, strict=False)):
+            assert a == b, (
+                f"task ids are not stable: {split} task {position} is {a!r} in one environment "
+                f"and {b!r} in another"
+            )
+        assert len(listed) == len(again), f"task ids are not stable: {split} has varying length"
+    shared_ids = set(ids["train"][:5000]) & set(ids["eval"][:5000])
+    assert not shared_ids, f"train and eval share task ids, e.g. {min(shared_ids)!r}"
+    train_keys: dict[str, str] = {}
+    for task_id in list(ids["train"][:samples]):
+        env.reset(options={"task_id": task_id})
+        train_keys.setdefault(inner.instance_key(), task_id)
+    shared = []
+    eval_ids = list(ids["eval"][:samples])
+    for task_id in eval_ids:
+        env.reset(options={"task_id": task_id})
+        key = inner.instance_key()
+        if key in train_keys:
+            shared.append((train_keys[key], task_id, key))
+    if shared:
+        train_id, eval_id, key = shared[0]
+        raise AssertionError(
+            f"train and eval share an instance: {train_id} and {eval_id} have the same "
+            f"instance_key() {_shown(key, 200)} ({len(shared)} of {len(eval_ids)} eval tasks "
+            f"checked appear in train)"
+        )
     env.close()
+
+
+def _oracle_outcomes(
+    make_env: EnvFactory, episodes: int, split: str, max_steps: int
+) -> dict[str, bool]:
+    env = make_env()
+    outcomes = {}
+    for task_id in list(_unwrapped(env).task_ids(split)[:episodes]):
+        trajectory = run_episode(
+            env, oracle_policy, options={"task_id": task_id}, max_steps=max_steps
+        )
+        outcomes[task_id] = bool(trajectory[-1][5].get("success"))
+    env.close()
+    return outcomes
 
 
 def oracle_success_rate(
     make_env: EnvFactory, *, episodes: int = 50, split: str = "eval", max_steps: int = 10_000
 ) -> float:
     """Fraction of the first ``episodes`` tasks of ``split`` the oracle solves."""
-    env = make_env()
-    task_ids = list(_unwrapped(env).task_ids(split)[:episodes])
-    solved = 0
-    for task_id in task_ids:
-        trajectory = run_episode(
-            env, oracle_policy, options={"task_id": task_id}, max_steps=max_steps
+    outcomes = _oracle_outcomes(make_env, episodes, split, max_steps)
+    return sum(outcomes.values()) / len(outcomes)
+
+
+def _play_hostile(inner: TextEnv, actions: Sequence[str], seed: int, task_id: str) -> None:
+    """Reset to ``task_id`` and send ``actions``, asserting each is rejected harmlessly."""
+    inner.reset(seed=seed, options={"task_id": task_id})
+    for action in actions:
+        shown = _shown(action, 80)
+        with _calling(f"step({shown})"):
+            observation, _, terminated, truncated, info = inner.step(action)
+        flag = info.get("invalid_action")
+        assert flag is True, (
+            f"hostile action {shown} was accepted as valid (info['invalid_action'] is {flag!r})"
         )
-        solved += bool(trajectory[-1][5].get("success"))
-    env.close()
-    return solved / len(task_ids)
+        assert not terminated, f"hostile action {shown} ended the episode"
+        _check_observation(inner.observation_space, observation, f"feedback to {shown}")
+        assert has_feedback(observation, info), f"invalid action {shown} got no feedback"
+        if truncated:
+            inner.reset(seed=seed, options={"task_id": task_id})
+
+
+def _replay_oracle(inner: TextEnv, steps: int) -> tuple[list[str], bool, bool]:
+    """The oracle's next ``steps`` actions (fewer if the episode ends), its final success, and
+    whether the environment truncated the episode."""
+    actions, success, truncated = [], False, False
+    for _ in range(steps):
+        action = inner.oracle_action()
+        actions.append(action)
+        _, _, terminated, truncated, info = inner.step(action)
+        success = info["success"]
+        if terminated or truncated:
+            break
+    return actions, success, truncated
+
+
+def _state_change(
+    inner: TextEnv, actions: Sequence[str], seed: int, task_id: str, clean: Trajectory
+) -> str:
+    """How playing ``actions`` first changed the oracle's play of ``task_id``; "" if it did not."""
+    _play_hostile(inner, actions, seed, task_id)
+    clean_actions = [step[0] for step in clean[1:]]
+    replay, success, truncated = _replay_oracle(inner, len(clean_actions))
+    for index, (now, before) in enumerate(zip(replay, clean_actions, strict=False)):
+        if now != before:
+            return (
+                f"the oracle then plays {_shown(now, 80)} at step {index + 1} where it played "
+                f"{_shown(before, 80)} without them"
+            )
+    if success != clean[-1][5]["success"] and not truncated:
+        return f"the oracle then ends with success={success}, without them {not success}"
+    return ""
 
 
 def check_hostile_actions(
@@ -260,43 +486,33 @@ def check_hostile_actions(
     count: int = 500,
 ) -> None:
     """Hostile actions raise nothing, are flagged ``invalid_action``, keep observations inside the
-    space, do not end the episode, and change nothing: the oracle then plays exactly as it would
-    have without them."""
+    space, get feedback, do not end the episode, and change nothing: the oracle then plays
+    exactly as it would have without them."""
     env = make_env()
     inner = _unwrapped(env)
     pending = list(actions) if actions is not None else hostile_actions(count)
     episode = 0
     while pending:
         batch, pending = pending[:per_episode], pending[per_episode:]
-        split = ("train", "eval")[episode % 2]
-        task_id = inner.task_ids(split)[episode % len(inner.task_ids(split))]
+        ids = inner.task_ids(SPLITS[episode % 2])
+        task_id = ids[episode % len(ids)]
         clean = run_episode(
             inner, oracle_policy, seed=episode, options={"task_id": task_id}, max_steps=200
         )
-        inner.reset(seed=episode, options={"task_id": task_id})
-        for action in batch:
-            observation, _, terminated, truncated, info = inner.step(action)
-            assert info["invalid_action"] is True, f"hostile action {action[:80]!r} was accepted"
-            assert not terminated, f"hostile action {action[:80]!r} ended the episode"
-            assert inner.observation_space.contains(observation), (
-                "feedback outside the observation space"
+        change = _state_change(inner, batch, episode, task_id, clean)
+        if change:
+            culprits = (
+                batch[end - 1]
+                for end in range(1, len(batch) + 1)
+                if _state_change(inner, batch[:end], episode, task_id, clean)
             )
-            assert has_feedback(observation, info), "an invalid action got no feedback"
-            if truncated:
-                inner.reset(seed=episode, options={"task_id": task_id})
-        replay_actions, replay_success = [], False
-        for _ in range(len(clean) - 1):
-            action = inner.oracle_action()
-            replay_actions.append(action)
-            _, _, terminated, truncated, info = inner.step(action)
-            replay_success = info["success"]
-            if terminated or truncated:
-                break
-        clean_actions = [step[0] for step in clean[1:]]
-        assert replay_actions == clean_actions[: len(replay_actions)], (
-            f"hostile actions changed the state of {task_id}: the oracle now plays differently"
-        )
-        assert replay_success == clean[-1][5]["success"] or truncated
+            culprit = next(culprits, None)
+            who = (
+                f"hostile action {_shown(culprit, 80)}"
+                if culprit is not None
+                else f"{len(batch)} hostile actions together"
+            )
+            raise AssertionError(f"{who} changed the state of {task_id}: {change}")
         episode += 1
     env.close()
 
@@ -310,9 +526,14 @@ def check_conformance(
 ) -> dict[str, float]:
     """Run every check; return measured figures (``{"oracle_success_rate": ...}``)."""
     check_api(make_env)
-    check_determinism(make_env)
     check_splits(make_env)
-    rate = oracle_success_rate(make_env, episodes=oracle_episodes)
-    assert rate >= oracle_bar, f"the oracle solved {rate:.0%} of eval tasks (bar: {oracle_bar:.0%})"
+    check_determinism(make_env)
+    outcomes = _oracle_outcomes(make_env, oracle_episodes, "eval", 10_000)
+    rate = sum(outcomes.values()) / len(outcomes)
+    failed = [task_id for task_id, solved in outcomes.items() if not solved]
+    assert rate >= oracle_bar, (
+        f"oracle solved {rate:.0%} of {len(outcomes)} eval tasks (bar {oracle_bar:.0%}); "
+        f"it failed {', '.join(failed[:5])}{', ...' if len(failed) > 5 else ''}"
+    )
     check_hostile_actions(make_env, count=hostile_count)
     return {"oracle_success_rate": rate}
