@@ -411,9 +411,11 @@ def _oracle_outcomes(
 ) -> dict[str, bool]:
     env = make_env()
     outcomes = {}
-    for task_id in list(_unwrapped(env).task_ids(split)[:episodes]):
+    # each episode seeded (by its index), so a rate is the same on every run, even where an
+    # opponent or the world draws from the seed
+    for index, task_id in enumerate(_unwrapped(env).task_ids(split)[:episodes]):
         trajectory = run_episode(
-            env, oracle_policy, options={"task_id": task_id}, max_steps=max_steps
+            env, oracle_policy, seed=index, options={"task_id": task_id}, max_steps=max_steps
         )
         outcomes[task_id] = bool(trajectory[-1][5].get("success"))
     env.close()
@@ -423,7 +425,8 @@ def _oracle_outcomes(
 def oracle_success_rate(
     make_env: EnvFactory, *, episodes: int = 50, split: str = "eval", max_steps: int = 10_000
 ) -> float:
-    """Fraction of the first ``episodes`` tasks of ``split`` the oracle solves."""
+    """Fraction of the first ``episodes`` tasks of ``split`` the oracle solves (episode ``i``
+    reset with seed ``i``)."""
     outcomes = _oracle_outcomes(make_env, episodes, split, max_steps)
     return sum(outcomes.values()) / len(outcomes)
 
