@@ -12,7 +12,9 @@ from llmgym.core import Task, split_of
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.tools.base import (
     Answer,
+    AnswerKind,
     Episode,
+    Results,
     ToolCall,
     ToolConfig,
     ToolEnv,
@@ -215,12 +217,23 @@ def _authors_with_few_collaborators(split: str) -> tuple[Author, ...]:
     return tuple(a for a in _split_authors(split) if 1 <= len(a.collaborators) <= MAX_CHECKS)
 
 
+_PAPER_FACTS: tuple[tuple[str, str, AnswerKind], ...] = (
+    ("In which year was the paper {} published?", "year", "number"),
+    ("At which venue was the paper {} published?", "venue", "text"),
+    ("Who are the authors of the paper {}?", "authors", "list"),
+    ("How many citations does the paper {} have?", "n_citation", "number"),
+    ("What are the keywords of the paper {}?", "keywords", "list"),
+)
+"""Questions about a paper's attributes: the question, the field of paperNodeCheck (a
+:class:`Paper` attribute) that answers it, and how answers are compared."""
+
+
 @dataclass(frozen=True)
 class AcademiaConfig(ToolConfig):
     """Difficulty knobs of :class:`AcademiaEnv`."""
 
 
-class AcademiaEnv(ToolEnv):
+class AcademiaEnv(ToolEnv[AcademiaConfig]):
     """Answer questions about papers and authors by exploring a citation and a collaboration graph.
 
     ## Description
@@ -285,12 +298,15 @@ class AcademiaEnv(ToolEnv):
         "Action: loadPaperNet with Action Input: {}"
     )
 
-    def __init__(self, config: AcademiaConfig | dict | None = None, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
-        self.graph = scholar_graph()
-        self._loaded: set[str] = set()
+    _loaded: set[str]
+    """The graphs loaded in this episode."""
 
-    def _setup(self, task: Task, rng: TaskRng) -> None:
+    @property
+    def graph(self) -> ScholarGraph:
+        """The scholarly graph (the same for every task)."""
+        return scholar_graph()
+
+    def _setup(self, task: Task[AcademiaConfig], rng: TaskRng) -> None:
         self._loaded = set()
 
     def _paper(self, node: str) -> Paper:
@@ -311,22 +327,24 @@ class AcademiaEnv(ToolEnv):
         if graph not in self._loaded:
             raise ToolError(f"{graph} is not loaded; call load{graph} first")
 
+    def _load(self, graph: str) -> str:
+        self._loaded.add(graph)
+        return f"{graph} is loaded."
+
     # ------------------------------------------------------------------ tools
     @tool(
         "Load PaperNet: nodes are papers, edges are citations.",
         returns="A confirmation.",
     )
     def loadPaperNet(self) -> str:
-        self._loaded.add("PaperNet")
-        return "PaperNet is loaded."
+        return self._load("PaperNet")
 
     @tool(
         "Load AuthorNet: nodes are authors, edges are collaborations.",
         returns="A confirmation.",
     )
     def loadAuthorNet(self) -> str:
-        self._loaded.add("AuthorNet")
-        return "AuthorNet is loaded."
+        return self._load("AuthorNet")
 
     @tool(
         "List the first-order neighbours of a node: in PaperNet the papers it cites, in "
@@ -379,29 +397,23 @@ class AcademiaEnv(ToolEnv):
 
     # ------------------------------------------------------------------ goals
     @staticmethod
-    def _ask(goal: str, plan: list[ToolCall], answer: Answer) -> Episode:
-        value = list(answer.value) if answer.kind == "list" else answer.value
-        return Episode(goal, [*plan, call("finish", answer=value)], answer)
-
-    @staticmethod
     def _check(paper: Paper) -> ToolCall:
         return call("paperNodeCheck", node=paper.title)
+
+    @staticmethod
+    def _neighbours(graph: str, node: str) -> list[ToolCall]:
+        """Load ``graph`` and list the neighbours of ``node``."""
+        return [call(f"load{graph}"), call("neighbourCheck", graph=graph, node=node)]
 
     @goal_template(level=1, weight=2)
     def _goal_paper_attribute(self, rng: TaskRng, split: str) -> Episode:
         paper = rng.choice(_split_papers(split))
-        authors = tuple(a.name for a in paper.authors)
-        question, answer = rng.choice(
-            [
-                ("In which year was the paper {} published?", Answer(paper.year, "number")),
-                ("At which venue was the paper {} published?", Answer(paper.venue, "text")),
-                ("Who are the authors of the paper {}?", Answer(authors, "list")),
-                ("How many citations does the paper {} have?", Answer(paper.n_citation, "number")),
-                ("What are the keywords of the paper {}?", Answer(paper.keywords, "list")),
-            ]
-        )
-        goal = question.format(paper.title)
-        return self._ask(goal, [call("loadPaperNet"), self._check(paper)], answer)
+        question, field, kind = rng.choice(_PAPER_FACTS)
+        value = getattr(paper, field)
+        truth = tuple(a.name for a in value) if field == "authors" else value
+        plan = [call("loadPaperNet"), self._check(paper)]
+        answer = Answer(truth, kind)
+        return Episode.question(question.format(paper.title), plan, answer, lambda r: r[1][field])
 
     @goal_template(level=1)
     def _goal_organisation(self, rng: TaskRng, split: str) -> Episode:
@@ -413,21 +425,23 @@ class AcademiaEnv(ToolEnv):
             ]
         )
         plan = [call("loadAuthorNet"), call("authorNodeCheck", node=author.name)]
-        return self._ask(goal, plan, Answer(author.org, "text"))
+        return Episode.question(goal, plan, Answer(author.org, "text"), lambda r: r[1]["org"])
 
     @goal_template(level=2)
     def _goal_reference_count(self, rng: TaskRng, split: str) -> Episode:
         paper = rng.choice(_split_papers(split))
         goal = f"How many papers does the paper {paper.title} cite?"
-        plan = [call("loadPaperNet"), call("neighbourCheck", graph="PaperNet", node=paper.title)]
-        return self._ask(goal, plan, Answer(len(paper.references), "number"))
+        plan = self._neighbours("PaperNet", paper.title)
+        answer = Answer(len(paper.references), "number")
+        return Episode.question(goal, plan, answer, lambda r: len(r[1]["neighbors"]))
 
     @goal_template(level=2)
     def _goal_collaborator_count(self, rng: TaskRng, split: str) -> Episode:
         author = rng.choice(_split_authors(split))
         goal = f"How many collaborators does {author.name} have?"
-        plan = [call("loadAuthorNet"), call("neighbourCheck", graph="AuthorNet", node=author.name)]
-        return self._ask(goal, plan, Answer(len(author.collaborators), "number"))
+        plan = self._neighbours("AuthorNet", author.name)
+        answer = Answer(len(author.collaborators), "number")
+        return Episode.question(goal, plan, answer, lambda r: len(r[1]["neighbors"]))
 
     @goal_template(level=2, weight=1.5)
     def _goal_joint_papers(self, rng: TaskRng, split: str) -> Episode | None:
@@ -445,22 +459,21 @@ class AcademiaEnv(ToolEnv):
                 return None
         papers = tuple(p.title for p in first.collaborators.get(second, []))
         kind = rng.randbelow(3) if together else 0
-        if kind == 0:
-            goal = (
-                f"Have {first.name} and {second.name} written a paper together? Answer yes or no."
-            )
-            answer = Answer("yes" if papers else "no", "text")
-        elif kind == 1:
-            goal = f"How many papers have {first.name} and {second.name} written together?"
-            answer = Answer(len(papers), "number")
-        else:
-            goal = f"Which papers have {first.name} and {second.name} written together?"
-            answer = Answer(papers, "list")
         plan = [
             call("loadAuthorNet"),
             call("authorEdgeCheck", node1=first.name, node2=second.name),
         ]
-        return self._ask(goal, plan, answer)
+        pair = f"{first.name} and {second.name}"
+        if kind == 0:
+            goal = f"Have {pair} written a paper together? Answer yes or no."
+            answer = Answer("yes" if papers else "no", "text")
+            return Episode.question(goal, plan, answer, lambda r: "yes" if r[1]["papers"] else "no")
+        if kind == 1:
+            goal = f"How many papers have {pair} written together?"
+            answer = Answer(len(papers), "number")
+            return Episode.question(goal, plan, answer, lambda r: len(r[1]["papers"]))
+        goal = f"Which papers have {pair} written together?"
+        return Episode.question(goal, plan, Answer(papers, "list"), lambda r: r[1]["papers"])
 
     @goal_template(level=3)
     def _goal_first_author_org(self, rng: TaskRng, split: str) -> Episode:
@@ -473,13 +486,14 @@ class AcademiaEnv(ToolEnv):
             call("loadAuthorNet"),
             call("authorNodeCheck", node=lead.name),
         ]
-        return self._ask(goal, plan, Answer(lead.org, "text"))
+        return Episode.question(goal, plan, Answer(lead.org, "text"), lambda r: r[3]["org"])
 
     @goal_template(level=3, weight=1.5)
     def _goal_reference_extreme(self, rng: TaskRng, split: str) -> Episode | None:
         paper = rng.choice(_papers_with_few_references(split))
         refs = paper.references
-        if rng.random() < 0.5:
+        most_cited = rng.random() < 0.5
+        if most_cited:
             values = [r.n_citation for r in refs]
             goal = f"Which of the papers cited by {paper.title} has the most citations?"
         else:
@@ -488,9 +502,14 @@ class AcademiaEnv(ToolEnv):
         best = max(values)
         if values.count(best) > 1:
             return None
-        plan = [call("loadPaperNet"), call("neighbourCheck", graph="PaperNet", node=paper.title)]
-        plan += [self._check(r) for r in refs]
-        return self._ask(goal, plan, Answer(refs[values.index(best)].title, "text"))
+        plan = [*self._neighbours("PaperNet", paper.title), *(self._check(r) for r in refs)]
+
+        def extreme(results: Results) -> str:
+            checked = results[2:]
+            scores = [p["n_citation"] if most_cited else -p["year"] for p in checked]
+            return str(checked[scores.index(max(scores))]["title"])
+
+        return Episode.question(goal, plan, Answer(refs[values.index(best)].title, "text"), extreme)
 
     @goal_template(level=3)
     def _goal_colleagues(self, rng: TaskRng, split: str) -> Episode | None:
@@ -504,9 +523,14 @@ class AcademiaEnv(ToolEnv):
             call("loadAuthorNet"),
             call("authorNodeCheck", node=author.name),
             call("neighbourCheck", graph="AuthorNet", node=author.name),
+            *(call("authorNodeCheck", node=c.name) for c in author.collaborators),
         ]
-        plan += [call("authorNodeCheck", node=c.name) for c in author.collaborators]
-        return self._ask(goal, plan, Answer(len(same), "number"))
+        return Episode.question(
+            goal,
+            plan,
+            Answer(len(same), "number"),
+            lambda r: sum(c["org"] == r[1]["org"] for c in r[3:]),
+        )
 
     @goal_template(level=3)
     def _goal_venue_of_references(self, rng: TaskRng, split: str) -> Episode | None:
@@ -514,9 +538,13 @@ class AcademiaEnv(ToolEnv):
         venue = rng.choice(paper.references).venue
         count = sum(r.venue == venue for r in paper.references)
         goal = f"How many of the papers cited by {paper.title} were published at {venue}?"
-        plan = [call("loadPaperNet"), call("neighbourCheck", graph="PaperNet", node=paper.title)]
-        plan += [self._check(r) for r in paper.references]
-        return self._ask(goal, plan, Answer(count, "number"))
+        plan = [
+            *self._neighbours("PaperNet", paper.title),
+            *(self._check(r) for r in paper.references),
+        ]
+        return Episode.question(
+            goal, plan, Answer(count, "number"), lambda r: sum(p["venue"] == venue for p in r[2:])
+        )
 
     # ------------------------------------------------------------------ random calls
     def _argument_pool(self, param: str) -> Sequence[Any] | None:

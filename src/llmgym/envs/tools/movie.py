@@ -6,17 +6,19 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
-from llmgym.core import Task, split_of
+from llmgym.core import split_of
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.tools.base import (
     Answer,
+    AnswerKind,
     Episode,
+    Results,
     ToolCall,
     ToolConfig,
     ToolEnv,
@@ -355,6 +357,46 @@ def _split_people(split: str) -> tuple[Person, ...]:
     )
 
 
+_MOVIE_FACTS: tuple[tuple[str, str, AnswerKind], ...] = (
+    ("When was the movie {} released?", "release_date", "date"),
+    ("What was the budget of {}, in US dollars?", "budget", "number"),
+    ("How much revenue did {} make, in US dollars?", "revenue", "number"),
+    ("What is the average vote score of {}?", "vote_average", "number"),
+    ("How long is {}, in minutes?", "runtime", "number"),
+    ("Which genres does {} belong to?", "genres", "list"),
+)
+"""Questions about a film's details: the question, the field of get_movie_details (a
+:class:`Movie` attribute) that answers it, and how answers are compared."""
+
+
+def _birthday(details: dict[str, Any]) -> str:
+    birthday: str = details["birthday"]
+    return birthday
+
+
+def _birth_city(details: dict[str, Any]) -> str:
+    """The city of a person's ``place_of_birth`` ("City, Country")."""
+    city, _, _ = details["place_of_birth"].partition(", ")
+    return str(city)
+
+
+def _imdb_id(external_ids: dict[str, Any]) -> str:
+    imdb_id: str = external_ids["imdb_id"]
+    return imdb_id
+
+
+def _crew_member(crew: dict[str, Any], job: str) -> str:
+    """The name of the one crew member of a get_movie_crew result with ``job``."""
+    (name,) = [member["name"] for member in crew["crew"] if member["job"] == job]
+    return str(name)
+
+
+def _player(cast: dict[str, Any], character: str) -> dict[str, Any]:
+    """The cast member of a get_movie_cast result who played ``character``."""
+    (member,) = [member for member in cast["cast"] if member["character"] == character]
+    return dict(member)
+
+
 _MOVIE_ID = "The ID of the movie (from get_search_movie)."
 _PERSON_ID = "The ID of the person (from get_search_person)."
 
@@ -364,7 +406,7 @@ class MovieConfig(ToolConfig):
     """Difficulty knobs of :class:`MovieEnv`."""
 
 
-class MovieEnv(ToolEnv):
+class MovieEnv(ToolEnv[MovieConfig]):
     """Answer questions about films and the people who make them with a film-database service.
 
     ## Description
@@ -432,12 +474,10 @@ class MovieEnv(ToolEnv):
         'Action: get_search_movie with Action Input: {"movie_name": "The Silent Harbor"}'
     )
 
-    def __init__(self, config: MovieConfig | dict | None = None, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
-        self.db = movie_database()
-
-    def _setup(self, task: Task, rng: TaskRng) -> None:
-        self.db = movie_database()
+    @property
+    def db(self) -> MovieDatabase:
+        """The film database (the same for every task)."""
+        return movie_database()
 
     def _movie(self, movie_id: str) -> Movie:
         movie = self.db.movies.get(movie_id.strip())
@@ -456,6 +496,19 @@ class MovieEnv(ToolEnv):
                 "from get_search_person"
             )
         return person
+
+    def _credits(self, person_id: str, credit: Literal["cast", "crew"]) -> dict:
+        """A person's roles (``cast``) or jobs (``crew``), newest first."""
+        person = self._person(person_id)
+        credits = person.cast if credit == "cast" else person.crew
+        role = "character" if credit == "cast" else "job"
+        newest = sorted(credits, key=lambda r: (r[0].release_date, r[0].id), reverse=True)
+        return {
+            credit: [
+                {"movie_id": m.id, "title": m.title, role: r, "release_date": m.release_date}
+                for m, r in newest
+            ]
+        }
 
     # ------------------------------------------------------------------ tools
     @tool(
@@ -610,14 +663,7 @@ class MovieEnv(ToolEnv):
         person_id=_PERSON_ID,
     )
     def get_person_cast(self, person_id: str) -> dict:
-        person = self._person(person_id)
-        roles = sorted(person.cast, key=lambda r: (r[0].release_date, r[0].id), reverse=True)
-        return {
-            "cast": [
-                {"movie_id": m.id, "title": m.title, "character": c, "release_date": m.release_date}
-                for m, c in roles
-            ]
-        }
+        return self._credits(person_id, "cast")
 
     @tool(
         "Get every movie a person worked on as crew.",
@@ -625,14 +671,7 @@ class MovieEnv(ToolEnv):
         person_id=_PERSON_ID,
     )
     def get_person_crew(self, person_id: str) -> dict:
-        person = self._person(person_id)
-        jobs = sorted(person.crew, key=lambda r: (r[0].release_date, r[0].id), reverse=True)
-        return {
-            "crew": [
-                {"movie_id": m.id, "title": m.title, "job": j, "release_date": m.release_date}
-                for m, j in jobs
-            ]
-        }
+        return self._credits(person_id, "crew")
 
     @tool(
         "Get the external ids of a person.",
@@ -658,34 +697,13 @@ class MovieEnv(ToolEnv):
     def _find_person(person: Person) -> ToolCall:
         return call("get_search_person", person_name=person.name)
 
-    @staticmethod
-    def _ask(goal: str, plan: list[ToolCall], answer: Answer) -> Episode:
-        return Episode(goal, [*plan, call("finish", answer=_finish_value(answer))], answer)
-
     @goal_template(level=1, weight=2)
     def _goal_movie_fact(self, rng: TaskRng, split: str) -> Episode:
         movie = rng.choice(_split_movies(split))
-        question, answer = rng.choice(
-            [
-                (f"When was the movie {movie.title} released?", Answer(movie.release_date, "date")),
-                (
-                    f"What was the budget of {movie.title}, in US dollars?",
-                    Answer(movie.budget, "number"),
-                ),
-                (
-                    f"How much revenue did {movie.title} make, in US dollars?",
-                    Answer(movie.revenue, "number"),
-                ),
-                (
-                    f"What is the average vote score of {movie.title}?",
-                    Answer(movie.vote_average, "number"),
-                ),
-                (f"How long is {movie.title}, in minutes?", Answer(movie.runtime, "number")),
-                (f"Which genres does {movie.title} belong to?", Answer(movie.genres, "list")),
-            ]
-        )
+        question, field, kind = rng.choice(_MOVIE_FACTS)
         plan = [self._find(movie), call("get_movie_details", movie_id=movie.id)]
-        return self._ask(question, plan, answer)
+        answer = Answer(getattr(movie, field), kind)
+        return Episode.question(question.format(movie.title), plan, answer, lambda r: r[1][field])
 
     @goal_template(level=1)
     def _goal_companies(self, rng: TaskRng, split: str) -> Episode:
@@ -695,24 +713,30 @@ class MovieEnv(ToolEnv):
             goal = f"Which company produced {movie.title}?"
         names = tuple(name for name, _ in movie.companies)
         plan = [self._find(movie), call("get_movie_production_companies", movie_id=movie.id)]
-        return self._ask(goal, plan, Answer(names, "list"))
+        return Episode.question(
+            goal,
+            plan,
+            Answer(names, "list"),
+            lambda r: [company["name"] for company in r[1]["production_companies"]],
+        )
 
     @goal_template(level=1)
     def _goal_person_fact(self, rng: TaskRng, split: str) -> Episode:
         person = rng.choice(_split_people(split))
         kind = rng.randbelow(3)
+        read: Callable[[dict[str, Any]], str]
         if kind == 0:
             goal, answer = f"When was {person.name} born?", Answer(person.birthday, "date")
-            tool_name = "get_person_details"
+            tool_name, read = "get_person_details", _birthday
         elif kind == 1:
             goal = f"In which city was {person.name} born?"
             answer = Answer(person.birth_city, "text", (person.place_of_birth,))
-            tool_name = "get_person_details"
+            tool_name, read = "get_person_details", _birth_city
         else:
             goal, answer = f"What is the IMDb id of {person.name}?", Answer(person.imdb_id, "text")
-            tool_name = "get_person_external_ids"
+            tool_name, read = "get_person_external_ids", _imdb_id
         plan = [self._find_person(person), call(tool_name, person_id=person.id)]
-        return self._ask(goal, plan, answer)
+        return Episode.question(goal, plan, answer, lambda r: read(r[1]))
 
     @goal_template(level=2, weight=1.5)
     def _goal_director(self, rng: TaskRng, split: str) -> Episode:
@@ -722,7 +746,8 @@ class MovieEnv(ToolEnv):
             [f"Who directed {movie.title}?", f"Who is the director of {movie.title}?"]
         )
         plan = [self._find(movie), call("get_movie_crew", movie_id=movie.id)]
-        return self._ask(goal, plan, Answer(director.name, "text"))
+        answer = Answer(director.name, "text")
+        return Episode.question(goal, plan, answer, lambda r: _crew_member(r[1], "Director"))
 
     @goal_template(level=2)
     def _goal_composer(self, rng: TaskRng, split: str) -> Episode:
@@ -730,7 +755,12 @@ class MovieEnv(ToolEnv):
         (composer,) = movie.people("Original Music Composer")
         goal = f"Who composed the music of {movie.title}?"
         plan = [self._find(movie), call("get_movie_crew", movie_id=movie.id)]
-        return self._ask(goal, plan, Answer(composer.name, "text"))
+        return Episode.question(
+            goal,
+            plan,
+            Answer(composer.name, "text"),
+            lambda r: _crew_member(r[1], "Original Music Composer"),
+        )
 
     @goal_template(level=2, weight=1.5)
     def _goal_character(self, rng: TaskRng, split: str) -> Episode:
@@ -738,7 +768,8 @@ class MovieEnv(ToolEnv):
         actor, character = rng.choice(movie.cast)
         goal = f"Who played {character} in {movie.title}?"
         plan = [self._find(movie), call("get_movie_cast", movie_id=movie.id)]
-        return self._ask(goal, plan, Answer(actor.name, "text"))
+        answer = Answer(actor.name, "text")
+        return Episode.question(goal, plan, answer, lambda r: _player(r[1], character)["name"])
 
     @goal_template(level=2)
     def _goal_profit(self, rng: TaskRng, split: str) -> Episode:
@@ -748,20 +779,23 @@ class MovieEnv(ToolEnv):
             "dollars? A loss is a negative number."
         )
         plan = [self._find(movie), call("get_movie_details", movie_id=movie.id)]
-        return self._ask(goal, plan, Answer(movie.revenue - movie.budget, "number"))
+        answer = Answer(movie.revenue - movie.budget, "number")
+        return Episode.question(goal, plan, answer, lambda r: r[1]["revenue"] - r[1]["budget"])
 
     @goal_template(level=2)
     def _goal_acting_count(self, rng: TaskRng, split: str) -> Episode | None:
         actors = [p for p in _split_people(split) if p.cast]
         person = rng.choice(actors)
+        plan = [self._find_person(person), call("get_person_cast", person_id=person.id)]
         if rng.random() < 0.5:
             goal = f"In how many movies has {person.name} acted?"
             answer = Answer(len(person.cast), "number")
-        else:
-            goal = f"In which year did {person.name} first act in a movie?"
-            answer = Answer(min(m.year for m, _ in person.cast), "number")
-        plan = [self._find_person(person), call("get_person_cast", person_id=person.id)]
-        return self._ask(goal, plan, answer)
+            return Episode.question(goal, plan, answer, lambda r: len(r[1]["cast"]))
+        goal = f"In which year did {person.name} first act in a movie?"
+        answer = Answer(min(m.year for m, _ in person.cast), "number")
+        return Episode.question(
+            goal, plan, answer, lambda r: min(int(c["release_date"][:4]) for c in r[1]["cast"])
+        )
 
     @goal_template(level=2)
     def _goal_latest_directed(self, rng: TaskRng, split: str) -> Episode | None:
@@ -771,12 +805,19 @@ class MovieEnv(ToolEnv):
         )
         if len(directed) < 2 or directed[-1].release_date == directed[-2].release_date:
             return None
-        if rng.random() < 0.5:
+        latest = rng.random() < 0.5
+        if latest:
             goal, movie = f"What is the most recent movie directed by {person.name}?", directed[-1]
         else:
             goal, movie = f"What was the first movie directed by {person.name}?", directed[0]
         plan = [self._find_person(person), call("get_person_crew", person_id=person.id)]
-        return self._ask(goal, plan, Answer(movie.title, "text"))
+
+        def title(results: Results) -> str:
+            jobs = reversed(results[1]["crew"])  # oldest first
+            directed = [job["title"] for job in jobs if job["job"] == "Director"]
+            return str(directed[-1] if latest else directed[0])
+
+        return Episode.question(goal, plan, Answer(movie.title, "text"), title)
 
     @goal_template(level=3)
     def _goal_director_birthplace(self, rng: TaskRng, split: str) -> Episode:
@@ -785,15 +826,17 @@ class MovieEnv(ToolEnv):
         if rng.random() < 0.5:
             goal = f"In which city was the director of {movie.title} born?"
             answer = Answer(director.birth_city, "text", (director.place_of_birth,))
+            read = _birth_city
         else:
             goal = f"When was the director of {movie.title} born?"
             answer = Answer(director.birthday, "date")
+            read = _birthday
         plan = [
             self._find(movie),
             call("get_movie_crew", movie_id=movie.id),
             call("get_person_details", person_id=director.id),
         ]
-        return self._ask(goal, plan, answer)
+        return Episode.question(goal, plan, answer, lambda r: read(r[2]))
 
     @goal_template(level=3)
     def _goal_character_actor_birthday(self, rng: TaskRng, split: str) -> Episode:
@@ -805,7 +848,9 @@ class MovieEnv(ToolEnv):
             call("get_movie_cast", movie_id=movie.id),
             call("get_person_details", person_id=actor.id),
         ]
-        return self._ask(goal, plan, Answer(actor.birthday, "date"))
+        return Episode.question(
+            goal, plan, Answer(actor.birthday, "date"), lambda r: _birthday(r[2])
+        )
 
     @goal_template(level=3)
     def _goal_released_first(self, rng: TaskRng, split: str) -> Episode | None:
@@ -820,7 +865,12 @@ class MovieEnv(ToolEnv):
             self._find(second),
             call("get_movie_details", movie_id=second.id),
         ]
-        return self._ask(goal, plan, Answer(earlier.title, "text"))
+        return Episode.question(
+            goal,
+            plan,
+            Answer(earlier.title, "text"),
+            lambda r: min(r[1], r[3], key=lambda details: details["release_date"])["title"],
+        )
 
     @goal_template(level=3)
     def _goal_costars(self, rng: TaskRng, split: str) -> Episode | None:
@@ -841,7 +891,14 @@ class MovieEnv(ToolEnv):
             self._find_person(second),
             call("get_person_cast", person_id=second.id),
         ]
-        return self._ask(goal, plan, Answer("yes" if second in costars else "no", "text"))
+
+        def shared(results: Results) -> str:
+            films = [{role["movie_id"] for role in results[i]["cast"]} for i in (1, 3)]
+            return "yes" if films[0] & films[1] else "no"
+
+        return Episode.question(
+            goal, plan, Answer("yes" if second in costars else "no", "text"), shared
+        )
 
     @goal_template(level=3)
     def _goal_lead_actor_filmography(self, rng: TaskRng, split: str) -> Episode:
@@ -853,7 +910,9 @@ class MovieEnv(ToolEnv):
             call("get_movie_cast", movie_id=movie.id),
             call("get_person_cast", person_id=lead.id),
         ]
-        return self._ask(goal, plan, Answer(len(lead.cast), "number"))
+        return Episode.question(
+            goal, plan, Answer(len(lead.cast), "number"), lambda r: len(r[2]["cast"])
+        )
 
     # ------------------------------------------------------------------ random calls
     def _argument_pool(self, param: str) -> Sequence[Any] | None:
@@ -869,9 +928,3 @@ def _random_arguments() -> dict[str, list[str]]:
         "person_id": [p.id for p in people],
         "person_name": [p.name for p in people],
     }
-
-
-def _finish_value(answer: Answer) -> Any:
-    if answer.kind == "list":
-        return list(answer.value)  # type: ignore[arg-type]
-    return answer.value

@@ -18,7 +18,7 @@ from llmgym.core import Task, knob, split_of
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.tools.base import (
     Episode,
-    ToolCall,
+    PlanStep,
     ToolConfig,
     ToolEnv,
     ToolError,
@@ -325,7 +325,7 @@ def _generate(kind: str, rows: int, rng: TaskRng) -> Grid:
             (item, category) for category, items in words["products"].items() for item in items
         ]
         chosen = rng.sample(products, rows)
-        return [["Item", "Category", "Price", "Stock"]] + [
+        body: list[list[Cell]] = [
             [
                 item,
                 category,
@@ -334,38 +334,43 @@ def _generate(kind: str, rows: int, rng: TaskRng) -> Grid:
             ]
             for item, category in chosen
         ]
+        return [["Item", "Category", "Price", "Stock"], *body]
     if kind == "grades":
         subjects = rng.sample(words["subjects"], 3)
         students = rng.sample(names["first_names"], rows)
-        return [["Student", *subjects]] + [
-            [student, *(rng.randint(40, 100) for _ in subjects)] for student in students
-        ]
+        body = [[student, *(rng.randint(40, 100) for _ in subjects)] for student in students]
+        return [["Student", *subjects], *body]
     if kind == "sales":
-        people = [
-            f"{f} {rng.choice(names['last_names'])}" for f in rng.sample(names["first_names"], rows)
-        ]
-        return [["Salesperson", "Region", "Q1", "Q2", "Q3", "Q4"]] + [
+        body = [
             [person, rng.choice(words["regions"]), *(rng.randint(10, 200) * 100 for _ in range(4))]
-            for person in people
+            for person in _full_names(rng, rows)
         ]
+        return [["Salesperson", "Region", "Q1", "Q2", "Q3", "Q4"], *body]
     if kind == "staff":
-        people = [
-            f"{f} {rng.choice(names['last_names'])}" for f in rng.sample(names["first_names"], rows)
-        ]
-        return [["Name", "Department", "Salary", "Years"]] + [
+        body = [
             [
                 person,
                 rng.choice(words["departments"]),
                 rng.randint(300, 1500) * 100,
                 rng.randint(0, 30),
             ]
-            for person in people
+            for person in _full_names(rng, rows)
         ]
+        return [["Name", "Department", "Salary", "Years"], *body]
     items = [(d, c) for c, descriptions in words["expense_items"].items() for d in descriptions]
     days = sorted(rng.sample(range(1, 29), min(rows, 28)))
-    return [["Date", "Category", "Description", "Amount"]] + [
+    body = [
         [f"2024-03-{day:02d}", category, description, round(rng.uniform(3, 400), 2)]
         for day, (description, category) in zip(days, rng.sample(items, len(days)), strict=True)
+    ]
+    return [["Date", "Category", "Description", "Amount"], *body]
+
+
+def _full_names(rng: TaskRng, count: int) -> list[str]:
+    """``count`` people with different first names."""
+    names = load_data("names")
+    return [
+        f"{f} {rng.choice(names['last_names'])}" for f in rng.sample(names["first_names"], count)
     ]
 
 
@@ -388,7 +393,7 @@ _KINDS = ("inventory", "grades", "sales", "staff", "expenses")
 _POSITION_DOC = "A cell in A1 notation, e.g. 'B3' (columns are letters, rows start at 1)."
 
 
-class SheetEnv(ToolEnv):
+class SheetEnv(ToolEnv[SheetConfig]):
     """Edit a spreadsheet with the tools of a spreadsheet service until it matches the goal.
 
     ## Description
@@ -442,6 +447,8 @@ class SheetEnv(ToolEnv):
     config_class = SheetConfig
     env_name = "sheet"
     answer_required = False
+    finish_description = "Finish the task when the sheet is done."
+    answer_description = "Optional; not needed for sheet edits."
     service = (
         "You are an autonomous agent editing a spreadsheet workbook with the tools of a "
         "spreadsheet service. Each tool is listed with its name, description, parameters and "
@@ -461,19 +468,21 @@ class SheetEnv(ToolEnv):
         'Action: open_sheet with Action Input: {"name": "Inventory Lisbon"}'
     )
 
-    def __init__(self, config: SheetConfig | dict | None = None, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
-        self._places: dict[str, str] = {}
-        self._tables: dict[str, _Table] = {}
-        self._sheets: dict[str, Grid] = {}
-        self._initial: dict[str, Grid] = {}
-        self._expected: dict[str, Grid] = {}
-        self._target = ""
-        self._open: str | None = None
-        self._frozen_rows = 0
+    _places: dict[str, str]
+    """The place in the name of each kind of sheet."""
+    _tables: dict[str, _Table]
+    """The generated sheets, by kind."""
+    _sheets: dict[str, Grid]
+    """The workbook: each sheet's grid, by name."""
+    _initial: dict[str, Grid]
+    _expected: dict[str, Grid]
+    """The goal's grids of the sheets it changes."""
+    _target: str
+    _open: str | None
+    _frozen_rows: int
 
     # ------------------------------------------------------------------ state
-    def _setup(self, task: Task, rng: TaskRng) -> None:
+    def _setup(self, task: Task[SheetConfig], rng: TaskRng) -> None:
         self._places = dict(
             zip(_KINDS, rng.sample(_sheet_places(task.split), len(_KINDS)), strict=True)
         )
@@ -484,7 +493,7 @@ class SheetEnv(ToolEnv):
     def _table(self, kind: str) -> _Table:
         """The sheet of ``kind`` for this task (generated on first use, from its own stream)."""
         if kind not in self._tables:
-            config: SheetConfig = self.task.config  # type: ignore[assignment]
+            config = self.task.config
             title = f"{load_data('sheets')['kinds'][kind]} {self._places[kind]}"
             grid = _generate(kind, config.rows, self.task.rng("sheet", title))
             self._tables[kind] = _Table(kind, title, grid)
@@ -492,7 +501,7 @@ class SheetEnv(ToolEnv):
 
     def _workbook(self, target: str, rng: TaskRng) -> _Table:
         """Fix the workbook: the target table plus ``other_sheets`` others, in a random order."""
-        config: SheetConfig = self.task.config  # type: ignore[assignment]
+        config = self.task.config
         others = rng.sample([k for k in _KINDS if k != target], config.other_sheets)
         kinds = [target, *others]
         rng.shuffle(kinds)
@@ -836,13 +845,6 @@ class SheetEnv(ToolEnv):
                     found.append(f"{column_letters(c)}{r}")
         return found
 
-    @tool(
-        "Finish the task when the sheet is done.",
-        answer="Optional; not needed for sheet edits.",
-    )
-    def finish(self, answer: str | float | bool | list[Any]) -> None:  # pragma: no cover
-        raise AssertionError("finish is handled by ToolEnv._step")
-
     # ------------------------------------------------------------------ judging
     def _judge(self, answer: Any) -> tuple[float, bool]:
         matched = total = 0
@@ -854,16 +856,49 @@ class SheetEnv(ToolEnv):
                 success = False
             if name == self._target or good < cells:
                 matched, total = matched + good, total + cells
-        config: SheetConfig = self.task.config  # type: ignore[assignment]
+        config = self.task.config
         if not config.partial_credit:
             return float(success), success
         return (1.0 if success else matched / max(total, 1)), success
 
     # ------------------------------------------------------------------ goals
-    def _edit(self, goal: str, table: _Table, expected: Grid, calls: list[ToolCall]) -> Episode:
+    def _edit(self, goal: str, table: _Table, expected: Grid, calls: list[PlanStep]) -> Episode:
         self._expected = {table.name: _trimmed(expected)}
         plan = [call("open_sheet", name=table.name), call("get_all_values"), *calls, call("finish")]
         return Episode(goal, plan)
+
+    def _set_cell(self, goal: str, table: _Table, row: int, column: int, value: Cell) -> Episode:
+        """A goal met by setting one cell (``row`` and ``column`` from 1) to ``value``."""
+        expected = [list(r) for r in table.grid]
+        expected[row - 1][column - 1] = value
+        position = f"{column_letters(column)}{row}"
+        return self._edit(
+            goal, table, expected, [call("update_cell", position=position, value=value)]
+        )
+
+    def _delete_rows(self, goal: str, table: _Table, rows: list[int]) -> Episode:
+        """A goal met by deleting ``rows`` (numbered from 1)."""
+        expected = [r for i, r in enumerate(table.grid, start=1) if i not in set(rows)]
+        return self._edit(
+            goal, table, expected, [call("delete_batch_data", dimension="row", index_list=rows)]
+        )
+
+    def _add_column(
+        self, goal: str, table: _Table, values: list[Cell], formulas: list[Cell]
+    ) -> Episode:
+        """A goal met by a new last column: ``values`` from the header down, written as
+        ``formulas``."""
+        grid = table.grid
+        expected = [[*row, value] for row, value in zip(grid, values, strict=True)]
+        insert = call("insert_cols", values_list=[formulas], col_idx=len(grid[0]) + 1)
+        return self._edit(goal, table, expected, [insert])
+
+    def _add_row(
+        self, goal: str, table: _Table, values: list[Cell], formulas: list[Cell]
+    ) -> Episode:
+        """A goal met by a new last row: ``values``, written as ``formulas``."""
+        insert = call("insert_rows", values_list=[formulas], row_idx=len(table.grid) + 1)
+        return self._edit(goal, table, [*table.grid, values], [insert])
 
     def _target_table(self, rng: TaskRng, kinds: Sequence[str] = _KINDS) -> _Table:
         return self._workbook(rng.choice(list(kinds)), rng)
@@ -874,16 +909,11 @@ class SheetEnv(ToolEnv):
         grid = table.grid
         row = rng.randint(2, len(grid))
         column = rng.randint(3 if table.kind != "grades" else 2, len(grid[0]))
-        old = grid[row - 1][column - 1]
+        old = _numeric(grid[row - 1][column - 1])
         value = old + rng.randint(1, 9) if isinstance(old, int) else round(float(old) * 1.5, 2)
-        expected = [list(r) for r in grid]
-        expected[row - 1][column - 1] = value
         header, key = grid[0][column - 1], grid[row - 1][0]
         goal = f"In the sheet '{table.name}', set the {header} of {key} to {value}."
-        position = f"{column_letters(column)}{row}"
-        return self._edit(
-            goal, table, expected, [call("update_cell", position=position, value=value)]
-        )
+        return self._set_cell(goal, table, row, column, value)
 
     @goal_template(level=1)
     def _goal_rename_column(self, rng: TaskRng, split: str) -> Episode:
@@ -891,30 +921,22 @@ class SheetEnv(ToolEnv):
         column = rng.randint(1, len(table.grid[0]))
         old = table.grid[0][column - 1]
         new = rng.choice(["Total", "Value", "Notes", "Count", "Label"]) + f" {old}"
-        expected = [list(r) for r in table.grid]
-        expected[0][column - 1] = new
         goal = f"In the sheet '{table.name}', rename the column '{old}' to '{new}'."
-        position = f"{column_letters(column)}1"
-        return self._edit(
-            goal, table, expected, [call("update_cell", position=position, value=new)]
-        )
+        return self._set_cell(goal, table, 1, column, new)
 
     @goal_template(level=1)
     def _goal_delete_row(self, rng: TaskRng, split: str) -> Episode:
         table = self._target_table(rng, ("inventory", "grades", "sales", "staff"))
         row = rng.randint(2, len(table.grid))
-        key = table.grid[row - 1][0]
-        expected = [r for i, r in enumerate(table.grid, start=1) if i != row]
-        goal = f"In the sheet '{table.name}', delete the row of {key}."
-        return self._edit(
-            goal, table, expected, [call("delete_batch_data", dimension="row", index_list=[row])]
-        )
+        goal = f"In the sheet '{table.name}', delete the row of {table.grid[row - 1][0]}."
+        return self._delete_rows(goal, table, [row])
 
     @goal_template(level=1)
     def _goal_append_row(self, rng: TaskRng, split: str) -> Episode:
         table = self._target_table(rng, ("inventory", "staff"))
         taken = {r[0] for r in table.grid}
         names = load_data("names")
+        row: list[Cell]
         if table.kind == "inventory":
             products = load_data("sheets")["products"]
             category = rng.choice(sorted(products))
@@ -932,9 +954,7 @@ class SheetEnv(ToolEnv):
                 f"In the sheet '{table.name}', add a row at the bottom for the new employee "
                 f"{person} ({department} department, salary {row[2]}, 0 years)."
             )
-        expected = [*(list(r) for r in table.grid), row]
-        insert = call("insert_rows", values_list=[row], row_idx=len(table.grid) + 1)
-        return self._edit(goal, table, expected, [insert])
+        return self._add_row(goal, table, row, row)
 
     @goal_template(level=2, weight=1.5)
     def _goal_sort(self, rng: TaskRng, split: str) -> Episode | None:
@@ -960,10 +980,7 @@ class SheetEnv(ToolEnv):
             f"In the sheet '{table.name}', sort the rows by {header} {order}, keeping the header "
             "row at the top."
         )
-        calls = [
-            call("freeze_data", dimension="rows", num=1),
-            call("sort_sheet_by_col", col_num=column, order="desc" if descending else "asc"),
-        ]
+        calls = _sorting(column, descending)
         return self._edit(goal, table, [table.grid[0], *body], calls)
 
     @goal_template(level=2)
@@ -971,18 +988,16 @@ class SheetEnv(ToolEnv):
         table = self._target_table(rng, ("grades", "sales"))
         grid = table.grid
         first = 2 if table.kind == "grades" else 3
-        width = len(grid[0])
         name = "Total" if table.kind == "grades" else "Year Total"
-        columns = ", ".join(grid[0][first - 1 :])
-        expected = [[*grid[0], name]] + [[*row, sum(row[first - 1 :])] for row in grid[1:]]
-        span = f"{column_letters(first)}{{r}}:{column_letters(width)}{{r}}"
-        formulas = [name] + [f"=SUM({span.format(r=r)})" for r in range(2, len(grid) + 1)]
+        summed = _header(grid)[first - 1 :]
+        span = f"{column_letters(first)}{{r}}:{column_letters(len(grid[0]))}{{r}}"
+        totals = [sum(_numeric(cell) for cell in row[first - 1 :]) for row in grid[1:]]
+        formulas = [f"=SUM({span.format(r=r)})" for r in range(2, len(grid) + 1)]
         goal = (
             f"In the sheet '{table.name}', add a column '{name}' after the last column holding "
-            f"each row's sum of {columns}."
+            f"each row's sum of {', '.join(summed)}."
         )
-        insert = call("insert_cols", values_list=[formulas], col_idx=width + 1)
-        return self._edit(goal, table, expected, [insert])
+        return self._add_column(goal, table, [name, *totals], [name, *formulas])
 
     @goal_template(level=2)
     def _goal_delete_where(self, rng: TaskRng, split: str) -> Episode | None:
@@ -993,7 +1008,7 @@ class SheetEnv(ToolEnv):
             goal = f"In the sheet '{table.name}', delete every item whose Stock is 0."
         elif table.kind == "staff":
             limit = rng.randint(3, 10)
-            doomed = [i for i, r in enumerate(grid[1:], start=2) if r[3] < limit]
+            doomed = [i for i, r in enumerate(grid[1:], start=2) if _numeric(r[3]) < limit]
             goal = (
                 f"In the sheet '{table.name}', delete every employee with fewer than {limit} Years."
             )
@@ -1001,17 +1016,14 @@ class SheetEnv(ToolEnv):
             subject = grid[0][rng.randint(2, len(grid[0])) - 1]
             column = grid[0].index(subject)
             limit = rng.choice([50, 55, 60])
-            doomed = [i for i, r in enumerate(grid[1:], start=2) if r[column] < limit]
+            doomed = [i for i, r in enumerate(grid[1:], start=2) if _numeric(r[column]) < limit]
             goal = (
                 f"In the sheet '{table.name}', delete every student who scored below {limit} in "
                 f"{subject}."
             )
         if not doomed or len(doomed) == len(grid) - 1:
             return None
-        expected = [r for i, r in enumerate(grid, start=1) if i not in set(doomed)]
-        return self._edit(
-            goal, table, expected, [call("delete_batch_data", dimension="row", index_list=doomed)]
-        )
+        return self._delete_rows(goal, table, doomed)
 
     @goal_template(level=2)
     def _goal_raise_prices(self, rng: TaskRng, split: str) -> Episode | None:
@@ -1024,10 +1036,10 @@ class SheetEnv(ToolEnv):
             return None
         percent = rng.choice([5, 10, 15, 20, 25])
         expected = [list(r) for r in grid]
-        calls = []
+        calls: list[PlanStep] = []
         for row in rows:
             expected[row - 1][value_column] = round(
-                grid[row - 1][value_column] * (1 + percent / 100), 2
+                _numeric(grid[row - 1][value_column]) * (1 + percent / 100), 2
             )
             position = f"C{row}"
             calls.append(
@@ -1053,19 +1065,19 @@ class SheetEnv(ToolEnv):
         grid = table.grid
         first = 2 if table.kind == "grades" else 3
         height = len(grid)
-        summary: list[Cell] = ["Average"] + [""] * (first - 2)
-        formulas: list[Cell] = ["Average"] + [""] * (first - 2)
+        summary: list[Cell] = ["Average", *[""] * (first - 2)]
+        formulas: list[Cell] = ["Average", *[""] * (first - 2)]
         for column in range(first, len(grid[0]) + 1):
-            values = [r[column - 1] for r in grid[1:]]
+            values = [_numeric(r[column - 1]) for r in grid[1:]]
             summary.append(sum(values) / len(values))
             letter = column_letters(column)
             formulas.append(f"=AVERAGE({letter}2:{letter}{height})")
         goal = (
             f"In the sheet '{table.name}', add a row at the bottom with 'Average' in the first "
-            f"column and the average of each of {', '.join(grid[0][first - 1 :])} below its column."
+            f"column and the average of each of {', '.join(_header(grid)[first - 1 :])} below "
+            "its column."
         )
-        insert = call("insert_rows", values_list=[formulas], row_idx=height + 1)
-        return self._edit(goal, table, [*grid, summary], [insert])
+        return self._add_row(goal, table, summary, formulas)
 
     @goal_template(level=3)
     def _goal_delete_then_sort(self, rng: TaskRng, split: str) -> Episode | None:
@@ -1077,7 +1089,7 @@ class SheetEnv(ToolEnv):
             return None
         descending = rng.random() < 0.5
         kept = [r for i, r in enumerate(grid[1:], start=2) if i not in set(doomed)]
-        body = sorted(kept, key=lambda r: r[2], reverse=descending)
+        body = sorted(kept, key=lambda r: _numeric(r[2]), reverse=descending)
         order = "highest to lowest" if descending else "lowest to highest"
         goal = (
             f"In the sheet '{table.name}', delete the items that are out of stock (Stock 0), then "
@@ -1085,8 +1097,7 @@ class SheetEnv(ToolEnv):
         )
         calls = [
             call("delete_batch_data", dimension="row", index_list=doomed),
-            call("freeze_data", dimension="rows", num=1),
-            call("sort_sheet_by_col", col_num=3, order="desc" if descending else "asc"),
+            *_sorting(3, descending),
         ]
         return self._edit(goal, table, [grid[0], *body], calls)
 
@@ -1094,14 +1105,13 @@ class SheetEnv(ToolEnv):
     def _goal_difference_column(self, rng: TaskRng, split: str) -> Episode:
         table = self._target_table(rng, ("sales",))
         grid = table.grid
-        expected = [[*grid[0], "Growth"]] + [[*row, row[5] - row[2]] for row in grid[1:]]
-        formulas = ["Growth"] + [f"=F{r}-C{r}" for r in range(2, len(grid) + 1)]
+        growth = [_numeric(row[5]) - _numeric(row[2]) for row in grid[1:]]
+        formulas = [f"=F{r}-C{r}" for r in range(2, len(grid) + 1)]
         goal = (
             f"In the sheet '{table.name}', add a column 'Growth' after the last column holding "
             "each salesperson's Q4 minus Q1."
         )
-        insert = call("insert_cols", values_list=[formulas], col_idx=len(grid[0]) + 1)
-        return self._edit(goal, table, expected, [insert])
+        return self._add_column(goal, table, ["Growth", *growth], ["Growth", *formulas])
 
     # ------------------------------------------------------------------ random calls
     def _argument_pool(self, param: str) -> Sequence[Any] | None:
@@ -1138,6 +1148,25 @@ class SheetEnv(ToolEnv):
             name = list(self._sheets)[int(rng.integers(len(self._sheets)))]
             return f"Action: open_sheet with Action Input: {json.dumps({'name': name})}"
         return super().sample_action(rng)
+
+
+def _numeric(cell: Cell) -> int | float:
+    """A cell of a generated table's numeric column, as stored (an int stays an int)."""
+    if isinstance(cell, str):
+        raise TypeError(f"expected a number, got {cell!r}")
+    return cell
+
+
+def _header(grid: Grid) -> list[str]:
+    return [str(cell) for cell in grid[0]]
+
+
+def _sorting(column: int, descending: bool) -> list[PlanStep]:
+    """Freeze the header row, then sort the rest by ``column`` (from 1)."""
+    return [
+        call("freeze_data", dimension="rows", num=1),
+        call("sort_sheet_by_col", col_num=column, order="desc" if descending else "asc"),
+    ]
 
 
 def _sort_key(value: Cell) -> tuple[int, float, str]:

@@ -4,7 +4,7 @@ a simulated task manager (AgentGym's Todoist tools, plus task creation)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
@@ -16,8 +16,9 @@ from llmgym.core.tasks import TaskRng
 from llmgym.envs.tools.base import (
     Answer,
     Episode,
+    PlanStep,
+    Results,
     Tool,
-    ToolCall,
     ToolConfig,
     ToolEnv,
     ToolError,
@@ -65,7 +66,7 @@ def _canonical(projects: list[dict], tasks: list[dict]) -> list[Any]:
     ]
 
 
-class TodoEnv(ToolEnv):
+class TodoEnv(ToolEnv[TodoConfig]):
     """Manage a to-do list and answer questions about it with the tools of a task manager.
 
     ## Description
@@ -119,6 +120,10 @@ class TodoEnv(ToolEnv):
     config_class = TodoConfig
     env_name = "todo"
     answer_required = False
+    finish_description = (
+        "Give the answer (for a question) or 'done' (for an operation) and end the task."
+    )
+    answer_description = "The answer to the question, or 'done' after an operation."
     service = (
         "You are an autonomous agent managing the user's to-do list with the tools of a task "
         "manager. Each tool is listed with its name, description, parameters and result."
@@ -134,18 +139,18 @@ class TodoEnv(ToolEnv):
         "Action: get_projects with Action Input: {}"
     )
 
-    def __init__(self, config: TodoConfig | dict | None = None, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
-        self._today = date(2024, 1, 1)
-        self._projects: list[dict] = []
-        self._tasks: list[dict] = []
-        self._initial: list[Any] = []
-        self._expected: list[Any] | None = None
-        self._next_id = 0
+    _today: date
+    _projects: list[dict]
+    _tasks: list[dict]
+    _initial: list[Any]
+    """The canonical state the account starts in (see :func:`_canonical`)."""
+    _expected: list[Any] | None
+    """The canonical goal state of an operation (``None`` for a question)."""
+    _next_id: int
 
     # ------------------------------------------------------------------ state
-    def _setup(self, task: Task, rng: TaskRng) -> None:
-        config: TodoConfig = task.config  # type: ignore[assignment]
+    def _setup(self, task: Task[TodoConfig], rng: TaskRng) -> None:
+        config = task.config
         words = load_data("todo")
         while True:  # draw accounts until one belongs to the task's split (by its content)
             self._today = date(2024, 1, 1) + timedelta(days=rng.randbelow(366))
@@ -365,13 +370,6 @@ class TodoEnv(ToolEnv):
         self._tasks.remove(entry)
         return self._public(entry)
 
-    @tool(
-        "Give the answer (for a question) or 'done' (for an operation) and end the task.",
-        answer="The answer to the question, or 'done' after an operation.",
-    )
-    def finish(self, answer: str | float | bool | list[Any]) -> None:  # pragma: no cover
-        raise AssertionError("finish is handled by ToolEnv._step")
-
     # ------------------------------------------------------------------ judging
     def _judge(self, answer: Any) -> tuple[float, bool]:
         state = _canonical(self._projects, self._tasks)
@@ -387,22 +385,40 @@ class TodoEnv(ToolEnv):
     def _in(self, project: dict) -> list[dict]:
         return [t for t in self._tasks if t["project_id"] == project["id"]]
 
-    def _look(self, project: dict) -> list[ToolCall]:
+    def _look(self, project: dict) -> list[PlanStep]:
         return [call("get_projects"), call("get_tasks", project_id=project["id"])]
 
-    def _question(self, goal: str, plan: list[ToolCall], answer: Answer) -> Episode:
-        value = list(answer.value) if answer.kind == "list" else answer.value
-        return Episode(goal, [*plan, call("finish", answer=value)], answer)
-
-    def _operation(self, goal: str, plan: list[ToolCall], changed: Any) -> Episode:
-        """``changed(projects, tasks)`` edits copies of the state into the goal state."""
+    def _operation(
+        self, goal: str, plan: list[PlanStep], change: Callable[[list[dict], list[dict]], None]
+    ) -> Episode:
+        """``change(projects, tasks)`` edits copies of the state into the goal state."""
         projects = [dict(p) for p in self._projects]
         tasks = [dict(t) for t in self._tasks]
-        changed(projects, tasks)
+        change(projects, tasks)
         self._expected = _canonical(projects, tasks)
         return Episode(goal, [*plan, call("finish", answer="done")])
 
-    def _pick_task(self, rng: TaskRng, want: Any = None) -> tuple[dict, dict] | None:
+    def _edit_tasks(self, goal: str, plan: list[PlanStep], ids: set[str], **fields: Any) -> Episode:
+        """An operation that sets ``fields`` of the tasks ``ids``."""
+
+        def change(projects: list[dict], tasks: list[dict]) -> None:
+            for t in tasks:
+                if t["id"] in ids:
+                    t.update(fields)
+
+        return self._operation(goal, plan, change)
+
+    def _delete_tasks(self, goal: str, plan: list[PlanStep], ids: set[str]) -> Episode:
+        """An operation that deletes the tasks ``ids``."""
+
+        def change(projects: list[dict], tasks: list[dict]) -> None:
+            tasks[:] = [t for t in tasks if t["id"] not in ids]
+
+        return self._operation(goal, plan, change)
+
+    def _pick_task(
+        self, rng: TaskRng, want: Callable[[dict], Any] | None = None
+    ) -> tuple[dict, dict] | None:
         candidates = [t for t in self._tasks if want is None or want(t)]
         if not candidates:
             return None
@@ -416,7 +432,10 @@ class TodoEnv(ToolEnv):
             return None
         entry, project = picked
         goal = f"When is the task '{entry['content']}' of the {project['name']} project due?"
-        return self._question(goal, self._look(project), Answer(entry["due_date"], "date"))
+        answer = Answer(entry["due_date"], "date")
+        return Episode.question(
+            goal, self._look(project), answer, lambda r: _named(r[1], entry)["due_date"]
+        )
 
     @goal_template(level=1)
     def _goal_membership(self, rng: TaskRng, split: str) -> Episode | None:
@@ -425,9 +444,14 @@ class TodoEnv(ToolEnv):
             return None
         entry, owner = picked
         project = owner if rng.random() < 0.5 else rng.choice(self._projects)
-        answer = "yes" if project is owner else "no"
+        answer = Answer("yes" if project is owner else "no", "text")
         goal = f"Is '{entry['content']}' a task of the {project['name']} project? Answer yes or no."
-        return self._question(goal, self._look(project), Answer(answer, "text"))
+        return Episode.question(
+            goal,
+            self._look(project),
+            answer,
+            lambda r: "yes" if any(t["content"] == entry["content"] for t in r[1]) else "no",
+        )
 
     @goal_template(level=1)
     def _goal_complete(self, rng: TaskRng, split: str) -> Episode | None:
@@ -436,12 +460,8 @@ class TodoEnv(ToolEnv):
             return None
         entry, project = picked
         goal = f"Mark the task '{entry['content']}' in the {project['name']} project as completed."
-
-        def change(projects: list[dict], tasks: list[dict]) -> None:
-            next(t for t in tasks if t["id"] == entry["id"])["is_completed"] = True
-
         plan = [*self._look(project), call("complete_task", task_id=entry["id"])]
-        return self._operation(goal, plan, change)
+        return self._edit_tasks(goal, plan, {entry["id"]}, is_completed=True)
 
     @goal_template(level=1)
     def _goal_delete(self, rng: TaskRng, split: str) -> Episode | None:
@@ -450,12 +470,8 @@ class TodoEnv(ToolEnv):
             return None
         entry, project = picked
         goal = f"Delete the task '{entry['content']}' from the {project['name']} project."
-
-        def change(projects: list[dict], tasks: list[dict]) -> None:
-            tasks[:] = [t for t in tasks if t["id"] != entry["id"]]
-
         plan = [*self._look(project), call("delete_task", task_id=entry["id"])]
-        return self._operation(goal, plan, change)
+        return self._delete_tasks(goal, plan, {entry["id"]})
 
     @goal_template(level=1)
     def _goal_favorite(self, rng: TaskRng, split: str) -> Episode | None:
@@ -470,7 +486,7 @@ class TodoEnv(ToolEnv):
         def change(projects: list[dict], tasks: list[dict]) -> None:
             next(p for p in projects if p["id"] == project["id"])["is_favorite"] = wanted
 
-        plan = [
+        plan: list[PlanStep] = [
             call("get_projects"),
             call("update_project", project_id=project["id"], is_favorite=wanted),
         ]
@@ -481,7 +497,9 @@ class TodoEnv(ToolEnv):
         project = rng.choice(self._projects)
         count = sum(not t["is_completed"] for t in self._in(project))
         goal = f"How many unfinished tasks are there in the {project['name']} project?"
-        return self._question(goal, self._look(project), Answer(count, "number"))
+        return Episode.question(
+            goal, self._look(project), Answer(count, "number"), lambda r: len(_unfinished(r[1]))
+        )
 
     @goal_template(level=2)
     def _goal_top_priority(self, rng: TaskRng, split: str) -> Episode | None:
@@ -494,7 +512,12 @@ class TodoEnv(ToolEnv):
         if len(leaders) > 1:
             return None
         goal = f"Which unfinished task of the {project['name']} project has the highest priority?"
-        return self._question(goal, self._look(project), Answer(leaders[0]["content"], "text"))
+        return Episode.question(
+            goal,
+            self._look(project),
+            Answer(leaders[0]["content"], "text"),
+            lambda r: max(_unfinished(r[1]), key=lambda t: t["priority"])["content"],
+        )
 
     @goal_template(level=2)
     def _goal_place(self, rng: TaskRng, split: str) -> Episode | None:
@@ -502,10 +525,14 @@ class TodoEnv(ToolEnv):
         if picked is None:
             return None
         entry, project = picked
-        place = entry["description"].split(".")[0].removeprefix("Place: ")
-        goal = f"Where do I need to go for {_named(entry, project)}?"
+        goal = f"Where do I need to go for {_described(entry, project)}?"
         plan = [*self._look(project), call("get_task_description", task_id=entry["id"])]
-        return self._question(goal, plan, Answer(place, "text"))
+        return Episode.question(
+            goal,
+            plan,
+            Answer(_place(entry["description"]), "text"),
+            lambda r: _place(r[2]["description"]),
+        )
 
     @goal_template(level=2)
     def _goal_duration(self, rng: TaskRng, split: str) -> Episode | None:
@@ -513,24 +540,23 @@ class TodoEnv(ToolEnv):
         if picked is None:
             return None
         entry, project = picked
-        goal = f"How many minutes does {_named(entry, project)} take?"
+        goal = f"How many minutes does {_described(entry, project)} take?"
         plan = [*self._look(project), call("get_task_duration", task_id=entry["id"])]
-        return self._question(goal, plan, Answer(entry["duration"], "number"))
+        return Episode.question(
+            goal, plan, Answer(entry["duration"], "number"), lambda r: _minutes(r[2])
+        )
 
     @goal_template(level=2)
     def _goal_overdue_count(self, rng: TaskRng, split: str) -> Episode:
         project = rng.choice(self._projects)
         today = self._today.isoformat()
-        count = sum(
-            not t["is_completed"] and t["due_date"] is not None and t["due_date"] < today
-            for t in self._in(project)
-        )
         goal = (
             f"How many unfinished tasks of the {project['name']} project are overdue (due before "
             "today)?"
         )
         plan = [call("get_user_current_date"), *self._look(project)]
-        return self._question(goal, plan, Answer(count, "number"))
+        answer = Answer(len(_overdue(self._in(project), today)), "number")
+        return Episode.question(goal, plan, answer, lambda r: len(_overdue(r[2], r[0])))
 
     @goal_template(level=2)
     def _goal_postpone(self, rng: TaskRng, split: str) -> Episode | None:
@@ -544,12 +570,8 @@ class TodoEnv(ToolEnv):
             f"Postpone the task '{entry['content']}' of the {project['name']} project by {days} "
             f"day{'s' if days > 1 else ''}."
         )
-
-        def change(projects: list[dict], tasks: list[dict]) -> None:
-            next(t for t in tasks if t["id"] == entry["id"])["due_date"] = new
-
         plan = [*self._look(project), call("update_task", task_id=entry["id"], due_date=new)]
-        return self._operation(goal, plan, change)
+        return self._edit_tasks(goal, plan, {entry["id"]}, due_date=new)
 
     @goal_template(level=2)
     def _goal_set_priority(self, rng: TaskRng, split: str) -> Episode | None:
@@ -562,12 +584,8 @@ class TodoEnv(ToolEnv):
             f"Set the priority of the task '{entry['content']}' of the {project['name']} project "
             f"to {priority} ({PRIORITY_NAMES[priority]})."
         )
-
-        def change(projects: list[dict], tasks: list[dict]) -> None:
-            next(t for t in tasks if t["id"] == entry["id"])["priority"] = priority
-
         plan = [*self._look(project), call("update_task", task_id=entry["id"], priority=priority)]
-        return self._operation(goal, plan, change)
+        return self._edit_tasks(goal, plan, {entry["id"]}, priority=priority)
 
     @goal_template(level=2)
     def _goal_create(self, rng: TaskRng, split: str) -> Episode | None:
@@ -593,7 +611,7 @@ class TodoEnv(ToolEnv):
                  "priority": priority, "due_date": due, "duration": None}
             )  # fmt: skip
 
-        plan = [
+        plan: list[PlanStep] = [
             call("get_user_current_date"),
             call("get_projects"),
             call(
@@ -620,7 +638,10 @@ class TodoEnv(ToolEnv):
             *self._look(project),
             *(call("get_task_duration", task_id=t["id"]) for t in open_tasks),
         ]
-        return self._question(goal, plan, Answer(sum(t["duration"] for t in open_tasks), "number"))
+        answer = Answer(sum(t["duration"] for t in open_tasks), "number")
+        return Episode.question(
+            goal, plan, answer, lambda r: sum(_minutes(duration) for duration in r[2:])
+        )
 
     @goal_template(level=3)
     def _goal_busiest_project(self, rng: TaskRng, split: str) -> Episode | None:
@@ -636,32 +657,26 @@ class TodoEnv(ToolEnv):
             call("get_projects"),
             *(call("get_tasks", project_id=p["id"]) for p in self._projects),
         ]
-        return self._question(goal, plan, Answer(leaders[0], "text"))
+
+        def busiest(results: Results) -> str:
+            unfinished = [len(_unfinished(tasks)) for tasks in results[1:]]
+            return str(results[0][unfinished.index(max(unfinished))]["name"])
+
+        return Episode.question(goal, plan, Answer(leaders[0], "text"), busiest)
 
     @goal_template(level=3)
     def _goal_complete_overdue(self, rng: TaskRng, split: str) -> Episode | None:
         project = rng.choice(self._projects)
-        today = self._today.isoformat()
-        overdue = [
-            t for t in self._in(project)
-            if not t["is_completed"] and t["due_date"] is not None and t["due_date"] < today
-        ]  # fmt: skip
+        overdue = _overdue(self._in(project), self._today.isoformat())
         if not overdue:
             return None
         goal = (
             f"Complete every unfinished task of the {project['name']} project that is due before "
             "today."
         )
-        ids = {t["id"] for t in overdue}
-
-        def change(projects: list[dict], tasks: list[dict]) -> None:
-            for t in tasks:
-                if t["id"] in ids:
-                    t["is_completed"] = True
-
         plan = [call("get_user_current_date"), *self._look(project)]
         plan += [call("complete_task", task_id=t["id"]) for t in overdue]
-        return self._operation(goal, plan, change)
+        return self._edit_tasks(goal, plan, {t["id"] for t in overdue}, is_completed=True)
 
     @goal_template(level=3)
     def _goal_delete_completed(self, rng: TaskRng, split: str) -> Episode | None:
@@ -670,13 +685,8 @@ class TodoEnv(ToolEnv):
         if not done:
             return None
         goal = f"Delete all completed tasks of the {project['name']} project."
-        ids = {t["id"] for t in done}
-
-        def change(projects: list[dict], tasks: list[dict]) -> None:
-            tasks[:] = [t for t in tasks if t["id"] not in ids]
-
         plan = [*self._look(project), *(call("delete_task", task_id=t["id"]) for t in done)]
-        return self._operation(goal, plan, change)
+        return self._delete_tasks(goal, plan, {t["id"] for t in done})
 
     @goal_template(level=3)
     def _goal_move_to_tomorrow(self, rng: TaskRng, split: str) -> Episode | None:
@@ -690,16 +700,9 @@ class TodoEnv(ToolEnv):
             f"Move every unfinished task of the {project['name']} project that is due today to "
             "tomorrow."
         )
-        ids = {t["id"] for t in due}
-
-        def change(projects: list[dict], tasks: list[dict]) -> None:
-            for t in tasks:
-                if t["id"] in ids:
-                    t["due_date"] = tomorrow
-
         plan = [call("get_user_current_date"), *self._look(project)]
         plan += [call("update_task", task_id=t["id"], due_date=tomorrow) for t in due]
-        return self._operation(goal, plan, change)
+        return self._edit_tasks(goal, plan, {t["id"] for t in due}, due_date=tomorrow)
 
     # ------------------------------------------------------------------ random calls
     def _argument_pool(self, param: str) -> Sequence[Any] | None:
@@ -729,5 +732,29 @@ def _check_priority(priority: int) -> None:
         raise ToolError(f"priority must be 1 (normal) to 4 (urgent), got {priority}")
 
 
-def _named(entry: dict, project: dict) -> str:
+def _described(entry: dict, project: dict) -> str:
     return f"the task '{entry['content']}' of the {project['name']} project"
+
+
+def _named(tasks: list[dict], entry: dict) -> dict:
+    """The task of ``tasks`` (a get_tasks result) with the content of ``entry``."""
+    return next(t for t in tasks if t["content"] == entry["content"])
+
+
+def _unfinished(tasks: list[dict]) -> list[dict]:
+    return [t for t in tasks if not t["is_completed"]]
+
+
+def _overdue(tasks: list[dict], today: str) -> list[dict]:
+    """The unfinished tasks due before ``today`` (YYYY-MM-DD)."""
+    return [t for t in _unfinished(tasks) if t["due_date"] is not None and t["due_date"] < today]
+
+
+def _place(description: str) -> str:
+    """The place a task's description names ("Place: ... . Tips: ...")."""
+    return description.split(".")[0].removeprefix("Place: ")
+
+
+def _minutes(duration: dict) -> int:
+    """The minutes of a get_task_duration result ("30(minute)")."""
+    return int(duration["duration"].removesuffix("(minute)"))

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import cache, lru_cache
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -16,12 +16,16 @@ from llmgym.core import Task, split_of
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.tools.base import (
     Answer,
+    DerivedCall,
     Episode,
+    PlanStep,
+    Results,
     Tool,
     ToolCall,
     ToolConfig,
     ToolEnv,
     ToolError,
+    ToolTable,
     call,
     goal_template,
     load_data,
@@ -234,37 +238,32 @@ def day_weather(city: City, day: date) -> DayWeather:
     )
 
 
-_UNITS = {
-    "temperature_2m_max": "°C",
-    "temperature_2m_min": "°C",
-    "temperature_2m_mean": "°C",
-    "rain_sum": "mm",
-    "snowfall_sum": "cm",
-    "pm2_5": "µg/m³",
+class _Column(NamedTuple):
+    """One column of a weather query's result: its field, unit and the :class:`DayWeather` value
+    it reads (for hourly queries, the method that gives the day's 24 values)."""
+
+    field: str
+    unit: str
+    reads: str
+
+
+_QUERIES = load_data("weather_tools")
+_SERIES = {
+    name: tuple(_Column(**column) for column in columns)
+    for name, columns in _QUERIES["series"].items()
 }
-_FIELDS = {
-    "temp": ("temperature_2m_max", "temperature_2m_min", "temperature_2m_mean"),
-    "rain": ("rain_sum",),
-    "snow": ("snowfall_sum",),
-    "air": ("pm2_5",),
-}
+_READS = {column.field: column.reads for columns in _SERIES.values() for column in columns}
 
 
-_FIELD_INDEX = {
-    "temperature_2m_max": DayWeather._fields.index("t_max"),
-    "temperature_2m_min": DayWeather._fields.index("t_min"),
-    "temperature_2m_mean": DayWeather._fields.index("t_mean"),
-    "rain_sum": DayWeather._fields.index("rain"),
-    "snowfall_sum": DayWeather._fields.index("snow"),
-    "pm2_5": DayWeather._fields.index("pm25"),
-}
+def _reading(city: City, day: date, field: str) -> float:
+    """The value a daily query's ``field`` shows for ``city`` on ``day``."""
+    value: float = getattr(day_weather(city, day), _READS[field])
+    return value
 
 
-_LATITUDE = "The latitude of the location."
-_LONGITUDE = "The longitude of the location."
-_START = "The first day (YYYY-MM-DD)."
-_END = "The last day (YYYY-MM-DD), at most 92 days after start_date."
-_CURRENT = "Today's date (YYYY-MM-DD)."
+def _parameter_doc(name: str) -> str:
+    description: str = _QUERIES["parameters"][name]["description"]
+    return description
 
 
 @dataclass(frozen=True)
@@ -272,7 +271,7 @@ class WeatherConfig(ToolConfig):
     """Difficulty knobs of :class:`WeatherEnv`."""
 
 
-class WeatherEnv(ToolEnv):
+class WeatherEnv(ToolEnv[WeatherConfig]):
     """Answer weather questions by calling the tools of a simulated weather service.
 
     ## Description
@@ -347,13 +346,11 @@ class WeatherEnv(ToolEnv):
         "Action: get_user_current_date with Action Input: {}"
     )
 
-    def __init__(self, config: WeatherConfig | dict | None = None, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
-        self._today = date(2022, 1, 1)
-        self._home = cities()[0]
+    _today: date
+    _home: City
 
     # ------------------------------------------------------------------ state
-    def _setup(self, task: Task, rng: TaskRng) -> None:
+    def _setup(self, task: Task[WeatherConfig], rng: TaskRng) -> None:
         self._today = date(2021, 1, 1) + timedelta(days=rng.randbelow(4 * 365))
         self._home = rng.choice(_homes(task.split))
 
@@ -411,28 +408,43 @@ class WeatherEnv(ToolEnv):
                 )
         return [start + timedelta(days=i) for i in range((end - start).days + 1)]
 
-    def _daily(self, latitude: float, longitude: float, days: list[date], kind: str) -> dict:
-        city = self._station(latitude, longitude)
-        fields = _FIELDS[kind]
-        series: dict[str, list[Any]] = {"time": [d.isoformat() for d in days]}
-        weather = [day_weather(city, d) for d in days]
-        for name in fields:
-            index = _FIELD_INDEX[name]
-            series[name] = [w[index] for w in weather]
-        return {
-            "latitude": city.latitude,
-            "longitude": city.longitude,
-            "daily_units": {"time": "iso8601", **{name: _UNITS[name] for name in fields}},
-            "daily": series,
-        }
+    def _days(self, period: str, dates: dict[str, str]) -> list[date]:
+        """The days a query of ``period`` asks for, checked against what the service covers."""
+        if period == "current":
+            day = parse_iso_date(dates["current_date"], "current_date")
+            if day != self._today:
+                raise ToolError(
+                    f"current data is only available for today; current_date {day} is not today"
+                )
+            return [day]
+        if period == "hourly":
+            day = parse_iso_date(dates["date"], "date")
+            if not FIRST_DAY <= day < self._today + timedelta(days=FORECAST_DAYS):
+                last = self._today + timedelta(days=FORECAST_DAYS - 1)
+                raise ToolError(f"hourly data covers {FIRST_DAY} to {last}")
+            return [day]
+        return self._range(dates["start_date"], dates["end_date"], period)
 
-    def _current(self, latitude: float, longitude: float, current_date: str, kind: str) -> dict:
-        day = parse_iso_date(current_date, "current_date")
-        if day != self._today:
-            raise ToolError(
-                f"current data is only available for today; current_date {day} is not today"
-            )
-        return self._daily(latitude, longitude, [day], kind)
+    def _query(
+        self, period: str, series: str, latitude: float, longitude: float, **dates: str
+    ) -> dict[str, Any]:
+        """A weather query (the tools of :attr:`queries`): the ``series`` of the place within
+        50 km, daily over the days asked for, or hourly over one day."""
+        days = self._days(period, dates)
+        city = self._station(latitude, longitude)
+        columns = _SERIES[series]
+        units = {"time": "iso8601", **{column.field: column.unit for column in columns}}
+        located = {"latitude": city.latitude, "longitude": city.longitude}
+        if period == "hourly":
+            weather = day_weather(city, days[0])
+            hours = [f"{days[0].isoformat()}T{hour:02d}:00" for hour in range(24)]
+            values = {column.field: list(getattr(weather, column.reads)()) for column in columns}
+            return {**located, "hourly_units": units, "hourly": {"time": hours, **values}}
+        weathers = [day_weather(city, d) for d in days]
+        daily: dict[str, list[Any]] = {"time": [d.isoformat() for d in days]}
+        for column in columns:
+            daily[column.field] = [getattr(w, column.reads) for w in weathers]
+        return {**located, "daily_units": units, "daily": daily}
 
     # ------------------------------------------------------------------ tools
     @tool("Get the user's current date.", returns="The current date as YYYY-MM-DD.")
@@ -480,8 +492,8 @@ class WeatherEnv(ToolEnv):
     @tool(
         "Get the elevation of a location.",
         returns="The elevation in metres.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
+        latitude=_parameter_doc("latitude"),
+        longitude=_parameter_doc("longitude"),
     )
     def get_elevation(self, latitude: float, longitude: float) -> dict:
         city = self._station(latitude, longitude)
@@ -503,175 +515,8 @@ class WeatherEnv(ToolEnv):
                 raise ToolError(f"({lat}, {lon}) are not coordinates")
         return {"distance": round(haversine_km(latitude1, longitude1, latitude2, longitude2), 2)}
 
-    @tool(
-        "Get historical daily temperatures (max, min, mean) for a location and date range.",
-        returns="Daily temperature_2m_max, temperature_2m_min and temperature_2m_mean in °C.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        start_date=_START,
-        end_date=_END,
-    )
-    def get_historical_temp(
-        self, latitude: float, longitude: float, start_date: str, end_date: str
-    ) -> dict:
-        return self._daily(
-            latitude, longitude, self._range(start_date, end_date, "historical"), "temp"
-        )
-
-    @tool(
-        "Get historical daily rainfall for a location and date range.",
-        returns="Daily rain_sum in mm.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        start_date=_START,
-        end_date=_END,
-    )
-    def get_historical_rain(
-        self, latitude: float, longitude: float, start_date: str, end_date: str
-    ) -> dict:
-        return self._daily(
-            latitude, longitude, self._range(start_date, end_date, "historical"), "rain"
-        )
-
-    @tool(
-        "Get historical daily snowfall for a location and date range.",
-        returns="Daily snowfall_sum in cm.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        start_date=_START,
-        end_date=_END,
-    )
-    def get_historical_snow(
-        self, latitude: float, longitude: float, start_date: str, end_date: str
-    ) -> dict:
-        return self._daily(
-            latitude, longitude, self._range(start_date, end_date, "historical"), "snow"
-        )
-
-    @tool(
-        "Get the daily temperature forecast (max, min, mean) for a location and date range.",
-        returns="Daily temperature_2m_max, temperature_2m_min and temperature_2m_mean in °C.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        start_date=_START,
-        end_date=_END,
-    )
-    def get_temp_forecast(
-        self, latitude: float, longitude: float, start_date: str, end_date: str
-    ) -> dict:
-        return self._daily(
-            latitude, longitude, self._range(start_date, end_date, "forecast"), "temp"
-        )
-
-    @tool(
-        "Get the daily rainfall forecast for a location and date range.",
-        returns="Daily rain_sum in mm.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        start_date=_START,
-        end_date=_END,
-    )
-    def get_rain_forecast(
-        self, latitude: float, longitude: float, start_date: str, end_date: str
-    ) -> dict:
-        return self._daily(
-            latitude, longitude, self._range(start_date, end_date, "forecast"), "rain"
-        )
-
-    @tool(
-        "Get the daily snowfall forecast for a location and date range.",
-        returns="Daily snowfall_sum in cm.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        start_date=_START,
-        end_date=_END,
-    )
-    def get_snow_forecast(
-        self, latitude: float, longitude: float, start_date: str, end_date: str
-    ) -> dict:
-        return self._daily(
-            latitude, longitude, self._range(start_date, end_date, "forecast"), "snow"
-        )
-
-    @tool(
-        "Get today's temperatures (max, min, mean) for a location.",
-        returns="temperature_2m_max, temperature_2m_min and temperature_2m_mean in °C.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        current_date=_CURRENT,
-    )
-    def get_current_temp(self, latitude: float, longitude: float, current_date: str) -> dict:
-        return self._current(latitude, longitude, current_date, "temp")
-
-    @tool(
-        "Get today's rainfall for a location.",
-        returns="rain_sum in mm.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        current_date=_CURRENT,
-    )
-    def get_current_rain(self, latitude: float, longitude: float, current_date: str) -> dict:
-        return self._current(latitude, longitude, current_date, "rain")
-
-    @tool(
-        "Get today's snowfall for a location.",
-        returns="snowfall_sum in cm.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        current_date=_CURRENT,
-    )
-    def get_current_snow(self, latitude: float, longitude: float, current_date: str) -> dict:
-        return self._current(latitude, longitude, current_date, "snow")
-
-    @tool(
-        "Get the hourly temperatures of one day (past, today or forecast) for a location.",
-        returns="24 hourly temperature_2m values in °C, from 00:00 to 23:00.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        date="The day (YYYY-MM-DD).",
-    )
-    def get_hourly_temp(self, latitude: float, longitude: float, date: str) -> dict:
-        day = parse_iso_date(date, "date")
-        if not FIRST_DAY <= day < self._today + timedelta(days=FORECAST_DAYS):
-            last = self._today + timedelta(days=FORECAST_DAYS - 1)
-            raise ToolError(f"hourly data covers {FIRST_DAY} to {last}")
-        city = self._station(latitude, longitude)
-        return {
-            "latitude": city.latitude,
-            "longitude": city.longitude,
-            "hourly_units": {"time": "iso8601", "temperature_2m": "°C"},
-            "hourly": {
-                "time": [f"{day.isoformat()}T{hour:02d}:00" for hour in range(24)],
-                "temperature_2m": list(day_weather(city, day).hourly()),
-            },
-        }
-
-    @tool(
-        "Get the historical daily air quality index (PM2.5) for a location and date range.",
-        returns="Daily pm2_5 in µg/m³.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        start_date=_START,
-        end_date=_END,
-    )
-    def get_historical_air_quality_index(
-        self, latitude: float, longitude: float, start_date: str, end_date: str
-    ) -> dict:
-        return self._daily(
-            latitude, longitude, self._range(start_date, end_date, "historical"), "air"
-        )
-
-    @tool(
-        "Get today's air quality index (PM2.5) for a location.",
-        returns="pm2_5 in µg/m³.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        current_date=_CURRENT,
-    )
-    def get_current_air_quality_index(
-        self, latitude: float, longitude: float, current_date: str
-    ) -> dict:
-        return self._current(latitude, longitude, current_date, "air")
+    queries: ClassVar[ToolTable] = ToolTable.from_data(_QUERIES, method="_query")
+    """The historical, forecast, current and hourly queries, declared in ``weather_tools.json``."""
 
     @tool(
         "Determine the air quality level of an air quality index (PM2.5).",
@@ -702,6 +547,10 @@ class WeatherEnv(ToolEnv):
     def _at(city: City) -> dict[str, float]:
         return {"latitude": city.latitude, "longitude": city.longitude}
 
+    @staticmethod
+    def _days_of(start: date, end: date) -> dict[str, str]:
+        return {"start_date": start.isoformat(), "end_date": end.isoformat()}
+
     def _past_day(self, rng: TaskRng, most: int = 900) -> date:
         return self._today - timedelta(days=rng.randint(2, most))
 
@@ -715,17 +564,27 @@ class WeatherEnv(ToolEnv):
             ]
         )
         plan = [self._lookup(city), call("get_elevation", **self._at(city))]
-        return self._answer(goal, plan, Answer(city.elevation, "number"))
+        answer = Answer(city.elevation, "number")
+        return Episode.question(goal, plan, answer, lambda seen: seen[1]["elevation"])
 
     @goal_template(level=1, weight=2)
     def _goal_temperature_on_day(self, rng: TaskRng, split: str) -> Episode:
         (city,) = self._pick(rng, split)
         day = self._past_day(rng)
-        stat, field = rng.choice([("highest", "t_max"), ("lowest", "t_min"), ("average", "t_mean")])
+        stat, field = rng.choice(
+            [
+                ("highest", "temperature_2m_max"),
+                ("lowest", "temperature_2m_min"),
+                ("average", "temperature_2m_mean"),
+            ]
+        )
         goal = f"What was the {stat} temperature in {self._label(city)} on {day}, in °C?"
-        days = {"start_date": day.isoformat(), "end_date": day.isoformat()}
-        plan = [self._lookup(city), call("get_historical_temp", **self._at(city), **days)]
-        return self._answer(goal, plan, Answer(getattr(day_weather(city, day), field), "number"))
+        plan = [
+            self._lookup(city),
+            call("get_historical_temp", **self._at(city), **self._days_of(day, day)),
+        ]
+        answer = Answer(_reading(city, day, field), "number")
+        return Episode.question(goal, plan, answer, lambda seen: seen[1]["daily"][field][0])
 
     @goal_template(level=1)
     def _goal_rain_total(self, rng: TaskRng, split: str) -> Episode:
@@ -740,9 +599,16 @@ class WeatherEnv(ToolEnv):
             goal = (
                 f"How much rain fell in {self._label(city)} in total from {start} to {end}, in mm?"
             )
-        span = {"start_date": start.isoformat(), "end_date": end.isoformat()}
-        plan = [self._lookup(city), call("get_historical_rain", **self._at(city), **span)]
-        return self._answer(goal, plan, Answer(total, "number"))
+        plan = [
+            self._lookup(city),
+            call("get_historical_rain", **self._at(city), **self._days_of(start, end)),
+        ]
+        return Episode.question(
+            goal,
+            plan,
+            Answer(total, "number"),
+            lambda seen: round(sum(seen[1]["daily"]["rain_sum"]), 1),
+        )
 
     @goal_template(level=1)
     def _goal_distance(self, rng: TaskRng, split: str) -> Episode:
@@ -762,30 +628,32 @@ class WeatherEnv(ToolEnv):
                 longitude2=second.longitude,
             ),
         ]
-        return self._answer(goal, plan, Answer(distance, "number"))
+        answer = Answer(distance, "number")
+        return Episode.question(goal, plan, answer, lambda seen: seen[2]["distance"])
 
     @goal_template(level=2)
     def _goal_yesterday(self, rng: TaskRng, split: str) -> Episode:
         (city,) = self._pick(rng, split)
         yesterday = self._today - timedelta(days=1)
-        stat, field = rng.choice([("highest", "t_max"), ("lowest", "t_min")])
+        stat, field = rng.choice(
+            [("highest", "temperature_2m_max"), ("lowest", "temperature_2m_min")]
+        )
         goal = f"What was the {stat} temperature in {self._label(city)} yesterday, in °C?"
-        days = {"start_date": yesterday.isoformat(), "end_date": yesterday.isoformat()}
         plan = [
             call("get_user_current_date"),
             self._lookup(city),
-            call("get_historical_temp", **self._at(city), **days),
+            call("get_historical_temp", **self._at(city), **self._days_of(yesterday, yesterday)),
         ]
-        answer = Answer(getattr(day_weather(city, yesterday), field), "number")
-        return self._answer(goal, plan, answer)
+        answer = Answer(_reading(city, yesterday, field), "number")
+        return Episode.question(goal, plan, answer, lambda seen: seen[2]["daily"][field][0])
 
     @goal_template(level=2)
     def _goal_today(self, rng: TaskRng, split: str) -> Episode:
         (city,) = self._pick(rng, split)
         kind, tool_name, field, unit = rng.choice(
             [
-                ("average temperature", "get_current_temp", "t_mean", "°C"),
-                ("rainfall", "get_current_rain", "rain", "mm"),
+                ("average temperature", "get_current_temp", "temperature_2m_mean", "°C"),
+                ("rainfall", "get_current_rain", "rain_sum", "mm"),
             ]
         )
         goal = f"What is the {kind} in {self._label(city)} today, in {unit}?"
@@ -794,8 +662,8 @@ class WeatherEnv(ToolEnv):
             self._lookup(city),
             call(tool_name, **self._at(city), current_date=self._today.isoformat()),
         ]
-        value = getattr(day_weather(city, self._today), field)
-        return self._answer(goal, plan, Answer(value, "number"))
+        answer = Answer(_reading(city, self._today, field), "number")
+        return Episode.question(goal, plan, answer, lambda seen: seen[2]["daily"][field][0])
 
     @goal_template(level=2)
     def _goal_forecast_extreme(self, rng: TaskRng, split: str) -> Episode:
@@ -813,14 +681,16 @@ class WeatherEnv(ToolEnv):
         plan = [
             call("get_user_current_date"),
             self._lookup(city),
-            call(
-                "get_temp_forecast",
-                **self._at(city),
-                start_date=span[0].isoformat(),
-                end_date=span[-1].isoformat(),
-            ),
+            call("get_temp_forecast", **self._at(city), **self._days_of(span[0], span[-1])),
         ]
-        return self._answer(goal, plan, Answer(value, "number"))
+
+        def extreme(seen: Results) -> float:
+            daily = seen[2]["daily"]
+            if highest:
+                return max(daily["temperature_2m_max"])
+            return min(daily["temperature_2m_min"])
+
+        return Episode.question(goal, plan, Answer(value, "number"), extreme)
 
     @goal_template(level=2)
     def _goal_snow_tomorrow(self, rng: TaskRng, split: str) -> Episode | None:
@@ -837,27 +707,30 @@ class WeatherEnv(ToolEnv):
         plan = [
             call("get_user_current_date"),
             self._lookup(city),
-            call(
-                "get_snow_forecast",
-                **self._at(city),
-                start_date=tomorrow.isoformat(),
-                end_date=tomorrow.isoformat(),
-            ),
+            call("get_snow_forecast", **self._at(city), **self._days_of(tomorrow, tomorrow)),
         ]
-        return self._answer(goal, plan, Answer("yes" if snows else "no", "text"))
+        answer = Answer("yes" if snows else "no", "text")
+        return Episode.question(
+            goal,
+            plan,
+            answer,
+            lambda seen: "yes" if seen[2]["daily"]["snowfall_sum"][0] > 0 else "no",
+        )
 
     @goal_template(level=2)
     def _goal_my_location(self, rng: TaskRng, split: str) -> Episode:
         day = self._past_day(rng, 400)
         goal = f"What was the average temperature where I am on {day}, in °C?"
         home = self._home
-        days = {"start_date": day.isoformat(), "end_date": day.isoformat()}
         plan = [
             call("get_user_current_location"),
             self._lookup(home),
-            call("get_historical_temp", **self._at(home), **days),
+            call("get_historical_temp", **self._at(home), **self._days_of(day, day)),
         ]
-        return self._answer(goal, plan, Answer(day_weather(home, day).t_mean, "number"))
+        answer = Answer(day_weather(home, day).t_mean, "number")
+        return Episode.question(
+            goal, plan, answer, lambda seen: seen[2]["daily"]["temperature_2m_mean"][0]
+        )
 
     @goal_template(level=2)
     def _goal_hourly(self, rng: TaskRng, split: str) -> Episode:
@@ -872,8 +745,9 @@ class WeatherEnv(ToolEnv):
             self._lookup(city),
             call("get_hourly_temp", **self._at(city), date=tomorrow.isoformat()),
         ]
-        return self._answer(
-            goal, plan, Answer(day_weather(city, tomorrow).hourly()[hour], "number")
+        answer = Answer(day_weather(city, tomorrow).hourly()[hour], "number")
+        return Episode.question(
+            goal, plan, answer, lambda seen: seen[2]["hourly"]["temperature_2m"][hour]
         )
 
     @goal_template(level=2)
@@ -892,9 +766,16 @@ class WeatherEnv(ToolEnv):
             f"On how many days of {_MONTHS[month - 1]} {start.year} did it snow in "
             f"{self._label(city)}?"
         )
-        span = {"start_date": start.isoformat(), "end_date": end.isoformat()}
-        plan = [self._lookup(city), call("get_historical_snow", **self._at(city), **span)]
-        return self._answer(goal, plan, Answer(count, "number"))
+        plan = [
+            self._lookup(city),
+            call("get_historical_snow", **self._at(city), **self._days_of(start, end)),
+        ]
+        return Episode.question(
+            goal,
+            plan,
+            Answer(count, "number"),
+            lambda seen: sum(snow > 0 for snow in seen[1]["daily"]["snowfall_sum"]),
+        )
 
     @goal_template(level=2)
     def _goal_mean_air_quality(self, rng: TaskRng, split: str) -> Episode:
@@ -907,19 +788,23 @@ class WeatherEnv(ToolEnv):
             f"What was the average daily PM2.5 air quality index in {self._label(city)} from "
             f"{start} to {end}?"
         )
-        span = {"start_date": start.isoformat(), "end_date": end.isoformat()}
         plan = [
             self._lookup(city),
-            call("get_historical_air_quality_index", **self._at(city), **span),
+            call("get_historical_air_quality_index", **self._at(city), **self._days_of(start, end)),
         ]
-        return self._answer(goal, plan, Answer(mean, "number"))
+
+        def average(seen: Results) -> float:
+            values = seen[1]["daily"]["pm2_5"]
+            return round(sum(values) / len(values), 2)
+
+        return Episode.question(goal, plan, Answer(mean, "number"), average)
 
     @goal_template(level=3)
     def _goal_air_quality_level(self, rng: TaskRng, split: str) -> Episode:
         (city,) = self._pick(rng, split)
         index = day_weather(city, self._today).pm25
         goal = f"What is the air quality level in {self._label(city)} today?"
-        plan = [
+        plan: list[PlanStep] = [
             call("get_user_current_date"),
             self._lookup(city),
             call(
@@ -927,9 +812,13 @@ class WeatherEnv(ToolEnv):
                 **self._at(city),
                 current_date=self._today.isoformat(),
             ),
-            call("get_air_quality_level", air_quality_index=index),
+            DerivedCall(
+                "get_air_quality_level",
+                lambda seen: {"air_quality_index": seen[2]["daily"]["pm2_5"][0]},
+            ),
         ]
-        return self._answer(goal, plan, Answer(air_quality_level(index), "text"))
+        answer = Answer(air_quality_level(index), "text")
+        return Episode.question(goal, plan, answer, lambda seen: seen[3])
 
     @goal_template(level=3)
     def _goal_warmer_today(self, rng: TaskRng, split: str) -> Episode | None:
@@ -951,8 +840,15 @@ class WeatherEnv(ToolEnv):
             call("get_current_temp", **self._at(first), current_date=today),
             call("get_current_temp", **self._at(second), current_date=today),
         ]
-        warmer = first if a > b else second
-        return self._answer(goal, plan, Answer(warmer.name, "text"))
+
+        def warmer(seen: Results) -> str:
+            a, b = (seen[i]["daily"]["temperature_2m_mean"][0] for i in (3, 4))
+            name: str = seen[1 if a > b else 2]["results"][0]["name"]
+            return name
+
+        return Episode.question(
+            goal, plan, Answer((first if a > b else second).name, "text"), warmer
+        )
 
     @goal_template(level=3)
     def _goal_warmest_last_week(self, rng: TaskRng, split: str) -> Episode | None:
@@ -968,15 +864,17 @@ class WeatherEnv(ToolEnv):
         plan = [
             call("get_user_current_date"),
             self._lookup(city),
-            call(
-                "get_historical_temp",
-                **self._at(city),
-                start_date=span[0].isoformat(),
-                end_date=span[-1].isoformat(),
-            ),
+            call("get_historical_temp", **self._at(city), **self._days_of(span[0], span[-1])),
         ]
-        warmest = span[means.index(max(means))]
-        return self._answer(goal, plan, Answer(warmest.isoformat(), "date"))
+
+        def warmest(seen: Results) -> str:
+            daily = seen[2]["daily"]
+            means = daily["temperature_2m_mean"]
+            day: str = daily["time"][means.index(max(means))]
+            return day
+
+        warmest_day = span[means.index(max(means))]
+        return Episode.question(goal, plan, Answer(warmest_day.isoformat(), "date"), warmest)
 
     @goal_template(level=3)
     def _goal_rainy_days_ahead(self, rng: TaskRng, split: str) -> Episode:
@@ -991,14 +889,14 @@ class WeatherEnv(ToolEnv):
         plan = [
             call("get_user_current_date"),
             self._lookup(city),
-            call(
-                "get_rain_forecast",
-                **self._at(city),
-                start_date=span[0].isoformat(),
-                end_date=span[-1].isoformat(),
-            ),
+            call("get_rain_forecast", **self._at(city), **self._days_of(span[0], span[-1])),
         ]
-        return self._answer(goal, plan, Answer(count, "number"))
+        return Episode.question(
+            goal,
+            plan,
+            Answer(count, "number"),
+            lambda seen: sum(rain > 0 for rain in seen[2]["daily"]["rain_sum"]),
+        )
 
     @goal_template(level=3)
     def _goal_distance_from_me(self, rng: TaskRng, split: str) -> Episode | None:
@@ -1022,11 +920,8 @@ class WeatherEnv(ToolEnv):
                 longitude2=city.longitude,
             ),
         ]
-        return self._answer(goal, plan, Answer(distance, "number"))
-
-    @staticmethod
-    def _answer(goal: str, plan: list[ToolCall], answer: Answer) -> Episode:
-        return Episode(goal, [*plan, call("finish", answer=answer.value)], answer)
+        answer = Answer(distance, "number")
+        return Episode.question(goal, plan, answer, lambda seen: seen[3]["distance"])
 
     # ------------------------------------------------------------------ random calls
     def _argument_pool(self, param: str) -> Sequence[Any] | None:
