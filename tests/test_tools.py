@@ -167,9 +167,50 @@ def test_tool_declarations_are_checked_when_the_class_is_made() -> None:
     with pytest.raises(TypeError, match="parameter 'x' has no description"):
 
         class Undocumented(ToolEnv):
-            @tool("A tool.")
+            @tool
             def f(self, x: int) -> int:
+                """A tool."""
                 return x
+
+    with pytest.raises(TypeError, match="descriptions for unknown parameters"):
+
+        class Misdocumented(ToolEnv):
+            @tool
+            def f(self, x: int) -> int:
+                """A tool.
+
+                Args:
+                    x: A number.
+                    y: Another number.
+                """
+                return x
+
+
+def test_tools_are_described_by_their_docstrings() -> None:
+    class Documented(ToolEnv):
+        @tool
+        def add(self, x: int, y: int = 1) -> int:
+            """Add two numbers
+            (a wrapped description).
+
+            Args:
+                x: The first number.
+                y: The second number, a description that goes on
+                    over two lines.
+
+            Returns:
+                The sum.
+            """
+            return x + y
+
+    added = Documented.tools["add"]
+    assert added.description == "Add two numbers (a wrapped description)."
+    assert [(p.name, p.description, p.required) for p in added.params] == [
+        ("x", "The first number.", True),
+        ("y", "The second number, a description that goes on over two lines.", False),
+    ]
+    assert added.returns == "The sum."
+    assert list(Documented.tools) == ["add", "check_valid_actions", "finish"]
 
 
 # ------------------------------------------------------------------------------ schemas, rules

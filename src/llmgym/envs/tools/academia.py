@@ -3,17 +3,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from llmgym.core import Task, split_of
+from llmgym.core import Task
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.tools.base import (
     Answer,
     AnswerKind,
     Episode,
+    ItemSplit,
     Results,
     ToolCall,
     ToolConfig,
@@ -23,6 +24,7 @@ from llmgym.envs.tools.base import (
     goal_template,
     load_data,
     normalize_answer,
+    prompt_texts,
     tool,
 )
 
@@ -188,18 +190,8 @@ def _cite(
         reference.cited_by.append(paper)
 
 
-@cache
-def _split_papers(split: str) -> tuple[Paper, ...]:
-    return tuple(
-        p for p in scholar_graph().papers.values() if split_of(f"paper:{p.title}") == split
-    )
-
-
-@cache
-def _split_authors(split: str) -> tuple[Author, ...]:
-    return tuple(
-        a for a in scholar_graph().authors.values() if split_of(f"author:{a.name}") == split
-    )
+_split_papers = ItemSplit("paper", lambda: scholar_graph().papers.values(), lambda p: p.title)
+_split_authors = ItemSplit("author", lambda: scholar_graph().authors.values(), lambda a: a.name)
 
 
 @cache
@@ -216,6 +208,8 @@ def _papers_with_few_references(split: str) -> tuple[Paper, ...]:
 def _authors_with_few_collaborators(split: str) -> tuple[Author, ...]:
     return tuple(a for a in _split_authors(split) if 1 <= len(a.collaborators) <= MAX_CHECKS)
 
+
+_Node = TypeVar("_Node", Paper, Author)
 
 _PAPER_FACTS: tuple[tuple[str, str, AnswerKind], ...] = (
     ("In which year was the paper {} published?", "year", "number"),
@@ -283,20 +277,7 @@ class AcademiaEnv(ToolEnv[AcademiaConfig]):
 
     config_class = AcademiaConfig
     env_name = "academia"
-    service = (
-        "You are an autonomous agent answering questions about research papers with two graphs: "
-        "PaperNet (nodes are papers; a paper's neighbours are the papers it cites) and AuthorNet "
-        "(nodes are authors; an author's neighbours are their collaborators)."
-    )
-    notes = (
-        "Load a graph with loadPaperNet or loadAuthorNet before reading its nodes. Name papers "
-        "by their full title and authors by their full name."
-    )
-    example = (
-        "Observation: Goal: In which year was the paper Robust Transformers for Code Generation "
-        "published?\nThought: I need PaperNet to read the paper's attributes.\n"
-        "Action: loadPaperNet with Action Input: {}"
-    )
+    service, notes, example = prompt_texts("academia")
 
     _loaded: set[str]
     """The graphs loaded in this episode."""
@@ -310,18 +291,21 @@ class AcademiaEnv(ToolEnv[AcademiaConfig]):
         self._loaded = set()
 
     def _paper(self, node: str) -> Paper:
-        self._require("PaperNet")
-        paper = self.graph.papers.get(normalize_answer(node))
-        if paper is None:
-            raise ToolError(f"PaperNet has no paper titled {node.strip()[:80]!r}")
-        return paper
+        titled = f"no paper titled {node.strip()[:80]!r}"
+        return self._node("PaperNet", self.graph.papers, node, titled)
 
     def _author(self, node: str) -> Author:
-        self._require("AuthorNet")
-        author = self.graph.authors.get(normalize_answer(node))
-        if author is None:
-            raise ToolError(f"AuthorNet has no author named {node.strip()[:60]!r}")
-        return author
+        named = f"no author named {node.strip()[:60]!r}"
+        return self._node("AuthorNet", self.graph.authors, node, named)
+
+    def _node(self, graph: str, nodes: Mapping[str, _Node], node: str, missing: str) -> _Node:
+        """The node of ``graph`` named ``node`` (case and punctuation aside); :class:`ToolError`
+        when the graph is not loaded or has ``missing``."""
+        self._require(graph)
+        found = nodes.get(normalize_answer(node))
+        if found is None:
+            raise ToolError(f"{graph} has {missing}")
+        return found
 
     def _require(self, graph: str) -> None:
         if graph not in self._loaded:
@@ -332,39 +316,50 @@ class AcademiaEnv(ToolEnv[AcademiaConfig]):
         return f"{graph} is loaded."
 
     # ------------------------------------------------------------------ tools
-    @tool(
-        "Load PaperNet: nodes are papers, edges are citations.",
-        returns="A confirmation.",
-    )
+    @tool
     def loadPaperNet(self) -> str:
+        """Load PaperNet: nodes are papers, edges are citations.
+
+        Returns:
+            A confirmation.
+        """
         return self._load("PaperNet")
 
-    @tool(
-        "Load AuthorNet: nodes are authors, edges are collaborations.",
-        returns="A confirmation.",
-    )
+    @tool
     def loadAuthorNet(self) -> str:
+        """Load AuthorNet: nodes are authors, edges are collaborations.
+
+        Returns:
+            A confirmation.
+        """
         return self._load("AuthorNet")
 
-    @tool(
-        "List the first-order neighbours of a node: in PaperNet the papers it cites, in "
-        "AuthorNet the author's collaborators.",
-        returns="neighbors: an array of paper titles or author names.",
-        graph="The graph to look in.",
-        node="The paper title (PaperNet) or author name (AuthorNet).",
-    )
+    @tool
     def neighbourCheck(self, graph: Literal["PaperNet", "AuthorNet"], node: str) -> dict:
+        """List the first-order neighbours of a node: in PaperNet the papers it cites, in AuthorNet
+        the author's collaborators.
+
+        Args:
+            graph: The graph to look in.
+            node: The paper title (PaperNet) or author name (AuthorNet).
+
+        Returns:
+            neighbors: an array of paper titles or author names.
+        """
         if graph == "PaperNet":
             return {"neighbors": [p.title for p in self._paper(node).references]}
         return {"neighbors": [a.name for a in self._author(node).collaborators]}
 
-    @tool(
-        "Get the attributes of a paper in PaperNet.",
-        returns="authors, year, venue, n_citation (citations within PaperNet), keywords and "
-        "doc_type.",
-        node="The title of the paper.",
-    )
+    @tool
     def paperNodeCheck(self, node: str) -> dict:
+        """Get the attributes of a paper in PaperNet.
+
+        Args:
+            node: The title of the paper.
+
+        Returns:
+            authors, year, venue, n_citation (citations within PaperNet), keywords and doc_type.
+        """
         paper = self._paper(node)
         return {
             "title": paper.title,
@@ -376,22 +371,30 @@ class AcademiaEnv(ToolEnv[AcademiaConfig]):
             "doc_type": paper.doc_type,
         }
 
-    @tool(
-        "Get the attributes of an author in AuthorNet.",
-        returns="name and org (the organisation).",
-        node="The name of the author.",
-    )
+    @tool
     def authorNodeCheck(self, node: str) -> dict:
+        """Get the attributes of an author in AuthorNet.
+
+        Args:
+            node: The name of the author.
+
+        Returns:
+            name and org (the organisation).
+        """
         author = self._author(node)
         return {"name": author.name, "org": author.org}
 
-    @tool(
-        "Get the collaboration edge between two authors in AuthorNet.",
-        returns="papers: the titles the two authors wrote together (empty if none).",
-        node1="The first author's name.",
-        node2="The second author's name.",
-    )
+    @tool
     def authorEdgeCheck(self, node1: str, node2: str) -> dict:
+        """Get the collaboration edge between two authors in AuthorNet.
+
+        Args:
+            node1: The first author's name.
+            node2: The second author's name.
+
+        Returns:
+            papers: the titles the two authors wrote together (empty if none).
+        """
         first, second = self._author(node1), self._author(node2)
         return {"papers": [p.title for p in first.collaborators.get(second, [])]}
 

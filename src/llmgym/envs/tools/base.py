@@ -1,18 +1,12 @@
 """The machinery every tool-use environment shares: tool declarations, argument validation, the
 two action parsers, answer checking and :class:`ToolEnv`, the base class of the five environments.
 
-A tool is a method of the environment, declared with :func:`tool`; its parameters, their JSON
-types and whether they are required come from the Python signature, their descriptions from the
-decorator::
-
-    class WeatherEnv(ToolEnv[WeatherConfig]):
-        @tool("Get the elevation of a location.", returns="Elevation in metres.",
-              latitude="The latitude of the location.", longitude="The longitude of the location.")
-        def get_elevation(self, latitude: float, longitude: float) -> dict:
-            ...
-
-Tools that differ only in data (Weather's daily queries) are declared as rows of a
-:class:`ToolTable` that call one shared method with fixed arguments.
+A tool is a method of the environment, declared with :func:`tool`: its parameters, their JSON
+types and whether they are required come from the Python signature; its description, its
+parameters' descriptions and its result from its docstring (Google style ``Args:`` and
+``Returns:`` sections, as in :meth:`ToolEnv.check_valid_actions`). Tools that differ only in
+data (Weather's queries) are rows of a :class:`ToolTable` that call one method with fixed
+arguments.
 
 Actions are accepted in AgentGym's ReAct form (``Action: get_elevation with Action Input:
 {"latitude": 1.5, "longitude": 2}``) and as native JSON function calls (``{"name": ...,
@@ -32,12 +26,12 @@ import re
 import types
 import typing
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
 from importlib import resources
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import numpy as np
 
@@ -49,6 +43,7 @@ from llmgym.core import (
     TextEnv,
     Transition,
     knob,
+    split_of,
 )
 from llmgym.core.tasks import TaskRng
 
@@ -56,9 +51,11 @@ __all__ = [
     "Answer",
     "AnswerKind",
     "ArgType",
+    "CurrentDateTool",
     "DerivedCall",
     "Episode",
     "GoalTemplate",
+    "ItemSplit",
     "Param",
     "PlanStep",
     "Results",
@@ -76,6 +73,8 @@ __all__ = [
     "load_data",
     "parse_iso_date",
     "parse_tool_call",
+    "prompt_texts",
+    "search_results",
     "tool",
 ]
 
@@ -101,6 +100,13 @@ def load_data(name: str) -> Any:
     return json.loads(source.read_text(encoding="utf-8"))
 
 
+def prompt_texts(env_name: str) -> tuple[str, str, str]:
+    """``(service, notes, example)`` of a built-in tool environment: what it tells the agent
+    besides its tools (``envs/data/tools/prompts.json``)."""
+    texts = load_data("prompts")[env_name]
+    return texts["service"], texts["notes"], texts["example"]
+
+
 def parse_iso_date(value: str, argument: str) -> date:
     """``value`` as a date, or :class:`ToolError` naming ``argument`` and the expected form."""
     match = _ISO_DATE.match(value.strip())
@@ -111,6 +117,41 @@ def parse_iso_date(value: str, argument: str) -> date:
             pass
     shown = value if len(value) <= 40 else value[:37] + "..."
     raise ToolError(f"{argument} {json.dumps(shown)} is not a date in the form YYYY-MM-DD")
+
+
+_Item = TypeVar("_Item")
+
+
+class ItemSplit(Generic[_Item]):
+    """The items of a generated world (cities, films, papers) divided between the train and eval
+    splits by a hash of each item's name, ``split_of(f"{prefix}:{name}")``; computed once per
+    split."""
+
+    def __init__(
+        self, prefix: str, items: Callable[[], Iterable[_Item]], name: Callable[[_Item], str]
+    ) -> None:
+        self._prefix, self._items, self._name = prefix, items, name
+        self._splits: dict[str, tuple[_Item, ...]] = {}
+
+    def __call__(self, split: str) -> tuple[_Item, ...]:
+        """The items of ``split``, in the world's order."""
+        if split not in self._splits:
+            self._splits[split] = tuple(
+                item
+                for item in self._items()
+                if split_of(f"{self._prefix}:{self._name(item)}") == split
+            )
+        return self._splits[split]
+
+
+def search_results(
+    found: Sequence[_Item], describe: Callable[[_Item], dict[str, Any]], nothing: str
+) -> dict[str, list[dict[str, Any]]]:
+    """A search tool's result: ``{"results": [...]}``, each item found as ``describe`` shows it;
+    :class:`ToolError` saying ``nothing`` when nothing was found."""
+    if not found:
+        raise ToolError(nothing)
+    return {"results": [describe(item) for item in found]}
 
 
 # ------------------------------------------------------------------------------ argument types
@@ -377,58 +418,70 @@ def _placeholder(arg_type: ArgType) -> Any:
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
-_TOOL_MARK = "__tool_spec__"
-_GOAL_MARK = "__goal_template__"
+_TOOL_MARK = "__llmgym_tool__"
+_GOAL_MARK = "__llmgym_goal_template__"
 
 
-@dataclass(frozen=True)
-class _ToolSpec:
-    """What :func:`tool` records on a method: its description, result and parameter docs."""
+def tool(method: _Method) -> _Method:
+    """Declare a method of a :class:`ToolEnv` as a tool. Its docstring describes it: a first
+    paragraph (the description), ``Args:`` with one ``name: description`` line per parameter
+    (longer descriptions continue on deeper-indented lines; a parameter described in the
+    environment's :attr:`~ToolEnv.parameter_docs` may be left out) and ``Returns:`` (what the
+    agent gets back). Types and defaults come from the signature."""
+    setattr(method, _TOOL_MARK, True)
+    return method
 
-    description: str
-    returns: str
-    param_docs: Mapping[str, str]
 
-    def build(self, method: Callable[..., Any]) -> Tool:
-        """The tool of ``method``: parameter types and defaults from its signature."""
-        hints = typing.get_type_hints(method)
-        params = []
-        for name, parameter in inspect.signature(method).parameters.items():
-            if name == "self":
-                continue
-            if name not in self.param_docs:
-                raise TypeError(f"tool {method.__name__}: parameter {name!r} has no description")
-            arg_type, optional = ArgType.from_annotation(hints[name])
-            has_default = parameter.default is not inspect.Parameter.empty
-            params.append(
-                Param(
-                    name=name,
-                    type=arg_type,
-                    description=self.param_docs[name],
-                    required=not has_default and not optional,
-                    default=parameter.default if has_default else None,
-                )
+def _tool_of(method: Callable[..., Any], shared_docs: Mapping[str, str]) -> Tool:
+    """The :class:`Tool` of a method declared with :func:`tool`; ``shared_docs`` describe the
+    parameters its docstring leaves out."""
+    name = method.__name__
+    description, own_docs, returns = _read_docstring(inspect.getdoc(method) or "")
+    param_docs = {**shared_docs, **own_docs}
+    hints = typing.get_type_hints(method)
+    params = []
+    for param_name, parameter in inspect.signature(method).parameters.items():
+        if param_name == "self":
+            continue
+        if param_name not in param_docs:
+            raise TypeError(f"tool {name}: parameter {param_name!r} has no description")
+        arg_type, optional = ArgType.from_annotation(hints[param_name])
+        has_default = parameter.default is not inspect.Parameter.empty
+        params.append(
+            Param(
+                name=param_name,
+                type=arg_type,
+                description=param_docs[param_name],
+                required=not has_default and not optional,
+                default=parameter.default if has_default else None,
             )
-        unknown = set(self.param_docs) - {p.name for p in params}
-        if unknown:
-            raise TypeError(
-                f"tool {method.__name__}: descriptions for unknown parameters {unknown}"
-            )
-        name = method.__name__
-        return Tool(name, self.description, tuple(params), self.returns, name)
+        )
+    unknown = set(own_docs) - {p.name for p in params}
+    if unknown:
+        raise TypeError(f"tool {name}: descriptions for unknown parameters {unknown}")
+    return Tool(name, description, tuple(params), returns, name)
 
 
-def tool(
-    description: str, /, *, returns: str = "", **param_docs: str
-) -> Callable[[_Method], _Method]:
-    """Declare a method of a :class:`ToolEnv` as a tool; ``param_docs`` describes each parameter
-    (every parameter must be described). Types and defaults come from the signature."""
-
-    def mark(method: _Method) -> _Method:
-        setattr(method, _TOOL_MARK, _ToolSpec(description, returns, param_docs))
-        return method
-
-    return mark
+def _read_docstring(doc: str) -> tuple[str, dict[str, str], str]:
+    """``(description, {parameter: description}, returns)`` of a tool's (cleaned) docstring;
+    wrapped lines are joined with single spaces."""
+    sections: dict[str, list[str]] = {"": [], "Returns:": []}
+    param_docs: dict[str, list[str]] = {}
+    section = ""
+    for line in doc.splitlines():
+        text = line.strip()
+        if text in ("Args:", "Returns:"):
+            section = text
+        elif text and section == "Args:":
+            if line.startswith(" " * 8) and param_docs:  # a wrapped description
+                list(param_docs.values())[-1].append(text)
+            else:
+                param_name, _, param_doc = text.partition(": ")
+                param_docs[param_name] = [param_doc]
+        elif text:
+            sections[section].append(text)
+    docs = {param_name: " ".join(lines) for param_name, lines in param_docs.items()}
+    return " ".join(sections[""]), docs, " ".join(sections["Returns:"])
 
 
 @dataclass(frozen=True)
@@ -901,6 +954,8 @@ class ToolEnv(TextEnv[ToolConfigT]):
     """The first paragraph of :meth:`rules`: what the service is."""
     notes: ClassVar[str] = ""
     """Usage notes shown after the tool list."""
+    parameter_docs: ClassVar[Mapping[str, str]] = {}
+    """Descriptions of parameters that several tools share (their docstrings leave them out)."""
     tools: ClassVar[dict[str, Tool]] = {}
     templates: ClassVar[tuple[GoalTemplate, ...]] = ()
     _signatures: ClassVar[str] = ""
@@ -911,9 +966,8 @@ class ToolEnv(TextEnv[ToolConfigT]):
         templates: dict[str, GoalTemplate] = {}
         for klass in reversed(cls.__mro__):
             for name, member in vars(klass).items():
-                spec = getattr(member, _TOOL_MARK, None)
-                if isinstance(spec, _ToolSpec):
-                    found[name] = spec.build(member)
+                if getattr(member, _TOOL_MARK, False) is True:
+                    found[name] = _tool_of(member, cls.parameter_docs)
                 if isinstance(member, ToolTable):
                     found.update((t.name, t) for t in member.tools)
                 goal = getattr(member, _GOAL_MARK, None)
@@ -955,8 +1009,13 @@ class ToolEnv(TextEnv[ToolConfigT]):
         return ""
 
     # ------------------------------------------------------------------ generic tools
-    @tool("List the names of the tools you can call.", returns="An array of tool names.")
+    @tool
     def check_valid_actions(self) -> list[str]:
+        """List the names of the tools you can call.
+
+        Returns:
+            An array of tool names.
+        """
         return list(self.tools)
 
     # ------------------------------------------------------------------ contract
@@ -1104,6 +1163,22 @@ class ToolEnv(TextEnv[ToolConfigT]):
         if pool:
             return pool[int(rng.integers(len(pool)))]
         return _random_value(param.type, rng)
+
+
+class CurrentDateTool:
+    """For a :class:`ToolEnv` whose user has a current date (``_today``, set in ``_setup``): the
+    tool that tells it. List it before the environment's base class to list the tool first."""
+
+    _today: date
+
+    @tool
+    def get_user_current_date(self) -> str:
+        """Get the user's current date.
+
+        Returns:
+            The current date as YYYY-MM-DD.
+        """
+        return self._today.isoformat()
 
 
 def _random_value(arg_type: ArgType, rng: np.random.Generator) -> Any:

@@ -6,18 +6,18 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from functools import cache
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
-from llmgym.core import split_of
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.tools.base import (
     Answer,
     AnswerKind,
     Episode,
+    ItemSplit,
     Results,
     ToolCall,
     ToolConfig,
@@ -27,6 +27,8 @@ from llmgym.envs.tools.base import (
     goal_template,
     load_data,
     normalize_answer,
+    prompt_texts,
+    search_results,
     tool,
 )
 
@@ -343,18 +345,10 @@ def _describe_person(
     person.facebook_id = f"{handle}.page" if rng.random() < 0.3 else None
 
 
-@cache
-def _split_movies(split: str) -> tuple[Movie, ...]:
-    return tuple(
-        m for m in movie_database().movies.values() if split_of(f"movie:{m.title}") == split
-    )
-
-
-@cache
-def _split_people(split: str) -> tuple[Person, ...]:
-    return tuple(
-        p for p in movie_database().people.values() if split_of(f"movie-person:{p.name}") == split
-    )
+_split_movies = ItemSplit("movie", lambda: movie_database().movies.values(), lambda m: m.title)
+_split_people = ItemSplit(
+    "movie-person", lambda: movie_database().people.values(), lambda p: p.name
+)
 
 
 _MOVIE_FACTS: tuple[tuple[str, str, AnswerKind], ...] = (
@@ -367,6 +361,36 @@ _MOVIE_FACTS: tuple[tuple[str, str, AnswerKind], ...] = (
 )
 """Questions about a film's details: the question, the field of get_movie_details (a
 :class:`Movie` attribute) that answers it, and how answers are compared."""
+
+
+_Record = TypeVar("_Record")
+
+
+def _by_id(
+    records: Mapping[str, _Record], record_id: str, kind: str, example: str, source: str
+) -> _Record:
+    """The record (a film or a person) with ``record_id``; :class:`ToolError` when there is none,
+    saying what ids look like and which tool gives them."""
+    record = records.get(record_id.strip())
+    if record is None:
+        raise ToolError(
+            f"no {kind} has the id {record_id.strip()[:40]!r}; ids look like '{example}' and come "
+            f"from {source}"
+        )
+    return record
+
+
+def _movie_match(movie: Movie) -> dict[str, Any]:
+    return {
+        "id": movie.id,
+        "title": movie.title,
+        "release_date": movie.release_date,
+        "overview": movie.overview,
+    }
+
+
+def _person_match(person: Person) -> dict[str, Any]:
+    return {"id": person.id, "name": person.name, "known_for_department": person.department}
 
 
 def _birthday(details: dict[str, Any]) -> str:
@@ -395,10 +419,6 @@ def _player(cast: dict[str, Any], character: str) -> dict[str, Any]:
     """The cast member of a get_movie_cast result who played ``character``."""
     (member,) = [member for member in cast["cast"] if member["character"] == character]
     return dict(member)
-
-
-_MOVIE_ID = "The ID of the movie (from get_search_movie)."
-_PERSON_ID = "The ID of the person (from get_search_person)."
 
 
 @dataclass(frozen=True)
@@ -460,19 +480,11 @@ class MovieEnv(ToolEnv[MovieConfig]):
 
     config_class = MovieConfig
     env_name = "movie"
-    service = (
-        "You are an autonomous agent answering questions about films with the tools of a film "
-        "database. Each tool is listed with its name, description, parameters and result."
-    )
-    notes = (
-        "Find ids with get_search_movie and get_search_person; do not invent them. Person "
-        "credits are complete (not only the top 10)."
-    )
-    example = (
-        "Observation: Goal: Who directed The Silent Harbor?\n"
-        "Thought: I need the film's id first.\n"
-        'Action: get_search_movie with Action Input: {"movie_name": "The Silent Harbor"}'
-    )
+    service, notes, example = prompt_texts("movie")
+    parameter_docs: ClassVar[Mapping[str, str]] = {
+        "movie_id": "The ID of the movie (from get_search_movie).",
+        "person_id": "The ID of the person (from get_search_person).",
+    }
 
     @property
     def db(self) -> MovieDatabase:
@@ -480,22 +492,10 @@ class MovieEnv(ToolEnv[MovieConfig]):
         return movie_database()
 
     def _movie(self, movie_id: str) -> Movie:
-        movie = self.db.movies.get(movie_id.strip())
-        if movie is None:
-            raise ToolError(
-                f"no movie has the id {movie_id.strip()[:40]!r}; ids look like 'm20417' and come "
-                "from get_search_movie"
-            )
-        return movie
+        return _by_id(self.db.movies, movie_id, "movie", "m20417", "get_search_movie")
 
     def _person(self, person_id: str) -> Person:
-        person = self.db.people.get(person_id.strip())
-        if person is None:
-            raise ToolError(
-                f"no person has the id {person_id.strip()[:40]!r}; ids look like 'p1123' and come "
-                "from get_search_person"
-            )
-        return person
+        return _by_id(self.db.people, person_id, "person", "p1123", "get_search_person")
 
     def _credits(self, person_id: str, credit: Literal["cast", "crew"]) -> dict:
         """A person's roles (``cast``) or jobs (``crew``), newest first."""
@@ -511,34 +511,27 @@ class MovieEnv(ToolEnv[MovieConfig]):
         }
 
     # ------------------------------------------------------------------ tools
-    @tool(
-        "Search for movies by title.",
-        returns="Up to 5 matches, best first, each with id, title, release_date and overview.",
-        movie_name="The title (or part of it) to search for.",
-    )
+    @tool
     def get_search_movie(self, movie_name: str) -> dict:
-        found = self.db.title_index.search(movie_name)
-        if not found:
-            raise ToolError(f"no movie matches {movie_name.strip()[:60]!r}")
-        return {
-            "results": [
-                {
-                    "id": m.id,
-                    "title": m.title,
-                    "release_date": m.release_date,
-                    "overview": m.overview,
-                }
-                for m in found
-            ]
-        }
+        """Search for movies by title.
 
-    @tool(
-        "Get the details of a movie.",
-        returns="title, budget and revenue (US dollars), genres, vote_average (0-10), "
-        "release_date, runtime (minutes) and original_language.",
-        movie_id=_MOVIE_ID,
-    )
+        Args:
+            movie_name: The title (or part of it) to search for.
+
+        Returns:
+            Up to 5 matches, best first, each with id, title, release_date and overview.
+        """
+        found = self.db.title_index.search(movie_name)
+        return search_results(found, _movie_match, f"no movie matches {movie_name.strip()[:60]!r}")
+
+    @tool
     def get_movie_details(self, movie_id: str) -> dict:
+        """Get the details of a movie.
+
+        Returns:
+            title, budget and revenue (US dollars), genres, vote_average (0-10), release_date,
+            runtime (minutes) and original_language.
+        """
         movie = self._movie(movie_id)
         return {
             "id": movie.id,
@@ -552,12 +545,13 @@ class MovieEnv(ToolEnv[MovieConfig]):
             "original_language": movie.language,
         }
 
-    @tool(
-        "Get the production companies of a movie.",
-        returns="production_companies: name and origin_country of each.",
-        movie_id=_MOVIE_ID,
-    )
+    @tool
     def get_movie_production_companies(self, movie_id: str) -> dict:
+        """Get the production companies of a movie.
+
+        Returns:
+            production_companies: name and origin_country of each.
+        """
         movie = self._movie(movie_id)
         return {
             "production_companies": [
@@ -565,12 +559,13 @@ class MovieEnv(ToolEnv[MovieConfig]):
             ]
         }
 
-    @tool(
-        "Get the production countries of a movie.",
-        returns="production_countries: ISO code (iso_3166_1) and name of each.",
-        movie_id=_MOVIE_ID,
-    )
+    @tool
     def get_movie_production_countries(self, movie_id: str) -> dict:
+        """Get the production countries of a movie.
+
+        Returns:
+            production_countries: ISO code (iso_3166_1) and name of each.
+        """
         movie = self._movie(movie_id)
         return {
             "production_countries": [
@@ -579,12 +574,13 @@ class MovieEnv(ToolEnv[MovieConfig]):
             ]
         }
 
-    @tool(
-        "Get the cast of a movie.",
-        returns="cast: id, name, character and billing order of every cast member.",
-        movie_id=_MOVIE_ID,
-    )
+    @tool
     def get_movie_cast(self, movie_id: str) -> dict:
+        """Get the cast of a movie.
+
+        Returns:
+            cast: id, name, character and billing order of every cast member.
+        """
         movie = self._movie(movie_id)
         return {
             "cast": [
@@ -593,12 +589,13 @@ class MovieEnv(ToolEnv[MovieConfig]):
             ]
         }
 
-    @tool(
-        "Get the crew of a movie (director, screenplay, producers, composer, camera, editor).",
-        returns="crew: id, name, job and department of every crew member.",
-        movie_id=_MOVIE_ID,
-    )
+    @tool
     def get_movie_crew(self, movie_id: str) -> dict:
+        """Get the crew of a movie (director, screenplay, producers, composer, camera, editor).
+
+        Returns:
+            crew: id, name, job and department of every crew member.
+        """
         movie = self._movie(movie_id)
         return {
             "crew": [
@@ -607,16 +604,22 @@ class MovieEnv(ToolEnv[MovieConfig]):
             ]
         }
 
-    @tool("Get the keywords of a movie.", returns="keywords: a list of words.", movie_id=_MOVIE_ID)
+    @tool
     def get_movie_keywords(self, movie_id: str) -> dict:
+        """Get the keywords of a movie.
+
+        Returns:
+            keywords: a list of words.
+        """
         return {"keywords": list(self._movie(movie_id).keywords)}
 
-    @tool(
-        "Get the alternative titles of a movie.",
-        returns="titles: iso_3166_1, title and type of each alternative title.",
-        movie_id=_MOVIE_ID,
-    )
+    @tool
     def get_movie_alternative_titles(self, movie_id: str) -> dict:
+        """Get the alternative titles of a movie.
+
+        Returns:
+            titles: iso_3166_1, title and type of each alternative title.
+        """
         movie = self._movie(movie_id)
         return {
             "id": movie.id,
@@ -626,27 +629,28 @@ class MovieEnv(ToolEnv[MovieConfig]):
             ],
         }
 
-    @tool(
-        "Search for people by name.",
-        returns="Up to 5 matches, best first, each with id, name and known_for_department.",
-        person_name="The name (or part of it) to search for.",
-    )
+    @tool
     def get_search_person(self, person_name: str) -> dict:
-        found = self.db.name_index.search(person_name)
-        if not found:
-            raise ToolError(f"no person matches {person_name.strip()[:60]!r}")
-        return {
-            "results": [
-                {"id": p.id, "name": p.name, "known_for_department": p.department} for p in found
-            ]
-        }
+        """Search for people by name.
 
-    @tool(
-        "Get the details of a person.",
-        returns="name, birthday (YYYY-MM-DD), place_of_birth, known_for_department, biography.",
-        person_id=_PERSON_ID,
-    )
+        Args:
+            person_name: The name (or part of it) to search for.
+
+        Returns:
+            Up to 5 matches, best first, each with id, name and known_for_department.
+        """
+        found = self.db.name_index.search(person_name)
+        return search_results(
+            found, _person_match, f"no person matches {person_name.strip()[:60]!r}"
+        )
+
+    @tool
     def get_person_details(self, person_id: str) -> dict:
+        """Get the details of a person.
+
+        Returns:
+            name, birthday (YYYY-MM-DD), place_of_birth, known_for_department, biography.
+        """
         person = self._person(person_id)
         return {
             "id": person.id,
@@ -657,28 +661,31 @@ class MovieEnv(ToolEnv[MovieConfig]):
             "biography": person.biography,
         }
 
-    @tool(
-        "Get every movie a person acted in.",
-        returns="cast: movie_id, title, character and release_date of each role, newest first.",
-        person_id=_PERSON_ID,
-    )
+    @tool
     def get_person_cast(self, person_id: str) -> dict:
+        """Get every movie a person acted in.
+
+        Returns:
+            cast: movie_id, title, character and release_date of each role, newest first.
+        """
         return self._credits(person_id, "cast")
 
-    @tool(
-        "Get every movie a person worked on as crew.",
-        returns="crew: movie_id, title, job and release_date of each job, newest first.",
-        person_id=_PERSON_ID,
-    )
+    @tool
     def get_person_crew(self, person_id: str) -> dict:
+        """Get every movie a person worked on as crew.
+
+        Returns:
+            crew: movie_id, title, job and release_date of each job, newest first.
+        """
         return self._credits(person_id, "crew")
 
-    @tool(
-        "Get the external ids of a person.",
-        returns="imdb_id, facebook_id, instagram_id and twitter_id (null when there is none).",
-        person_id=_PERSON_ID,
-    )
+    @tool
     def get_person_external_ids(self, person_id: str) -> dict:
+        """Get the external ids of a person.
+
+        Returns:
+            imdb_id, facebook_id, instagram_id and twitter_id (null when there is none).
+        """
         person = self._person(person_id)
         return {
             "id": person.id,

@@ -7,17 +7,17 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from llmgym.core import Task, knob, split_of
+from llmgym.core import Task, knob
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.tools.base import (
     Episode,
+    ItemSplit,
     PlanStep,
     ToolConfig,
     ToolEnv,
@@ -25,6 +25,7 @@ from llmgym.envs.tools.base import (
     call,
     goal_template,
     load_data,
+    prompt_texts,
     tool,
 )
 
@@ -311,10 +312,10 @@ class _Table:
     grid: Grid
 
 
-@cache
-def _sheet_places(split: str) -> tuple[str, ...]:
-    names = sorted({row[0] for row in load_data("cities")["cities"]})
-    return tuple(n for n in names if split_of(f"sheet:{n}") == split)
+_sheet_places = ItemSplit(
+    "sheet", lambda: sorted({row[0] for row in load_data("cities")["cities"]}), str
+)
+"""The city names that name the sheets of each split."""
 
 
 def _generate(kind: str, rows: int, rng: TaskRng) -> Grid:
@@ -390,7 +391,6 @@ class SheetConfig(ToolConfig):
 
 
 _KINDS = ("inventory", "grades", "sales", "staff", "expenses")
-_POSITION_DOC = "A cell in A1 notation, e.g. 'B3' (columns are letters, rows start at 1)."
 
 
 class SheetEnv(ToolEnv[SheetConfig]):
@@ -449,24 +449,14 @@ class SheetEnv(ToolEnv[SheetConfig]):
     answer_required = False
     finish_description = "Finish the task when the sheet is done."
     answer_description = "Optional; not needed for sheet edits."
-    service = (
-        "You are an autonomous agent editing a spreadsheet workbook with the tools of a "
-        "spreadsheet service. Each tool is listed with its name, description, parameters and "
-        "result."
-    )
-    notes = (
-        "Open the sheet named in the goal first, and read it with get_all_values before "
-        "editing. Positions use A1 notation; rows and columns start at 1 and row 1 holds the "
-        "headers. Sorting sorts every row below the frozen rows: freeze the header row first "
-        "(freeze_data with dimension 'rows' and num 1). A value starting with '=' is a formula "
-        "(SUM, AVERAGE, COUNT, MAX, MIN, MINUS, PRODUCT, ROUND, ABS, + - * /), evaluated when "
-        "written. Call finish when the sheet is done."
-    )
-    example = (
-        "Observation: Goal: In the sheet 'Inventory Lisbon', set the Stock of Kettle to 40.\n"
-        "Thought: I open the sheet first.\n"
-        'Action: open_sheet with Action Input: {"name": "Inventory Lisbon"}'
-    )
+    service, notes, example = prompt_texts("sheet")
+    parameter_docs: ClassVar[Mapping[str, str]] = {
+        "position": "A cell in A1 notation, e.g. 'B3' (columns are letters, rows start at 1).",
+        "operator": "The operation.",
+        "start_position": "The first cell of a range (with end_position).",
+        "end_position": "The last cell of a range (with start_position).",
+        "position_list": "A list of cells in A1 notation (instead of a range).",
+    }
 
     _places: dict[str, str]
     """The place in the name of each kind of sheet."""
@@ -577,16 +567,25 @@ class SheetEnv(ToolEnv[SheetConfig]):
         return int(value) if float(value).is_integer() else round(value, 10)
 
     # ------------------------------------------------------------------ tools
-    @tool("List the names of the sheets in the workbook.", returns="An array of sheet names.")
+    @tool
     def list_sheets(self) -> list[str]:
+        """List the names of the sheets in the workbook.
+
+        Returns:
+            An array of sheet names.
+        """
         return list(self._sheets)
 
-    @tool(
-        "Open a sheet by name; the other tools work on the open sheet.",
-        returns="A confirmation with the sheet's size.",
-        name="The name of the sheet.",
-    )
+    @tool
     def open_sheet(self, name: str) -> str:
+        """Open a sheet by name; the other tools work on the open sheet.
+
+        Args:
+            name: The name of the sheet.
+
+        Returns:
+            A confirmation with the sheet's size.
+        """
         wanted = " ".join(name.split()).casefold()
         for sheet in self._sheets:
             if sheet.casefold() == wanted:
@@ -600,17 +599,26 @@ class SheetEnv(ToolEnv[SheetConfig]):
             + ", ".join(repr(s) for s in self._sheets)
         )
 
-    @tool("Get every value of the open sheet.", returns="An array of rows (arrays of values).")
+    @tool
     def get_all_values(self) -> list[list[Cell]]:
+        """Get every value of the open sheet.
+
+        Returns:
+            An array of rows (arrays of values).
+        """
         return self._values()
 
-    @tool(
-        "Get the values of a rectangular range of the open sheet.",
-        returns="An array of rows (arrays of values).",
-        start_position="The top-left cell, in A1 notation.",
-        end_position="The bottom-right cell, in A1 notation.",
-    )
+    @tool
     def get_range_values(self, start_position: str, end_position: str) -> list[list[Cell]]:
+        """Get the values of a rectangular range of the open sheet.
+
+        Args:
+            start_position: The top-left cell, in A1 notation.
+            end_position: The bottom-right cell, in A1 notation.
+
+        Returns:
+            An array of rows (arrays of values).
+        """
         grid = self._grid()
         (r1, c1) = parse_position(start_position, "start_position")
         (r2, c2) = parse_position(end_position, "end_position")
@@ -622,43 +630,59 @@ class SheetEnv(ToolEnv[SheetConfig]):
             for r in range(min(r1, r2), max(r1, r2) + 1)
         ]
 
-    @tool("Get the value of one cell.", returns="The cell's value.", position=_POSITION_DOC)
+    @tool
     def get_cell_value(self, position: str) -> Cell:
+        """Get the value of one cell.
+
+        Returns:
+            The cell's value.
+        """
         return self._cells(None, None, [position])[0]
 
-    @tool(
-        "Translate a (row, column) position into A1 notation.",
-        returns="The position in A1 notation.",
-        row="The row number, from 1.",
-        col="The column number, from 1.",
-    )
+    @tool
     def get_A1_annotation(self, row: int, col: int) -> str:
+        """Translate a (row, column) position into A1 notation.
+
+        Args:
+            row: The row number, from 1.
+            col: The column number, from 1.
+
+        Returns:
+            The position in A1 notation.
+        """
         if not (1 <= row <= MAX_ROWS and 1 <= col <= MAX_COLUMNS):
             raise ToolError(f"row must be 1-{MAX_ROWS} and col 1-{MAX_COLUMNS}")
         return f"{column_letters(col)}{row}"
 
-    @tool(
-        "Set the value of one cell (a value starting with '=' is a formula).",
-        returns="The sheet's values after the update.",
-        position=_POSITION_DOC,
-        value="The new value: text, a number or a formula such as '=SUM(B2:B5)'.",
-    )
+    @tool
     def update_cell(self, position: str, value: str | float) -> list[list[Cell]]:
+        """Set the value of one cell (a value starting with '=' is a formula).
+
+        Args:
+            value: The new value: text, a number or a formula such as '=SUM(B2:B5)'.
+
+        Returns:
+            The sheet's values after the update.
+        """
         grid = self._grid()
         row, column = parse_position(position)
         self._set(grid, row, column, self._resolve(value, grid))
         return self._values()
 
-    @tool(
-        "Set the values of a rectangular range.",
-        returns="The sheet's values after the update.",
-        start_position="The top-left cell of the range, in A1 notation.",
-        end_position="The bottom-right cell of the range, in A1 notation.",
-        values_list="The new values, one array per row of the range (formulas allowed).",
-    )
+    @tool
     def update_range(
         self, start_position: str, end_position: str, values_list: list[list[str | float]]
     ) -> list[list[Cell]]:
+        """Set the values of a rectangular range.
+
+        Args:
+            start_position: The top-left cell of the range, in A1 notation.
+            end_position: The bottom-right cell of the range, in A1 notation.
+            values_list: The new values, one array per row of the range (formulas allowed).
+
+        Returns:
+            The sheet's values after the update.
+        """
         grid = self._grid()
         (r1, c1) = parse_position(start_position, "start_position")
         (r2, c2) = parse_position(end_position, "end_position")
@@ -677,15 +701,19 @@ class SheetEnv(ToolEnv[SheetConfig]):
                 self._set(grid, r1 + i, c1 + j, value)
         return self._values()
 
-    @tool(
-        "Insert rows before a row index (use the row after the last one to append).",
-        returns="The sheet's values after the insertion.",
-        values_list="The rows to insert, one array of values per row (formulas allowed).",
-        row_idx="The row index the first new row gets (1 inserts at the top).",
-    )
+    @tool
     def insert_rows(
         self, values_list: list[list[str | float]], row_idx: int = 1
     ) -> list[list[Cell]]:
+        """Insert rows before a row index (use the row after the last one to append).
+
+        Args:
+            values_list: The rows to insert, one array of values per row (formulas allowed).
+            row_idx: The row index the first new row gets (1 inserts at the top).
+
+        Returns:
+            The sheet's values after the insertion.
+        """
         grid = self._grid()
         height = len(_trimmed(grid))
         if not 1 <= row_idx <= height + 1:
@@ -701,15 +729,19 @@ class SheetEnv(ToolEnv[SheetConfig]):
         grid[row_idx - 1 : row_idx - 1] = [row + [""] * (width - len(row)) for row in rows]
         return self._values()
 
-    @tool(
-        "Insert columns before a column index (use the column after the last one to append).",
-        returns="The sheet's values after the insertion.",
-        values_list="The columns to insert, one array of values per column, top to bottom.",
-        col_idx="The column index the first new column gets (1 inserts at the left).",
-    )
+    @tool
     def insert_cols(
         self, values_list: list[list[str | float]], col_idx: int = 1
     ) -> list[list[Cell]]:
+        """Insert columns before a column index (use the column after the last one to append).
+
+        Args:
+            values_list: The columns to insert, one array of values per column, top to bottom.
+            col_idx: The column index the first new column gets (1 inserts at the left).
+
+        Returns:
+            The sheet's values after the insertion.
+        """
         grid = self._grid()
         width = max((len(r) for r in _trimmed(grid)), default=0)
         if not 1 <= col_idx <= width + 1:
@@ -728,15 +760,19 @@ class SheetEnv(ToolEnv[SheetConfig]):
             row[col_idx - 1 : col_idx - 1] = new
         return self._values()
 
-    @tool(
-        "Delete rows or columns.",
-        returns="The sheet's values after the deletion.",
-        dimension="'row' to delete rows, 'col' to delete columns.",
-        index_list="The indexes (from 1) of the rows or columns to delete.",
-    )
+    @tool
     def delete_batch_data(
         self, dimension: Literal["row", "col"], index_list: list[int]
     ) -> list[list[Cell]]:
+        """Delete rows or columns.
+
+        Args:
+            dimension: 'row' to delete rows, 'col' to delete columns.
+            index_list: The indexes (from 1) of the rows or columns to delete.
+
+        Returns:
+            The sheet's values after the deletion.
+        """
         grid = self._grid()
         size = len(grid) if dimension == "row" else max((len(r) for r in grid), default=0)
         bad = [i for i in index_list if not 1 <= i <= size]
@@ -750,13 +786,17 @@ class SheetEnv(ToolEnv[SheetConfig]):
                 row[:] = [c for i, c in enumerate(row, start=1) if i not in doomed]
         return self._values()
 
-    @tool(
-        "Freeze the first rows or columns of the open sheet (frozen rows stay put when sorting).",
-        returns="A confirmation.",
-        dimension="'rows' or 'columns'.",
-        num="How many rows or columns to freeze (0 unfreezes).",
-    )
+    @tool
     def freeze_data(self, dimension: Literal["rows", "columns"], num: int) -> str:
+        """Freeze the first rows or columns of the open sheet (frozen rows stay put when sorting).
+
+        Args:
+            dimension: 'rows' or 'columns'.
+            num: How many rows or columns to freeze (0 unfreezes).
+
+        Returns:
+            A confirmation.
+        """
         self._grid()
         if not 0 <= num <= MAX_ROWS:
             raise ToolError(f"num must be between 0 and {MAX_ROWS}")
@@ -764,13 +804,17 @@ class SheetEnv(ToolEnv[SheetConfig]):
             self._frozen_rows = num
         return f"Froze {num} {dimension}."
 
-    @tool(
-        "Sort the rows below the frozen rows by one column.",
-        returns="The sheet's values after sorting.",
-        col_num="The index (from 1) of the column to sort by.",
-        order="'asc' (smallest first) or 'desc' (largest first).",
-    )
+    @tool
     def sort_sheet_by_col(self, col_num: int, order: Literal["asc", "desc"]) -> list[list[Cell]]:
+        """Sort the rows below the frozen rows by one column.
+
+        Args:
+            col_num: The index (from 1) of the column to sort by.
+            order: 'asc' (smallest first) or 'desc' (largest first).
+
+        Returns:
+            The sheet's values after sorting.
+        """
         grid = self._grid()
         rows = _trimmed(grid)
         width = len(rows[0]) if rows else 0
@@ -781,15 +825,7 @@ class SheetEnv(ToolEnv[SheetConfig]):
         grid[:] = fixed + body
         return self._values()
 
-    @tool(
-        "Compute SUM, AVERAGE, COUNT, MAX, MIN, MINUS (the first minus the others) or PRODUCT "
-        "over cells given as a list or as a range.",
-        returns="The computed number.",
-        operator="The operation.",
-        start_position="The first cell of a range (with end_position).",
-        end_position="The last cell of a range (with start_position).",
-        position_list="A list of cells in A1 notation (instead of a range).",
-    )
+    @tool
     def get_value_by_formula(
         self,
         operator: Literal["SUM", "AVERAGE", "COUNT", "MAX", "MIN", "MINUS", "PRODUCT"],
@@ -797,18 +833,15 @@ class SheetEnv(ToolEnv[SheetConfig]):
         end_position: str | None = None,
         position_list: list[str] | None = None,
     ) -> float:
+        """Compute SUM, AVERAGE, COUNT, MAX, MIN, MINUS (the first minus the others) or PRODUCT over
+        cells given as a list or as a range.
+
+        Returns:
+            The computed number.
+        """
         return self._formula_value(operator, start_position, end_position, position_list)
 
-    @tool(
-        "Compute SUM, AVERAGE, COUNT, MAX, MIN, MINUS or PRODUCT over cells and write the result "
-        "into a cell.",
-        returns="The sheet's values after the update.",
-        operator="The operation.",
-        result_position="The cell that receives the result, in A1 notation.",
-        start_position="The first cell of a range (with end_position).",
-        end_position="The last cell of a range (with start_position).",
-        position_list="A list of cells in A1 notation (instead of a range).",
-    )
+    @tool
     def update_cell_by_formula(
         self,
         operator: Literal["SUM", "AVERAGE", "COUNT", "MAX", "MIN", "MINUS", "PRODUCT"],
@@ -817,22 +850,35 @@ class SheetEnv(ToolEnv[SheetConfig]):
         end_position: str | None = None,
         position_list: list[str] | None = None,
     ) -> list[list[Cell]]:
+        """Compute SUM, AVERAGE, COUNT, MAX, MIN, MINUS or PRODUCT over cells and write the result
+        into a cell.
+
+        Args:
+            result_position: The cell that receives the result, in A1 notation.
+
+        Returns:
+            The sheet's values after the update.
+        """
         value = self._formula_value(operator, start_position, end_position, position_list)
         row, column = parse_position(result_position, "result_position")
         self._set(self._grid(), row, column, value)
         return self._values()
 
-    @tool(
-        "Find the cells whose value equals the query (text ignoring case), optionally within one "
-        "row or column.",
-        returns="An array of matching positions in A1 notation.",
-        query="The value to look for.",
-        in_row="Only search this row (from 1).",
-        in_column="Only search this column (from 1).",
-    )
+    @tool
     def filter_cells(
         self, query: str | float, in_row: int | None = None, in_column: int | None = None
     ) -> list[str]:
+        """Find the cells whose value equals the query (text ignoring case), optionally within one
+        row or column.
+
+        Args:
+            query: The value to look for.
+            in_row: Only search this row (from 1).
+            in_column: Only search this column (from 1).
+
+        Returns:
+            An array of matching positions in A1 notation.
+        """
         wanted = _entered(query)
         found = []
         for r, row in enumerate(self._values(), start=1):

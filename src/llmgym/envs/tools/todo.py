@@ -4,10 +4,10 @@ a simulated task manager (AgentGym's Todoist tools, plus task creation)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -15,6 +15,7 @@ from llmgym.core import Task, knob, split_of
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.tools.base import (
     Answer,
+    CurrentDateTool,
     Episode,
     PlanStep,
     Results,
@@ -28,6 +29,7 @@ from llmgym.envs.tools.base import (
     load_data,
     normalize_answer,
     parse_iso_date,
+    prompt_texts,
     tool,
 )
 
@@ -66,7 +68,7 @@ def _canonical(projects: list[dict], tasks: list[dict]) -> list[Any]:
     ]
 
 
-class TodoEnv(ToolEnv[TodoConfig]):
+class TodoEnv(CurrentDateTool, ToolEnv[TodoConfig]):
     """Manage a to-do list and answer questions about it with the tools of a task manager.
 
     ## Description
@@ -124,22 +126,12 @@ class TodoEnv(ToolEnv[TodoConfig]):
         "Give the answer (for a question) or 'done' (for an operation) and end the task."
     )
     answer_description = "The answer to the question, or 'done' after an operation."
-    service = (
-        "You are an autonomous agent managing the user's to-do list with the tools of a task "
-        "manager. Each tool is listed with its name, description, parameters and result."
-    )
-    notes = (
-        "Find project ids with get_projects and task ids with get_tasks; do not invent them. "
-        "Priorities run from 1 (normal) to 4 (urgent). For a question, call finish with the "
-        "answer; for an operation, call finish (with answer 'done') when the list is right."
-    )
-    example = (
-        "Observation: Goal: Is 'Buy eggs' a task of the Groceries project? Answer yes or no.\n"
-        "Thought: I need the id of the Groceries project.\n"
-        "Action: get_projects with Action Input: {}"
-    )
+    service, notes, example = prompt_texts("todo")
+    parameter_docs: ClassVar[Mapping[str, str]] = {
+        "project_id": "The id of the project.",
+        "task_id": "The id of the task.",
+    }
 
-    _today: date
     _projects: list[dict]
     _tasks: list[dict]
     _initial: list[Any]
@@ -230,53 +222,57 @@ class TodoEnv(ToolEnv[TodoConfig]):
         }
 
     # ------------------------------------------------------------------ tools
-    @tool("Get the user's current date.", returns="The current date as YYYY-MM-DD.")
-    def get_user_current_date(self) -> str:
-        return self._today.isoformat()
-
-    @tool(
-        "Get all projects of the account.",
-        returns="An array of projects with id, name, order, color and is_favorite.",
-    )
+    @tool
     def get_projects(self) -> list[dict]:
+        """Get all projects of the account.
+
+        Returns:
+            An array of projects with id, name, order, color and is_favorite.
+        """
         return [dict(p) for p in self._projects]
 
-    @tool(
-        "Mark a project as a favourite or not.",
-        returns="The updated project.",
-        project_id="The id of the project.",
-        is_favorite="Whether the project is a favourite.",
-    )
+    @tool
     def update_project(self, project_id: str, is_favorite: bool) -> dict:
+        """Mark a project as a favourite or not.
+
+        Args:
+            is_favorite: Whether the project is a favourite.
+
+        Returns:
+            The updated project.
+        """
         project = self._find_project(project_id)
         project["is_favorite"] = is_favorite
         return dict(project)
 
-    @tool(
-        "Get all tasks of a project, finished or not.",
-        returns="An array of tasks with id, project_id, order, content (the task's name), "
-        "is_completed, priority (1 normal to 4 urgent) and due_date.",
-        project_id="The id of the project.",
-    )
+    @tool
     def get_tasks(self, project_id: str) -> list[dict]:
+        """Get all tasks of a project, finished or not.
+
+        Returns:
+            An array of tasks with id, project_id, order, content (the task's name), is_completed,
+            priority (1 normal to 4 urgent) and due_date.
+        """
         project = self._find_project(project_id)
         return [self._public(t) for t in self._tasks if t["project_id"] == project["id"]]
 
-    @tool(
-        "Get the description of a task (the place to go and tips).",
-        returns="id, content and description.",
-        task_id="The id of the task.",
-    )
+    @tool
     def get_task_description(self, task_id: str) -> dict:
+        """Get the description of a task (the place to go and tips).
+
+        Returns:
+            id, content and description.
+        """
         entry = self._find_task(task_id)
         return {k: entry[k] for k in ("id", "content", "description")}
 
-    @tool(
-        "Get how long a task takes.",
-        returns="id, content and duration as 'amount(unit)', e.g. '30(minute)'.",
-        task_id="The id of the task.",
-    )
+    @tool
     def get_task_duration(self, task_id: str) -> dict:
+        """Get how long a task takes.
+
+        Returns:
+            id, content and duration as 'amount(unit)', e.g. '30(minute)'.
+        """
         entry = self._find_task(task_id)
         return {
             "id": entry["id"],
@@ -284,16 +280,7 @@ class TodoEnv(ToolEnv[TodoConfig]):
             "duration": f"{entry['duration']}(minute)",
         }
 
-    @tool(
-        "Create a task in a project.",
-        returns="The new task.",
-        project_id="The id of the project.",
-        content="The task's name.",
-        due_date="The due date (YYYY-MM-DD); none if omitted.",
-        priority="1 (normal) to 4 (urgent); 1 if omitted.",
-        description="A description; empty if omitted.",
-        duration="How long it takes, in minutes; none if omitted.",
-    )
+    @tool
     def create_task(
         self,
         project_id: str,
@@ -303,6 +290,18 @@ class TodoEnv(ToolEnv[TodoConfig]):
         description: str = "",
         duration: int | None = None,
     ) -> dict:
+        """Create a task in a project.
+
+        Args:
+            content: The task's name.
+            due_date: The due date (YYYY-MM-DD); none if omitted.
+            priority: 1 (normal) to 4 (urgent); 1 if omitted.
+            description: A description; empty if omitted.
+            duration: How long it takes, in minutes; none if omitted.
+
+        Returns:
+            The new task.
+        """
         project = self._find_project(project_id)
         if not content.strip() or len(content) > 200:
             raise ToolError("content must be 1 to 200 characters")
@@ -329,14 +328,7 @@ class TodoEnv(ToolEnv[TodoConfig]):
         self._tasks.append(entry)
         return self._public(entry)
 
-    @tool(
-        "Update a task's due date, priority or name (give at least one).",
-        returns="The updated task.",
-        task_id="The id of the task.",
-        due_date="The new due date (YYYY-MM-DD).",
-        priority="The new priority, 1 (normal) to 4 (urgent).",
-        content="The new name of the task.",
-    )
+    @tool
     def update_task(
         self,
         task_id: str,
@@ -344,6 +336,16 @@ class TodoEnv(ToolEnv[TodoConfig]):
         priority: int | None = None,
         content: str | None = None,
     ) -> dict:
+        """Update a task's due date, priority or name (give at least one).
+
+        Args:
+            due_date: The new due date (YYYY-MM-DD).
+            priority: The new priority, 1 (normal) to 4 (urgent).
+            content: The new name of the task.
+
+        Returns:
+            The updated task.
+        """
         entry = self._find_task(task_id)
         if due_date is None and priority is None and content is None:
             raise ToolError("give at least one of due_date, priority and content")
@@ -358,14 +360,24 @@ class TodoEnv(ToolEnv[TodoConfig]):
                 entry[key] = value.strip() if isinstance(value, str) and key == "content" else value
         return self._public(entry)
 
-    @tool("Mark a task as completed.", returns="The completed task.", task_id="The id of the task.")
+    @tool
     def complete_task(self, task_id: str) -> dict:
+        """Mark a task as completed.
+
+        Returns:
+            The completed task.
+        """
         entry = self._find_task(task_id)
         entry["is_completed"] = True
         return self._public(entry)
 
-    @tool("Delete a task.", returns="The deleted task.", task_id="The id of the task.")
+    @tool
     def delete_task(self, task_id: str) -> dict:
+        """Delete a task.
+
+        Returns:
+            The deleted task.
+        """
         entry = self._find_task(task_id)
         self._tasks.remove(entry)
         return self._public(entry)

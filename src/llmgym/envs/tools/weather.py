@@ -4,7 +4,7 @@ service (location lookup, daily, hourly and air-quality queries, as in AgentGym'
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import cache, lru_cache
@@ -12,12 +12,14 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from llmgym.core import Task, split_of
+from llmgym.core import Task
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.tools.base import (
     Answer,
+    CurrentDateTool,
     DerivedCall,
     Episode,
+    ItemSplit,
     PlanStep,
     Results,
     Tool,
@@ -31,6 +33,8 @@ from llmgym.envs.tools.base import (
     load_data,
     normalize_answer,
     parse_iso_date,
+    prompt_texts,
+    search_results,
     tool,
 )
 
@@ -118,9 +122,7 @@ def _names() -> dict[str, tuple[City, ...]]:
     return {name: tuple(found) for name, found in index.items()}
 
 
-@cache
-def _split_cities(split: str) -> tuple[City, ...]:
-    return tuple(c for c in cities() if split_of(f"weather:{c.key}") == split)
+_split_cities = ItemSplit("weather", cities, lambda city: city.key)
 
 
 @cache
@@ -144,6 +146,17 @@ def _cold_cities(split: str) -> tuple[City, ...]:
     return tuple(
         c for c in _split_cities(split) if _climate(c).annual_mean - _climate(c).amplitude < 2
     )
+
+
+def _place(city: City) -> dict[str, Any]:
+    """A city as the location lookup shows it."""
+    return {
+        "name": city.name,
+        "latitude": city.latitude,
+        "longitude": city.longitude,
+        "country_code": city.country,
+        "country": city.country_name,
+    }
 
 
 def haversine_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
@@ -261,17 +274,12 @@ def _reading(city: City, day: date, field: str) -> float:
     return value
 
 
-def _parameter_doc(name: str) -> str:
-    description: str = _QUERIES["parameters"][name]["description"]
-    return description
-
-
 @dataclass(frozen=True)
 class WeatherConfig(ToolConfig):
     """Difficulty knobs of :class:`WeatherEnv`."""
 
 
-class WeatherEnv(ToolEnv[WeatherConfig]):
+class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
     """Answer weather questions by calling the tools of a simulated weather service.
 
     ## Description
@@ -330,23 +338,11 @@ class WeatherEnv(ToolEnv[WeatherConfig]):
     env_name = "weather"
     abs_tolerance = 0.1
     rel_tolerance = 0.01
-    service = (
-        "You are an autonomous agent answering weather questions with the tools of a weather "
-        "service. Each tool is listed with its name, description, parameters and result."
-    )
-    notes = (
-        "Look coordinates up with get_latitude_longitude; do not guess them (weather queries "
-        "answer for the place within 50 km of the coordinates). Past days come from the "
-        "historical tools (up to yesterday), today from the current tools, and the next 16 days "
-        "from the forecast tools."
-    )
-    example = (
-        "Observation: Goal: What was the lowest temperature in Lima yesterday?\n"
-        "Thought: I need today's date and the coordinates of Lima first.\n"
-        "Action: get_user_current_date with Action Input: {}"
-    )
+    service, notes, example = prompt_texts("weather")
+    parameter_docs: ClassVar[Mapping[str, str]] = {
+        name: spec["description"] for name, spec in _QUERIES["parameters"].items()
+    }
 
-    _today: date
     _home: City
 
     # ------------------------------------------------------------------ state
@@ -447,21 +443,26 @@ class WeatherEnv(ToolEnv[WeatherConfig]):
         return {**located, "daily_units": units, "daily": daily}
 
     # ------------------------------------------------------------------ tools
-    @tool("Get the user's current date.", returns="The current date as YYYY-MM-DD.")
-    def get_user_current_date(self) -> str:
-        return self._today.isoformat()
-
-    @tool("Get the user's current city.", returns="The name of the city.")
+    @tool
     def get_user_current_location(self) -> str:
+        """Get the user's current city.
+
+        Returns:
+            The name of the city.
+        """
         return self._home.name
 
-    @tool(
-        "Get the latitude and longitude of a place by name.",
-        returns="Up to 3 matching places, most populous first, with latitude, longitude, "
-        "country_code and country.",
-        name="The name of the place (e.g. a city name; 'Paris, France' narrows it down).",
-    )
+    @tool
     def get_latitude_longitude(self, name: str) -> dict:
+        """Get the latitude and longitude of a place by name.
+
+        Args:
+            name: The name of the place (e.g. a city name; 'Paris, France' narrows it down).
+
+        Returns:
+            Up to 3 matching places, most populous first, with latitude, longitude, country_code and
+            country.
+        """
         text, _, qualifier = name.partition(",")
         found = list(_names().get(normalize_answer(text), ()))
         if not found:
@@ -474,42 +475,34 @@ class WeatherEnv(ToolEnv[WeatherConfig]):
                 for c in found
                 if where in (normalize_answer(c.country), normalize_answer(c.country_name))
             ]
-        if not found:
-            raise ToolError(f"no place named {name.strip()[:60]!r} is known")
-        return {
-            "results": [
-                {
-                    "name": c.name,
-                    "latitude": c.latitude,
-                    "longitude": c.longitude,
-                    "country_code": c.country,
-                    "country": c.country_name,
-                }
-                for c in found[:3]
-            ]
-        }
+        nothing = f"no place named {name.strip()[:60]!r} is known"
+        return search_results(found[:3], _place, nothing)
 
-    @tool(
-        "Get the elevation of a location.",
-        returns="The elevation in metres.",
-        latitude=_parameter_doc("latitude"),
-        longitude=_parameter_doc("longitude"),
-    )
+    @tool
     def get_elevation(self, latitude: float, longitude: float) -> dict:
+        """Get the elevation of a location.
+
+        Returns:
+            The elevation in metres.
+        """
         city = self._station(latitude, longitude)
         return {"latitude": city.latitude, "longitude": city.longitude, "elevation": city.elevation}
 
-    @tool(
-        "Calculate the distance between two coordinates.",
-        returns="The great-circle distance in kilometres.",
-        latitude1="The latitude of the first location.",
-        longitude1="The longitude of the first location.",
-        latitude2="The latitude of the second location.",
-        longitude2="The longitude of the second location.",
-    )
+    @tool
     def get_distance(
         self, latitude1: float, longitude1: float, latitude2: float, longitude2: float
     ) -> dict:
+        """Calculate the distance between two coordinates.
+
+        Args:
+            latitude1: The latitude of the first location.
+            longitude1: The longitude of the first location.
+            latitude2: The latitude of the second location.
+            longitude2: The longitude of the second location.
+
+        Returns:
+            The great-circle distance in kilometres.
+        """
         for lat, lon in ((latitude1, longitude1), (latitude2, longitude2)):
             if not (-90 <= lat <= 90 and -180 <= lon <= 180):
                 raise ToolError(f"({lat}, {lon}) are not coordinates")
@@ -518,12 +511,16 @@ class WeatherEnv(ToolEnv[WeatherConfig]):
     queries: ClassVar[ToolTable] = ToolTable.from_data(_QUERIES, method="_query")
     """The historical, forecast, current and hourly queries, declared in ``weather_tools.json``."""
 
-    @tool(
-        "Determine the air quality level of an air quality index (PM2.5).",
-        returns="One of 'good', 'fair', 'moderate', 'poor', 'very poor', 'extremely poor'.",
-        air_quality_index="The air quality index (PM2.5, µg/m³).",
-    )
+    @tool
     def get_air_quality_level(self, air_quality_index: float) -> str:
+        """Determine the air quality level of an air quality index (PM2.5).
+
+        Args:
+            air_quality_index: The air quality index (PM2.5, µg/m³).
+
+        Returns:
+            One of 'good', 'fair', 'moderate', 'poor', 'very poor', 'extremely poor'.
+        """
         if air_quality_index < 0:
             raise ToolError("air_quality_index must not be negative")
         return air_quality_level(air_quality_index)
