@@ -408,6 +408,12 @@ class AcademiaEnv(ToolEnv[AcademiaConfig]):
         """Load ``graph`` and list the neighbours of ``node``."""
         return [call(f"load{graph}"), call("neighbourCheck", graph=graph, node=node)]
 
+    def _count_neighbours(self, goal: str, graph: str, node: str, count: int) -> Episode:
+        """A question answered by counting the neighbours of ``node`` in ``graph``."""
+        plan = self._neighbours(graph, node)
+        answer = Answer(count, "number")
+        return Episode.question(goal, plan, answer, lambda r: len(r[1]["neighbors"]))
+
     @goal_template(level=1, weight=2)
     def _goal_paper_attribute(self, rng: TaskRng, split: str) -> Episode:
         paper = rng.choice(_split_papers(split))
@@ -434,17 +440,13 @@ class AcademiaEnv(ToolEnv[AcademiaConfig]):
     def _goal_reference_count(self, rng: TaskRng, split: str) -> Episode:
         paper = rng.choice(_split_papers(split))
         goal = f"How many papers does the paper {paper.title} cite?"
-        plan = self._neighbours("PaperNet", paper.title)
-        answer = Answer(len(paper.references), "number")
-        return Episode.question(goal, plan, answer, lambda r: len(r[1]["neighbors"]))
+        return self._count_neighbours(goal, "PaperNet", paper.title, len(paper.references))
 
     @goal_template(level=2)
     def _goal_collaborator_count(self, rng: TaskRng, split: str) -> Episode:
         author = rng.choice(_split_authors(split))
         goal = f"How many collaborators does {author.name} have?"
-        plan = self._neighbours("AuthorNet", author.name)
-        answer = Answer(len(author.collaborators), "number")
-        return Episode.question(goal, plan, answer, lambda r: len(r[1]["neighbors"]))
+        return self._count_neighbours(goal, "AuthorNet", author.name, len(author.collaborators))
 
     @goal_template(level=2, weight=1.5)
     def _goal_joint_papers(self, rng: TaskRng, split: str) -> Episode | None:
@@ -515,7 +517,7 @@ class AcademiaEnv(ToolEnv[AcademiaConfig]):
         return Episode.question(goal, plan, Answer(refs[values.index(best)].title, "text"), extreme)
 
     @goal_template(level=3)
-    def _goal_colleagues(self, rng: TaskRng, split: str) -> Episode | None:
+    def _goal_colleagues(self, rng: TaskRng, split: str) -> Episode:
         author = rng.choice(_authors_with_few_collaborators(split))
         same = sorted(c.name for c in author.collaborators if c.org == author.org)
         goal = (
@@ -536,7 +538,7 @@ class AcademiaEnv(ToolEnv[AcademiaConfig]):
         )
 
     @goal_template(level=3)
-    def _goal_venue_of_references(self, rng: TaskRng, split: str) -> Episode | None:
+    def _goal_venue_of_references(self, rng: TaskRng, split: str) -> Episode:
         paper = rng.choice(_papers_with_few_references(split))
         venue = rng.choice(paper.references).venue
         count = sum(r.venue == venue for r in paper.references)

@@ -56,6 +56,7 @@ __all__ = [
     "Episode",
     "GoalTemplate",
     "ItemSplit",
+    "NoGoal",
     "Param",
     "PlanStep",
     "Results",
@@ -86,6 +87,11 @@ _NUMBER = re.compile(r"[-+\u2212]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0
 _ISO_DATE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})$")
 _NOT_ALPHANUMERIC = re.compile(r"[^0-9a-z]+")
 _MAX_ACTION_CHARS = 100_000
+
+
+class NoGoal(Exception):
+    """Raised by a goal template (or a helper it calls) when this draw has no suitable instance:
+    the environment draws again, as when the template returns ``None``."""
 
 
 class ToolError(Exception):
@@ -662,20 +668,24 @@ def _parse_react_segment(segment: str) -> ToolCall | str:
     return ToolCall(name, arguments, "react")
 
 
-def _call_from_json(value: Any) -> ToolCall | str:
+def _only_item(value: Any) -> tuple[Any, int]:
+    """``value``, or the one item of a list; and how many items there were (1 for a non-list)."""
     if isinstance(value, list):
-        if len(value) != 1:
-            return f"Send exactly one function call per turn; got a list of {len(value)}."
-        value = value[0]
+        return (value[0] if len(value) == 1 else None), len(value)
+    return value, 1
+
+
+def _call_from_json(value: Any) -> ToolCall | str:
+    value, count = _only_item(value)
+    if count != 1:
+        return f"Send exactly one function call per turn; got a list of {count}."
     if not isinstance(value, dict):
         return f"A JSON function call must be an object, got {_describe_value(value)}."
     for wrapper in ("tool_calls", "function_call"):
         if wrapper in value:
-            inner = value[wrapper]
-            if isinstance(inner, list):
-                if len(inner) != 1:
-                    return f"Send exactly one tool call per turn; got {len(inner)}."
-                inner = inner[0]
+            inner, count = _only_item(value[wrapper])
+            if count != 1:
+                return f"Send exactly one tool call per turn; got {count}."
             if not isinstance(inner, dict):
                 return f'"{wrapper}" must hold a function call object.'
             value = inner
@@ -880,7 +890,8 @@ class GoalTemplate:
 def goal_template(level: int, weight: float = 1.0) -> Callable[[_Method], _Method]:
     """Declare a method ``(self, rng, split) -> Episode | None`` as a goal template of difficulty
     ``level`` (1: one lookup, 2: a few dependent calls, 3: several hops or an aggregate).
-    Returning ``None`` means "no suitable instance for this draw; draw again"."""
+    Returning ``None`` (or raising :class:`NoGoal`) means "no suitable instance for this draw;
+    draw again"."""
 
     def mark(method: _Method) -> _Method:
         setattr(method, _GOAL_MARK, (level, weight))
@@ -1059,7 +1070,10 @@ class ToolEnv(TextEnv[ToolConfigT]):
         rng = task.rng("goal")
         for _ in range(200):
             template = rng.weighted_choice(eligible, weights)
-            episode = getattr(self, template.name)(rng, task.split)
+            try:
+                episode = getattr(self, template.name)(rng, task.split)
+            except NoGoal:
+                continue
             if episode is not None:
                 break
         else:
@@ -1170,6 +1184,8 @@ class CurrentDateTool:
     tool that tells it. List it before the environment's base class to list the tool first."""
 
     _today: date
+    date_call: ClassVar[ToolCall] = ToolCall("get_user_current_date")
+    """The plan step that asks for the date (before a question relative to today)."""
 
     @tool
     def get_user_current_date(self) -> str:

@@ -18,8 +18,8 @@ from llmgym.envs.tools.base import (
     AnswerKind,
     Episode,
     ItemSplit,
+    PlanStep,
     Results,
-    ToolCall,
     ToolConfig,
     ToolEnv,
     ToolError,
@@ -380,13 +380,13 @@ def _by_id(
     return record
 
 
+def _fields(record: Movie | Person, *names: str) -> dict[str, Any]:
+    """The named attributes of a record, as a tool shows them."""
+    return {name: getattr(record, name) for name in names}
+
+
 def _movie_match(movie: Movie) -> dict[str, Any]:
-    return {
-        "id": movie.id,
-        "title": movie.title,
-        "release_date": movie.release_date,
-        "overview": movie.overview,
-    }
+    return _fields(movie, "id", "title", "release_date", "overview")
 
 
 def _person_match(person: Person) -> dict[str, Any]:
@@ -533,13 +533,9 @@ class MovieEnv(ToolEnv[MovieConfig]):
             runtime (minutes) and original_language.
         """
         movie = self._movie(movie_id)
+        details = _fields(movie, "id", "title", "budget", "revenue", "genres", "vote_average")
         return {
-            "id": movie.id,
-            "title": movie.title,
-            "budget": movie.budget,
-            "revenue": movie.revenue,
-            "genres": list(movie.genres),
-            "vote_average": movie.vote_average,
+            **details,
             "release_date": movie.release_date,
             "runtime": movie.runtime,
             "original_language": movie.language,
@@ -653,10 +649,7 @@ class MovieEnv(ToolEnv[MovieConfig]):
         """
         person = self._person(person_id)
         return {
-            "id": person.id,
-            "name": person.name,
-            "birthday": person.birthday,
-            "place_of_birth": person.place_of_birth,
+            **_fields(person, "id", "name", "birthday", "place_of_birth"),
             "known_for_department": person.department,
             "biography": person.biography,
         }
@@ -687,28 +680,30 @@ class MovieEnv(ToolEnv[MovieConfig]):
             imdb_id, facebook_id, instagram_id and twitter_id (null when there is none).
         """
         person = self._person(person_id)
-        return {
-            "id": person.id,
-            "imdb_id": person.imdb_id,
-            "facebook_id": person.facebook_id,
-            "instagram_id": person.instagram_id,
-            "twitter_id": person.twitter_id,
-        }
+        return _fields(person, "id", "imdb_id", "facebook_id", "instagram_id", "twitter_id")
 
     # ------------------------------------------------------------------ goals
     @staticmethod
-    def _find(movie: Movie) -> ToolCall:
-        return call("get_search_movie", movie_name=movie.title)
+    def _movie_plan(movie: Movie, tool_name: str) -> list[PlanStep]:
+        """Find ``movie`` by its title, then call ``tool_name`` with its id."""
+        return [
+            call("get_search_movie", movie_name=movie.title),
+            call(tool_name, movie_id=movie.id),
+        ]
 
     @staticmethod
-    def _find_person(person: Person) -> ToolCall:
-        return call("get_search_person", person_name=person.name)
+    def _person_plan(person: Person, tool_name: str) -> list[PlanStep]:
+        """Find ``person`` by name, then call ``tool_name`` with their id."""
+        return [
+            call("get_search_person", person_name=person.name),
+            call(tool_name, person_id=person.id),
+        ]
 
     @goal_template(level=1, weight=2)
     def _goal_movie_fact(self, rng: TaskRng, split: str) -> Episode:
         movie = rng.choice(_split_movies(split))
         question, field, kind = rng.choice(_MOVIE_FACTS)
-        plan = [self._find(movie), call("get_movie_details", movie_id=movie.id)]
+        plan = self._movie_plan(movie, "get_movie_details")
         answer = Answer(getattr(movie, field), kind)
         return Episode.question(question.format(movie.title), plan, answer, lambda r: r[1][field])
 
@@ -719,7 +714,7 @@ class MovieEnv(ToolEnv[MovieConfig]):
         if len(movie.companies) == 1:
             goal = f"Which company produced {movie.title}?"
         names = tuple(name for name, _ in movie.companies)
-        plan = [self._find(movie), call("get_movie_production_companies", movie_id=movie.id)]
+        plan = self._movie_plan(movie, "get_movie_production_companies")
         return Episode.question(
             goal,
             plan,
@@ -742,7 +737,7 @@ class MovieEnv(ToolEnv[MovieConfig]):
         else:
             goal, answer = f"What is the IMDb id of {person.name}?", Answer(person.imdb_id, "text")
             tool_name, read = "get_person_external_ids", _imdb_id
-        plan = [self._find_person(person), call(tool_name, person_id=person.id)]
+        plan = self._person_plan(person, tool_name)
         return Episode.question(goal, plan, answer, lambda r: read(r[1]))
 
     @goal_template(level=2, weight=1.5)
@@ -752,7 +747,7 @@ class MovieEnv(ToolEnv[MovieConfig]):
         goal = rng.choice(
             [f"Who directed {movie.title}?", f"Who is the director of {movie.title}?"]
         )
-        plan = [self._find(movie), call("get_movie_crew", movie_id=movie.id)]
+        plan = self._movie_plan(movie, "get_movie_crew")
         answer = Answer(director.name, "text")
         return Episode.question(goal, plan, answer, lambda r: _crew_member(r[1], "Director"))
 
@@ -761,7 +756,7 @@ class MovieEnv(ToolEnv[MovieConfig]):
         movie = rng.choice(_split_movies(split))
         (composer,) = movie.people("Original Music Composer")
         goal = f"Who composed the music of {movie.title}?"
-        plan = [self._find(movie), call("get_movie_crew", movie_id=movie.id)]
+        plan = self._movie_plan(movie, "get_movie_crew")
         return Episode.question(
             goal,
             plan,
@@ -774,7 +769,7 @@ class MovieEnv(ToolEnv[MovieConfig]):
         movie = rng.choice(_split_movies(split))
         actor, character = rng.choice(movie.cast)
         goal = f"Who played {character} in {movie.title}?"
-        plan = [self._find(movie), call("get_movie_cast", movie_id=movie.id)]
+        plan = self._movie_plan(movie, "get_movie_cast")
         answer = Answer(actor.name, "text")
         return Episode.question(goal, plan, answer, lambda r: _player(r[1], character)["name"])
 
@@ -785,15 +780,15 @@ class MovieEnv(ToolEnv[MovieConfig]):
             f"How much did {movie.title} earn beyond its budget (revenue minus budget), in US "
             "dollars? A loss is a negative number."
         )
-        plan = [self._find(movie), call("get_movie_details", movie_id=movie.id)]
+        plan = self._movie_plan(movie, "get_movie_details")
         answer = Answer(movie.revenue - movie.budget, "number")
         return Episode.question(goal, plan, answer, lambda r: r[1]["revenue"] - r[1]["budget"])
 
     @goal_template(level=2)
-    def _goal_acting_count(self, rng: TaskRng, split: str) -> Episode | None:
+    def _goal_acting_count(self, rng: TaskRng, split: str) -> Episode:
         actors = [p for p in _split_people(split) if p.cast]
         person = rng.choice(actors)
-        plan = [self._find_person(person), call("get_person_cast", person_id=person.id)]
+        plan = self._person_plan(person, "get_person_cast")
         if rng.random() < 0.5:
             goal = f"In how many movies has {person.name} acted?"
             answer = Answer(len(person.cast), "number")
@@ -817,7 +812,7 @@ class MovieEnv(ToolEnv[MovieConfig]):
             goal, movie = f"What is the most recent movie directed by {person.name}?", directed[-1]
         else:
             goal, movie = f"What was the first movie directed by {person.name}?", directed[0]
-        plan = [self._find_person(person), call("get_person_crew", person_id=person.id)]
+        plan = self._person_plan(person, "get_person_crew")
 
         def title(results: Results) -> str:
             jobs = reversed(results[1]["crew"])  # oldest first
@@ -839,8 +834,7 @@ class MovieEnv(ToolEnv[MovieConfig]):
             answer = Answer(director.birthday, "date")
             read = _birthday
         plan = [
-            self._find(movie),
-            call("get_movie_crew", movie_id=movie.id),
+            *self._movie_plan(movie, "get_movie_crew"),
             call("get_person_details", person_id=director.id),
         ]
         return Episode.question(goal, plan, answer, lambda r: read(r[2]))
@@ -851,8 +845,7 @@ class MovieEnv(ToolEnv[MovieConfig]):
         actor, character = rng.choice(movie.cast)
         goal = f"When was the actor who played {character} in {movie.title} born?"
         plan = [
-            self._find(movie),
-            call("get_movie_cast", movie_id=movie.id),
+            *self._movie_plan(movie, "get_movie_cast"),
             call("get_person_details", person_id=actor.id),
         ]
         return Episode.question(
@@ -867,10 +860,8 @@ class MovieEnv(ToolEnv[MovieConfig]):
         goal = f"Which movie was released first, {first.title} or {second.title}?"
         earlier = min((first, second), key=lambda m: m.release_date)
         plan = [
-            self._find(first),
-            call("get_movie_details", movie_id=first.id),
-            self._find(second),
-            call("get_movie_details", movie_id=second.id),
+            *self._movie_plan(first, "get_movie_details"),
+            *self._movie_plan(second, "get_movie_details"),
         ]
         return Episode.question(
             goal,
@@ -893,10 +884,8 @@ class MovieEnv(ToolEnv[MovieConfig]):
         second = rng.choice(candidates)
         goal = f"Have {first.name} and {second.name} acted in the same movie? Answer yes or no."
         plan = [
-            self._find_person(first),
-            call("get_person_cast", person_id=first.id),
-            self._find_person(second),
-            call("get_person_cast", person_id=second.id),
+            *self._person_plan(first, "get_person_cast"),
+            *self._person_plan(second, "get_person_cast"),
         ]
 
         def shared(results: Results) -> str:
@@ -913,8 +902,7 @@ class MovieEnv(ToolEnv[MovieConfig]):
         lead, _ = movie.cast[0]
         goal = f"In how many movies has the top-billed actor of {movie.title} acted?"
         plan = [
-            self._find(movie),
-            call("get_movie_cast", movie_id=movie.id),
+            *self._movie_plan(movie, "get_movie_cast"),
             call("get_person_cast", person_id=lead.id),
         ]
         return Episode.question(

@@ -17,6 +17,7 @@ from llmgym.envs.tools.base import (
     Answer,
     CurrentDateTool,
     Episode,
+    NoGoal,
     PlanStep,
     Results,
     Tool,
@@ -191,20 +192,10 @@ class TodoEnv(CurrentDateTool, ToolEnv[TodoConfig]):
         return f"{self._today} " + json.dumps(self._initial)
 
     def _find_project(self, project_id: str) -> dict:
-        for project in self._projects:
-            if project["id"] == project_id.strip():
-                return project
-        raise ToolError(
-            f"no project has the id {project_id.strip()[:30]!r}; get_projects lists the ids"
-        )
+        return _by_id(self._projects, project_id, "project", "get_projects lists the ids")
 
     def _find_task(self, task_id: str) -> dict:
-        for entry in self._tasks:
-            if entry["id"] == task_id.strip():
-                return entry
-        raise ToolError(
-            f"no task has the id {task_id.strip()[:30]!r}; get_tasks lists the ids of a project"
-        )
+        return _by_id(self._tasks, task_id, "task", "get_tasks lists the ids of a project")
 
     @staticmethod
     def _public(entry: dict) -> dict:
@@ -410,39 +401,46 @@ class TodoEnv(CurrentDateTool, ToolEnv[TodoConfig]):
         self._expected = _canonical(projects, tasks)
         return Episode(goal, [*plan, call("finish", answer="done")])
 
-    def _edit_tasks(self, goal: str, plan: list[PlanStep], ids: set[str], **fields: Any) -> Episode:
-        """An operation that sets ``fields`` of the tasks ``ids``."""
+    def _on_tasks(
+        self, goal: str, plan: list[PlanStep], tasks: list[dict], tool_name: str, **fields: Any
+    ) -> Episode:
+        """An operation met by calling ``tool_name`` on each of ``tasks`` after ``plan``:
+        ``complete_task``, ``delete_task``, or ``update_task`` with ``fields``; :class:`NoGoal`
+        when there is no task to operate on."""
+        if not tasks:
+            raise NoGoal
+        ids = {t["id"] for t in tasks}
+        plan = [*plan, *(call(tool_name, task_id=t["id"], **fields) for t in tasks)]
+        changes = {"complete_task": {"is_completed": True}, "update_task": fields}
 
         def change(projects: list[dict], tasks: list[dict]) -> None:
+            if tool_name == "delete_task":
+                tasks[:] = [t for t in tasks if t["id"] not in ids]
+                return
             for t in tasks:
                 if t["id"] in ids:
-                    t.update(fields)
+                    t.update(changes[tool_name])
 
         return self._operation(goal, plan, change)
 
-    def _delete_tasks(self, goal: str, plan: list[PlanStep], ids: set[str]) -> Episode:
-        """An operation that deletes the tasks ``ids``."""
-
-        def change(projects: list[dict], tasks: list[dict]) -> None:
-            tasks[:] = [t for t in tasks if t["id"] not in ids]
-
-        return self._operation(goal, plan, change)
+    def _about_task(self, project: dict, entry: dict, tool_name: str) -> list[PlanStep]:
+        """Find the task ``entry`` of ``project``, then call ``tool_name`` on it."""
+        return [*self._look(project), call(tool_name, task_id=entry["id"])]
 
     def _pick_task(
         self, rng: TaskRng, want: Callable[[dict], Any] | None = None
-    ) -> tuple[dict, dict] | None:
+    ) -> tuple[dict, dict]:
+        """A random task (one that ``want`` accepts) and its project; :class:`NoGoal` when
+        there is none."""
         candidates = [t for t in self._tasks if want is None or want(t)]
         if not candidates:
-            return None
+            raise NoGoal
         entry = rng.choice(candidates)
         return entry, self._find_project(entry["project_id"])
 
     @goal_template(level=1)
-    def _goal_due_date(self, rng: TaskRng, split: str) -> Episode | None:
-        picked = self._pick_task(rng, lambda t: t["due_date"])
-        if picked is None:
-            return None
-        entry, project = picked
+    def _goal_due_date(self, rng: TaskRng, split: str) -> Episode:
+        entry, project = self._pick_task(rng, lambda t: t["due_date"])
         goal = f"When is the task '{entry['content']}' of the {project['name']} project due?"
         answer = Answer(entry["due_date"], "date")
         return Episode.question(
@@ -450,11 +448,8 @@ class TodoEnv(CurrentDateTool, ToolEnv[TodoConfig]):
         )
 
     @goal_template(level=1)
-    def _goal_membership(self, rng: TaskRng, split: str) -> Episode | None:
-        picked = self._pick_task(rng)
-        if picked is None:
-            return None
-        entry, owner = picked
+    def _goal_membership(self, rng: TaskRng, split: str) -> Episode:
+        entry, owner = self._pick_task(rng)
         project = owner if rng.random() < 0.5 else rng.choice(self._projects)
         answer = Answer("yes" if project is owner else "no", "text")
         goal = f"Is '{entry['content']}' a task of the {project['name']} project? Answer yes or no."
@@ -466,27 +461,19 @@ class TodoEnv(CurrentDateTool, ToolEnv[TodoConfig]):
         )
 
     @goal_template(level=1)
-    def _goal_complete(self, rng: TaskRng, split: str) -> Episode | None:
-        picked = self._pick_task(rng, lambda t: not t["is_completed"])
-        if picked is None:
-            return None
-        entry, project = picked
+    def _goal_complete(self, rng: TaskRng, split: str) -> Episode:
+        entry, project = self._pick_task(rng, lambda t: not t["is_completed"])
         goal = f"Mark the task '{entry['content']}' in the {project['name']} project as completed."
-        plan = [*self._look(project), call("complete_task", task_id=entry["id"])]
-        return self._edit_tasks(goal, plan, {entry["id"]}, is_completed=True)
+        return self._on_tasks(goal, self._look(project), [entry], "complete_task")
 
     @goal_template(level=1)
-    def _goal_delete(self, rng: TaskRng, split: str) -> Episode | None:
-        picked = self._pick_task(rng)
-        if picked is None:
-            return None
-        entry, project = picked
+    def _goal_delete(self, rng: TaskRng, split: str) -> Episode:
+        entry, project = self._pick_task(rng)
         goal = f"Delete the task '{entry['content']}' from the {project['name']} project."
-        plan = [*self._look(project), call("delete_task", task_id=entry["id"])]
-        return self._delete_tasks(goal, plan, {entry["id"]})
+        return self._on_tasks(goal, self._look(project), [entry], "delete_task")
 
     @goal_template(level=1)
-    def _goal_favorite(self, rng: TaskRng, split: str) -> Episode | None:
+    def _goal_favorite(self, rng: TaskRng, split: str) -> Episode:
         project = rng.choice(self._projects)
         wanted = not project["is_favorite"]
         goal = (
@@ -532,13 +519,10 @@ class TodoEnv(CurrentDateTool, ToolEnv[TodoConfig]):
         )
 
     @goal_template(level=2)
-    def _goal_place(self, rng: TaskRng, split: str) -> Episode | None:
-        picked = self._pick_task(rng)
-        if picked is None:
-            return None
-        entry, project = picked
+    def _goal_place(self, rng: TaskRng, split: str) -> Episode:
+        entry, project = self._pick_task(rng)
         goal = f"Where do I need to go for {_described(entry, project)}?"
-        plan = [*self._look(project), call("get_task_description", task_id=entry["id"])]
+        plan = self._about_task(project, entry, "get_task_description")
         return Episode.question(
             goal,
             plan,
@@ -547,13 +531,10 @@ class TodoEnv(CurrentDateTool, ToolEnv[TodoConfig]):
         )
 
     @goal_template(level=2)
-    def _goal_duration(self, rng: TaskRng, split: str) -> Episode | None:
-        picked = self._pick_task(rng)
-        if picked is None:
-            return None
-        entry, project = picked
+    def _goal_duration(self, rng: TaskRng, split: str) -> Episode:
+        entry, project = self._pick_task(rng)
         goal = f"How many minutes does {_described(entry, project)} take?"
-        plan = [*self._look(project), call("get_task_duration", task_id=entry["id"])]
+        plan = self._about_task(project, entry, "get_task_duration")
         return Episode.question(
             goal, plan, Answer(entry["duration"], "number"), lambda r: _minutes(r[2])
         )
@@ -566,38 +547,31 @@ class TodoEnv(CurrentDateTool, ToolEnv[TodoConfig]):
             f"How many unfinished tasks of the {project['name']} project are overdue (due before "
             "today)?"
         )
-        plan = [call("get_user_current_date"), *self._look(project)]
+        plan = [self.date_call, *self._look(project)]
         answer = Answer(len(_overdue(self._in(project), today)), "number")
         return Episode.question(goal, plan, answer, lambda r: len(_overdue(r[2], r[0])))
 
     @goal_template(level=2)
-    def _goal_postpone(self, rng: TaskRng, split: str) -> Episode | None:
-        picked = self._pick_task(rng, lambda t: t["due_date"] and not t["is_completed"])
-        if picked is None:
-            return None
-        entry, project = picked
+    def _goal_postpone(self, rng: TaskRng, split: str) -> Episode:
+        entry, project = self._pick_task(rng, lambda t: t["due_date"] and not t["is_completed"])
         days = rng.randint(1, 7)
         new = (date.fromisoformat(entry["due_date"]) + timedelta(days=days)).isoformat()
         goal = (
             f"Postpone the task '{entry['content']}' of the {project['name']} project by {days} "
             f"day{'s' if days > 1 else ''}."
         )
-        plan = [*self._look(project), call("update_task", task_id=entry["id"], due_date=new)]
-        return self._edit_tasks(goal, plan, {entry["id"]}, due_date=new)
+        return self._on_tasks(goal, self._look(project), [entry], "update_task", due_date=new)
 
     @goal_template(level=2)
-    def _goal_set_priority(self, rng: TaskRng, split: str) -> Episode | None:
-        picked = self._pick_task(rng, lambda t: not t["is_completed"])
-        if picked is None:
-            return None
-        entry, project = picked
+    def _goal_set_priority(self, rng: TaskRng, split: str) -> Episode:
+        entry, project = self._pick_task(rng, lambda t: not t["is_completed"])
         priority = rng.choice([p for p in PRIORITY_NAMES if p != entry["priority"]])
         goal = (
             f"Set the priority of the task '{entry['content']}' of the {project['name']} project "
             f"to {priority} ({PRIORITY_NAMES[priority]})."
         )
-        plan = [*self._look(project), call("update_task", task_id=entry["id"], priority=priority)]
-        return self._edit_tasks(goal, plan, {entry["id"]}, priority=priority)
+        plan = self._look(project)
+        return self._on_tasks(goal, plan, [entry], "update_task", priority=priority)
 
     @goal_template(level=2)
     def _goal_create(self, rng: TaskRng, split: str) -> Episode | None:
@@ -624,7 +598,7 @@ class TodoEnv(CurrentDateTool, ToolEnv[TodoConfig]):
             )  # fmt: skip
 
         plan: list[PlanStep] = [
-            call("get_user_current_date"),
+            self.date_call,
             call("get_projects"),
             call(
                 "create_task",
@@ -677,44 +651,36 @@ class TodoEnv(CurrentDateTool, ToolEnv[TodoConfig]):
         return Episode.question(goal, plan, Answer(leaders[0], "text"), busiest)
 
     @goal_template(level=3)
-    def _goal_complete_overdue(self, rng: TaskRng, split: str) -> Episode | None:
+    def _goal_complete_overdue(self, rng: TaskRng, split: str) -> Episode:
         project = rng.choice(self._projects)
         overdue = _overdue(self._in(project), self._today.isoformat())
-        if not overdue:
-            return None
         goal = (
             f"Complete every unfinished task of the {project['name']} project that is due before "
             "today."
         )
-        plan = [call("get_user_current_date"), *self._look(project)]
-        plan += [call("complete_task", task_id=t["id"]) for t in overdue]
-        return self._edit_tasks(goal, plan, {t["id"] for t in overdue}, is_completed=True)
+        return self._on_tasks(
+            goal, [self.date_call, *self._look(project)], overdue, "complete_task"
+        )
 
     @goal_template(level=3)
-    def _goal_delete_completed(self, rng: TaskRng, split: str) -> Episode | None:
+    def _goal_delete_completed(self, rng: TaskRng, split: str) -> Episode:
         project = rng.choice(self._projects)
         done = [t for t in self._in(project) if t["is_completed"]]
-        if not done:
-            return None
         goal = f"Delete all completed tasks of the {project['name']} project."
-        plan = [*self._look(project), *(call("delete_task", task_id=t["id"]) for t in done)]
-        return self._delete_tasks(goal, plan, {t["id"] for t in done})
+        return self._on_tasks(goal, self._look(project), done, "delete_task")
 
     @goal_template(level=3)
-    def _goal_move_to_tomorrow(self, rng: TaskRng, split: str) -> Episode | None:
+    def _goal_move_to_tomorrow(self, rng: TaskRng, split: str) -> Episode:
         project = rng.choice(self._projects)
         today = self._today.isoformat()
         tomorrow = (self._today + timedelta(days=1)).isoformat()
         due = [t for t in self._in(project) if not t["is_completed"] and t["due_date"] == today]
-        if not due:
-            return None
         goal = (
             f"Move every unfinished task of the {project['name']} project that is due today to "
             "tomorrow."
         )
-        plan = [call("get_user_current_date"), *self._look(project)]
-        plan += [call("update_task", task_id=t["id"], due_date=tomorrow) for t in due]
-        return self._edit_tasks(goal, plan, {t["id"] for t in due}, due_date=tomorrow)
+        plan = [self.date_call, *self._look(project)]
+        return self._on_tasks(goal, plan, due, "update_task", due_date=tomorrow)
 
     # ------------------------------------------------------------------ random calls
     def _argument_pool(self, param: str) -> Sequence[Any] | None:
@@ -737,6 +703,14 @@ class TodoEnv(CurrentDateTool, ToolEnv[TodoConfig]):
         if selected.name == "update_task" and len(arguments) == 1:
             arguments["priority"] = int(rng.integers(1, 5))
         return arguments
+
+
+def _by_id(entries: list[dict], entry_id: str, kind: str, hint: str) -> dict:
+    """The project or task with ``entry_id``; :class:`ToolError` with ``hint`` when none has it."""
+    for entry in entries:
+        if entry["id"] == entry_id.strip():
+            return entry
+    raise ToolError(f"no {kind} has the id {entry_id.strip()[:30]!r}; {hint}")
 
 
 def _check_priority(priority: int) -> None:

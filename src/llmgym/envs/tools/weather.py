@@ -274,6 +274,24 @@ def _reading(city: City, day: date, field: str) -> float:
     return value
 
 
+def _daily(results: Results, field: str) -> list[Any]:
+    """The daily ``field`` of the last result: a weather query's."""
+    values: list[Any] = results[-1]["daily"][field]
+    return values
+
+
+def _days_with(results: Results, field: str) -> int:
+    """On how many days of the last weather query ``field`` is above zero (rain, snow)."""
+    return sum(value > 0 for value in _daily(results, field))
+
+
+def _warmest_day(results: Results) -> str:
+    """The day of the last weather query with the highest mean temperature."""
+    means = _daily(results, "temperature_2m_mean")
+    day: str = _daily(results, "time")[means.index(max(means))]
+    return day
+
+
 @dataclass(frozen=True)
 class WeatherConfig(ToolConfig):
     """Difficulty knobs of :class:`WeatherEnv`."""
@@ -378,7 +396,7 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
             )
         return best
 
-    def _range(self, start_date: str, end_date: str, kind: str) -> list[date]:
+    def _range(self, start_date: str, end_date: str, period: str) -> list[date]:
         start = parse_iso_date(start_date, "start_date")
         end = parse_iso_date(end_date, "end_date")
         if end < start:
@@ -387,7 +405,7 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
             raise ToolError(
                 f"at most {MAX_RANGE_DAYS} days per query; got {(end - start).days + 1}"
             )
-        if kind == "historical":
+        if period == "historical":
             if end >= self._today:
                 raise ToolError(
                     f"historical data ends yesterday ({self._today - timedelta(days=1)}); use the "
@@ -540,13 +558,34 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
             return call("get_latitude_longitude", name=f"{city.name}, {city.country_name}")
         return call("get_latitude_longitude", name=city.name)
 
-    @staticmethod
-    def _at(city: City) -> dict[str, float]:
-        return {"latitude": city.latitude, "longitude": city.longitude}
+    def _weather_at(
+        self, city: City, tool_name: str, *, start: date, end: date | None = None
+    ) -> list[PlanStep]:
+        """Look ``city`` up, then query it with ``tool_name`` (one of :attr:`queries`) for
+        ``start`` (to ``end``)."""
+        period = dict(self.tools[tool_name].presets)["period"]
+        if period == "hourly":
+            days = {"date": start.isoformat()}
+        elif period == "current":
+            days = {"current_date": start.isoformat()}
+        else:
+            days = {"start_date": start.isoformat(), "end_date": (end or start).isoformat()}
+        query = call(tool_name, latitude=city.latitude, longitude=city.longitude, **days)
+        return [self._lookup(city), query]
 
-    @staticmethod
-    def _days_of(start: date, end: date) -> dict[str, str]:
-        return {"start_date": start.isoformat(), "end_date": end.isoformat()}
+    def _measure(self, first: City, second: City) -> tuple[Answer, list[PlanStep]]:
+        """The distance between two cities, and the plan that measures it."""
+        distance = round(
+            haversine_km(first.latitude, first.longitude, second.latitude, second.longitude), 2
+        )
+        measure = call(
+            "get_distance",
+            latitude1=first.latitude,
+            longitude1=first.longitude,
+            latitude2=second.latitude,
+            longitude2=second.longitude,
+        )
+        return Answer(distance, "number"), [self._lookup(first), self._lookup(second), measure]
 
     def _past_day(self, rng: TaskRng, most: int = 900) -> date:
         return self._today - timedelta(days=rng.randint(2, most))
@@ -560,9 +599,12 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
                 f"How high above sea level is {self._label(city)}, in metres?",
             ]
         )
-        plan = [self._lookup(city), call("get_elevation", **self._at(city))]
+        plan = [
+            self._lookup(city),
+            call("get_elevation", latitude=city.latitude, longitude=city.longitude),
+        ]
         answer = Answer(city.elevation, "number")
-        return Episode.question(goal, plan, answer, lambda seen: seen[1]["elevation"])
+        return Episode.question(goal, plan, answer, lambda seen: seen[-1]["elevation"])
 
     @goal_template(level=1, weight=2)
     def _goal_temperature_on_day(self, rng: TaskRng, split: str) -> Episode:
@@ -576,12 +618,9 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
             ]
         )
         goal = f"What was the {stat} temperature in {self._label(city)} on {day}, in °C?"
-        plan = [
-            self._lookup(city),
-            call("get_historical_temp", **self._at(city), **self._days_of(day, day)),
-        ]
+        plan = self._weather_at(city, "get_historical_temp", start=day)
         answer = Answer(_reading(city, day, field), "number")
-        return Episode.question(goal, plan, answer, lambda seen: seen[1]["daily"][field][0])
+        return Episode.question(goal, plan, answer, lambda seen: _daily(seen, field)[0])
 
     @goal_template(level=1)
     def _goal_rain_total(self, rng: TaskRng, split: str) -> Episode:
@@ -596,37 +635,18 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
             goal = (
                 f"How much rain fell in {self._label(city)} in total from {start} to {end}, in mm?"
             )
-        plan = [
-            self._lookup(city),
-            call("get_historical_rain", **self._at(city), **self._days_of(start, end)),
-        ]
+        plan = self._weather_at(city, "get_historical_rain", start=start, end=end)
+        answer = Answer(total, "number")
         return Episode.question(
-            goal,
-            plan,
-            Answer(total, "number"),
-            lambda seen: round(sum(seen[1]["daily"]["rain_sum"]), 1),
+            goal, plan, answer, lambda seen: round(sum(_daily(seen, "rain_sum")), 1)
         )
 
     @goal_template(level=1)
     def _goal_distance(self, rng: TaskRng, split: str) -> Episode:
         first, second = self._pick(rng, split, 2)
         goal = f"How far apart are {self._label(first)} and {self._label(second)}, in kilometres?"
-        distance = round(
-            haversine_km(first.latitude, first.longitude, second.latitude, second.longitude), 2
-        )
-        plan = [
-            self._lookup(first),
-            self._lookup(second),
-            call(
-                "get_distance",
-                latitude1=first.latitude,
-                longitude1=first.longitude,
-                latitude2=second.latitude,
-                longitude2=second.longitude,
-            ),
-        ]
-        answer = Answer(distance, "number")
-        return Episode.question(goal, plan, answer, lambda seen: seen[2]["distance"])
+        answer, plan = self._measure(first, second)
+        return Episode.question(goal, plan, answer, lambda seen: seen[-1]["distance"])
 
     @goal_template(level=2)
     def _goal_yesterday(self, rng: TaskRng, split: str) -> Episode:
@@ -636,13 +656,9 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
             [("highest", "temperature_2m_max"), ("lowest", "temperature_2m_min")]
         )
         goal = f"What was the {stat} temperature in {self._label(city)} yesterday, in °C?"
-        plan = [
-            call("get_user_current_date"),
-            self._lookup(city),
-            call("get_historical_temp", **self._at(city), **self._days_of(yesterday, yesterday)),
-        ]
+        plan = [self.date_call, *self._weather_at(city, "get_historical_temp", start=yesterday)]
         answer = Answer(_reading(city, yesterday, field), "number")
-        return Episode.question(goal, plan, answer, lambda seen: seen[2]["daily"][field][0])
+        return Episode.question(goal, plan, answer, lambda seen: _daily(seen, field)[0])
 
     @goal_template(level=2)
     def _goal_today(self, rng: TaskRng, split: str) -> Episode:
@@ -654,13 +670,9 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
             ]
         )
         goal = f"What is the {kind} in {self._label(city)} today, in {unit}?"
-        plan = [
-            call("get_user_current_date"),
-            self._lookup(city),
-            call(tool_name, **self._at(city), current_date=self._today.isoformat()),
-        ]
+        plan = [self.date_call, *self._weather_at(city, tool_name, start=self._today)]
         answer = Answer(_reading(city, self._today, field), "number")
-        return Episode.question(goal, plan, answer, lambda seen: seen[2]["daily"][field][0])
+        return Episode.question(goal, plan, answer, lambda seen: _daily(seen, field)[0])
 
     @goal_template(level=2)
     def _goal_forecast_extreme(self, rng: TaskRng, split: str) -> Episode:
@@ -676,16 +688,14 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
         weather = [day_weather(city, d) for d in span]
         value = max(w.t_max for w in weather) if highest else min(w.t_min for w in weather)
         plan = [
-            call("get_user_current_date"),
-            self._lookup(city),
-            call("get_temp_forecast", **self._at(city), **self._days_of(span[0], span[-1])),
+            self.date_call,
+            *self._weather_at(city, "get_temp_forecast", start=span[0], end=span[-1]),
         ]
 
         def extreme(seen: Results) -> float:
-            daily = seen[2]["daily"]
             if highest:
-                return max(daily["temperature_2m_max"])
-            return min(daily["temperature_2m_min"])
+                return max(_daily(seen, "temperature_2m_max"))
+            return min(_daily(seen, "temperature_2m_min"))
 
         return Episode.question(goal, plan, Answer(value, "number"), extreme)
 
@@ -701,17 +711,10 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
             city = rng.choice(_split_cities(split))
             snows = day_weather(city, tomorrow).snow > 0
         goal = f"Will it snow in {self._label(city)} tomorrow? Answer yes or no."
-        plan = [
-            call("get_user_current_date"),
-            self._lookup(city),
-            call("get_snow_forecast", **self._at(city), **self._days_of(tomorrow, tomorrow)),
-        ]
+        plan = [self.date_call, *self._weather_at(city, "get_snow_forecast", start=tomorrow)]
         answer = Answer("yes" if snows else "no", "text")
         return Episode.question(
-            goal,
-            plan,
-            answer,
-            lambda seen: "yes" if seen[2]["daily"]["snowfall_sum"][0] > 0 else "no",
+            goal, plan, answer, lambda seen: "yes" if _daily(seen, "snowfall_sum")[0] > 0 else "no"
         )
 
     @goal_template(level=2)
@@ -721,12 +724,11 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
         home = self._home
         plan = [
             call("get_user_current_location"),
-            self._lookup(home),
-            call("get_historical_temp", **self._at(home), **self._days_of(day, day)),
+            *self._weather_at(home, "get_historical_temp", start=day),
         ]
         answer = Answer(day_weather(home, day).t_mean, "number")
         return Episode.question(
-            goal, plan, answer, lambda seen: seen[2]["daily"]["temperature_2m_mean"][0]
+            goal, plan, answer, lambda seen: _daily(seen, "temperature_2m_mean")[0]
         )
 
     @goal_template(level=2)
@@ -737,14 +739,10 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
         goal = (
             f"What will the temperature be in {self._label(city)} at {hour:02d}:00 tomorrow, in °C?"
         )
-        plan = [
-            call("get_user_current_date"),
-            self._lookup(city),
-            call("get_hourly_temp", **self._at(city), date=tomorrow.isoformat()),
-        ]
+        plan = [self.date_call, *self._weather_at(city, "get_hourly_temp", start=tomorrow)]
         answer = Answer(day_weather(city, tomorrow).hourly()[hour], "number")
         return Episode.question(
-            goal, plan, answer, lambda seen: seen[2]["hourly"]["temperature_2m"][hour]
+            goal, plan, answer, lambda seen: seen[-1]["hourly"]["temperature_2m"][hour]
         )
 
     @goal_template(level=2)
@@ -763,15 +761,9 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
             f"On how many days of {_MONTHS[month - 1]} {start.year} did it snow in "
             f"{self._label(city)}?"
         )
-        plan = [
-            self._lookup(city),
-            call("get_historical_snow", **self._at(city), **self._days_of(start, end)),
-        ]
+        plan = self._weather_at(city, "get_historical_snow", start=start, end=end)
         return Episode.question(
-            goal,
-            plan,
-            Answer(count, "number"),
-            lambda seen: sum(snow > 0 for snow in seen[1]["daily"]["snowfall_sum"]),
+            goal, plan, Answer(count, "number"), lambda seen: _days_with(seen, "snowfall_sum")
         )
 
     @goal_template(level=2)
@@ -785,13 +777,10 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
             f"What was the average daily PM2.5 air quality index in {self._label(city)} from "
             f"{start} to {end}?"
         )
-        plan = [
-            self._lookup(city),
-            call("get_historical_air_quality_index", **self._at(city), **self._days_of(start, end)),
-        ]
+        plan = self._weather_at(city, "get_historical_air_quality_index", start=start, end=end)
 
         def average(seen: Results) -> float:
-            values = seen[1]["daily"]["pm2_5"]
+            values = _daily(seen, "pm2_5")
             return round(sum(values) / len(values), 2)
 
         return Episode.question(goal, plan, Answer(mean, "number"), average)
@@ -801,21 +790,16 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
         (city,) = self._pick(rng, split)
         index = day_weather(city, self._today).pm25
         goal = f"What is the air quality level in {self._label(city)} today?"
-        plan: list[PlanStep] = [
-            call("get_user_current_date"),
-            self._lookup(city),
-            call(
-                "get_current_air_quality_index",
-                **self._at(city),
-                current_date=self._today.isoformat(),
-            ),
+        plan = [
+            self.date_call,
+            *self._weather_at(city, "get_current_air_quality_index", start=self._today),
             DerivedCall(
                 "get_air_quality_level",
-                lambda seen: {"air_quality_index": seen[2]["daily"]["pm2_5"][0]},
+                lambda seen: {"air_quality_index": _daily(seen, "pm2_5")[0]},
             ),
         ]
         answer = Answer(air_quality_level(index), "text")
-        return Episode.question(goal, plan, answer, lambda seen: seen[3])
+        return Episode.question(goal, plan, answer, lambda seen: seen[-1])
 
     @goal_template(level=3)
     def _goal_warmer_today(self, rng: TaskRng, split: str) -> Episode | None:
@@ -829,23 +813,19 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
             f"Which is warmer today on average, {self._label(first)} or {self._label(second)}? "
             "Answer with the city's name."
         )
-        today = self._today.isoformat()
-        plan = [
-            call("get_user_current_date"),
-            self._lookup(first),
-            self._lookup(second),
-            call("get_current_temp", **self._at(first), current_date=today),
-            call("get_current_temp", **self._at(second), current_date=today),
-        ]
+        lookups, queries = zip(
+            *(self._weather_at(c, "get_current_temp", start=self._today) for c in (first, second)),
+            strict=True,
+        )
+        plan = [self.date_call, *lookups, *queries]  # 0: date, 1-2: coordinates, 3-4: temperatures
 
         def warmer(seen: Results) -> str:
-            a, b = (seen[i]["daily"]["temperature_2m_mean"][0] for i in (3, 4))
-            name: str = seen[1 if a > b else 2]["results"][0]["name"]
+            means = [seen[i]["daily"]["temperature_2m_mean"][0] for i in (3, 4)]
+            name: str = seen[1 if means[0] > means[1] else 2]["results"][0]["name"]
             return name
 
-        return Episode.question(
-            goal, plan, Answer((first if a > b else second).name, "text"), warmer
-        )
+        answer = Answer((first if a > b else second).name, "text")
+        return Episode.question(goal, plan, answer, warmer)
 
     @goal_template(level=3)
     def _goal_warmest_last_week(self, rng: TaskRng, split: str) -> Episode | None:
@@ -859,19 +839,11 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
             f"temperature in {self._label(city)} highest? Answer with the date (YYYY-MM-DD)."
         )
         plan = [
-            call("get_user_current_date"),
-            self._lookup(city),
-            call("get_historical_temp", **self._at(city), **self._days_of(span[0], span[-1])),
+            self.date_call,
+            *self._weather_at(city, "get_historical_temp", start=span[0], end=span[-1]),
         ]
-
-        def warmest(seen: Results) -> str:
-            daily = seen[2]["daily"]
-            means = daily["temperature_2m_mean"]
-            day: str = daily["time"][means.index(max(means))]
-            return day
-
-        warmest_day = span[means.index(max(means))]
-        return Episode.question(goal, plan, Answer(warmest_day.isoformat(), "date"), warmest)
+        warmest = span[means.index(max(means))].isoformat()
+        return Episode.question(goal, plan, Answer(warmest, "date"), _warmest_day)
 
     @goal_template(level=3)
     def _goal_rainy_days_ahead(self, rng: TaskRng, split: str) -> Episode:
@@ -884,15 +856,11 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
             f"{self._label(city)}?"
         )
         plan = [
-            call("get_user_current_date"),
-            self._lookup(city),
-            call("get_rain_forecast", **self._at(city), **self._days_of(span[0], span[-1])),
+            self.date_call,
+            *self._weather_at(city, "get_rain_forecast", start=span[0], end=span[-1]),
         ]
         return Episode.question(
-            goal,
-            plan,
-            Answer(count, "number"),
-            lambda seen: sum(rain > 0 for rain in seen[2]["daily"]["rain_sum"]),
+            goal, plan, Answer(count, "number"), lambda seen: _days_with(seen, "rain_sum")
         )
 
     @goal_template(level=3)
@@ -902,23 +870,9 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
         if city == home:
             return None
         goal = f"How far is {self._label(city)} from where I am, in kilometres?"
-        distance = round(
-            haversine_km(home.latitude, home.longitude, city.latitude, city.longitude), 2
-        )
-        plan = [
-            call("get_user_current_location"),
-            self._lookup(home),
-            self._lookup(city),
-            call(
-                "get_distance",
-                latitude1=home.latitude,
-                longitude1=home.longitude,
-                latitude2=city.latitude,
-                longitude2=city.longitude,
-            ),
-        ]
-        answer = Answer(distance, "number")
-        return Episode.question(goal, plan, answer, lambda seen: seen[3]["distance"])
+        answer, measure = self._measure(home, city)
+        plan = [call("get_user_current_location"), *measure]
+        return Episode.question(goal, plan, answer, lambda seen: seen[-1]["distance"])
 
     # ------------------------------------------------------------------ random calls
     def _argument_pool(self, param: str) -> Sequence[Any] | None:
