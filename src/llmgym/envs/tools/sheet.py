@@ -19,6 +19,7 @@ from llmgym.envs.tools.base import (
     Episode,
     ItemSplit,
     PlanStep,
+    Tool,
     ToolConfig,
     ToolEnv,
     ToolError,
@@ -1179,7 +1180,7 @@ class SheetEnv(ToolEnv[SheetConfig]):
             return [0, 1]
         return None
 
-    def _sample_arguments(self, selected: Any, rng: np.random.Generator) -> dict[str, Any]:
+    def _sample_arguments(self, selected: Tool, rng: np.random.Generator) -> dict[str, Any]:
         arguments = super()._sample_arguments(selected, rng)
         if selected.name == "update_range":
             arguments["values_list"] = [["x"] * 2 for _ in range(2)]
