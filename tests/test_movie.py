@@ -7,6 +7,7 @@ import json
 import gymnasium as gym
 import pytest
 
+from llmgym.envs.tools.base import ToolCall
 from llmgym.envs.tools.movie import MovieEnv, _split_movies, _split_people, movie_database
 
 
@@ -131,6 +132,7 @@ def test_eval_goals_are_about_eval_films_and_people() -> None:
         subjects = [
             c.arguments.get("movie_name") or c.arguments.get("person_name")
             for c in env._episode.plan
+            if isinstance(c, ToolCall)
         ]
         for subject in filter(None, subjects):
             assert subject not in train_titles and subject not in train_names

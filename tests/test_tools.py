@@ -4,6 +4,7 @@ calls), argument validation and its feedback, tool schemas, answer checking and 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Literal
 
@@ -18,6 +19,7 @@ from llmgym.envs.tools.base import (
     ToolCall,
     ToolEnv,
     answers_match,
+    call,
     format_call,
     format_react,
     parse_tool_call,
@@ -165,9 +167,50 @@ def test_tool_declarations_are_checked_when_the_class_is_made() -> None:
     with pytest.raises(TypeError, match="parameter 'x' has no description"):
 
         class Undocumented(ToolEnv):
-            @tool("A tool.")
+            @tool
             def f(self, x: int) -> int:
+                """A tool."""
                 return x
+
+    with pytest.raises(TypeError, match="descriptions for unknown parameters"):
+
+        class Misdocumented(ToolEnv):
+            @tool
+            def f(self, x: int) -> int:
+                """A tool.
+
+                Args:
+                    x: A number.
+                    y: Another number.
+                """
+                return x
+
+
+def test_tools_are_described_by_their_docstrings() -> None:
+    class Documented(ToolEnv):
+        @tool
+        def add(self, x: int, y: int = 1) -> int:
+            """Add two numbers
+            (a wrapped description).
+
+            Args:
+                x: The first number.
+                y: The second number, a description that goes on
+                    over two lines.
+
+            Returns:
+                The sum.
+            """
+            return x + y
+
+    added = Documented.tools["add"]
+    assert added.description == "Add two numbers (a wrapped description)."
+    assert [(p.name, p.description, p.required) for p in added.params] == [
+        ("x", "The first number.", True),
+        ("y", "The second number, a description that goes on over two lines.", False),
+    ]
+    assert added.returns == "The sum."
+    assert list(Documented.tools) == ["add", "check_valid_actions", "finish"]
 
 
 # ------------------------------------------------------------------------------ schemas, rules
@@ -302,6 +345,54 @@ def test_numbers_use_the_larger_of_both_tolerances() -> None:
     assert answers_match(1010, Answer(1000, "number"), 0.1, 0.01)
     assert not answers_match(1011, Answer(1000, "number"), 0.1, 0.01)
     assert answers_match(0.05, Answer(0.0, "number"), 0.1, 0.01)
+
+
+# ------------------------------------------------------------------------------ the oracle
+_FORGED = "a forged answer key"
+
+
+def _oracle_episode(env: ToolEnv, task_id: str, forge_key: bool) -> tuple[list[str], bool]:
+    """Play the oracle on ``task_id``; return its actions and whether it succeeded. With
+    ``forge_key``, every stored truth the oracle could read (the goal's answer, a ``finish``
+    call holding it, the goal state of an operation) is replaced by a forgery for the whole
+    play, and put back only to judge ``finish``."""
+    env.reset(options={"task_id": task_id})
+    truth, goal_state = env._episode, getattr(env, "_expected", None)
+    if forge_key:
+        forged_plan = [
+            call("finish", answer=_FORGED)
+            if isinstance(step, ToolCall) and step.name == "finish" and truth.answer is not None
+            else step
+            for step in truth.plan
+        ]
+        forged_answer = None if truth.answer is None else Answer(_FORGED, "text")
+        env._episode = dataclasses.replace(truth, plan=forged_plan, answer=forged_answer)
+        if goal_state is not None:
+            env._expected = type(goal_state)()
+    actions = []
+    for _ in range(40):
+        actions.append(env.oracle_action())
+        if actions[-1].startswith("finish "):
+            env._episode = truth
+            if goal_state is not None:
+                env._expected = goal_state
+        *_, terminated, truncated, info = env.step(actions[-1])
+        if terminated or truncated:
+            return actions, bool(info["success"])
+    return actions, False
+
+
+@pytest.mark.parametrize("env_id", TOOL_ENVS)
+def test_the_oracle_reads_its_answer_off_the_tools_on_every_eval_task(env_id: str) -> None:
+    """The oracle's answer comes from the results its tool calls returned: with the stored
+    answer key forged, it plays the same actions and still solves every eval task."""
+    env = gym.make(env_id).unwrapped
+    for task_id in env.task_ids("eval"):
+        actions, solved = _oracle_episode(env, task_id, forge_key=False)
+        assert solved, f"{env_id} {task_id}: the oracle failed"
+        forged_actions, solved = _oracle_episode(env, task_id, forge_key=True)
+        assert forged_actions == actions, f"{env_id} {task_id}: the oracle read the answer key"
+        assert solved, f"{env_id} {task_id}: the oracle failed with a forged key"
 
 
 def test_tool_environments_are_registered() -> None:

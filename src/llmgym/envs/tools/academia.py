@@ -3,16 +3,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from llmgym.core import Task, split_of
+from llmgym.core import Task
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.tools.base import (
     Answer,
+    AnswerKind,
     Episode,
+    ItemSplit,
+    Results,
     ToolCall,
     ToolConfig,
     ToolEnv,
@@ -21,6 +24,7 @@ from llmgym.envs.tools.base import (
     goal_template,
     load_data,
     normalize_answer,
+    prompt_texts,
     tool,
 )
 
@@ -186,18 +190,8 @@ def _cite(
         reference.cited_by.append(paper)
 
 
-@cache
-def _split_papers(split: str) -> tuple[Paper, ...]:
-    return tuple(
-        p for p in scholar_graph().papers.values() if split_of(f"paper:{p.title}") == split
-    )
-
-
-@cache
-def _split_authors(split: str) -> tuple[Author, ...]:
-    return tuple(
-        a for a in scholar_graph().authors.values() if split_of(f"author:{a.name}") == split
-    )
+_split_papers = ItemSplit("paper", lambda: scholar_graph().papers.values(), lambda p: p.title)
+_split_authors = ItemSplit("author", lambda: scholar_graph().authors.values(), lambda a: a.name)
 
 
 @cache
@@ -215,12 +209,25 @@ def _authors_with_few_collaborators(split: str) -> tuple[Author, ...]:
     return tuple(a for a in _split_authors(split) if 1 <= len(a.collaborators) <= MAX_CHECKS)
 
 
+_Node = TypeVar("_Node", Paper, Author)
+
+_PAPER_FACTS: tuple[tuple[str, str, AnswerKind], ...] = (
+    ("In which year was the paper {} published?", "year", "number"),
+    ("At which venue was the paper {} published?", "venue", "text"),
+    ("Who are the authors of the paper {}?", "authors", "list"),
+    ("How many citations does the paper {} have?", "n_citation", "number"),
+    ("What are the keywords of the paper {}?", "keywords", "list"),
+)
+"""Questions about a paper's attributes: the question, the field of paperNodeCheck (a
+:class:`Paper` attribute) that answers it, and how answers are compared."""
+
+
 @dataclass(frozen=True)
 class AcademiaConfig(ToolConfig):
     """Difficulty knobs of :class:`AcademiaEnv`."""
 
 
-class AcademiaEnv(ToolEnv):
+class AcademiaEnv(ToolEnv[AcademiaConfig]):
     """Answer questions about papers and authors by exploring a citation and a collaboration graph.
 
     ## Description
@@ -270,83 +277,89 @@ class AcademiaEnv(ToolEnv):
 
     config_class = AcademiaConfig
     env_name = "academia"
-    service = (
-        "You are an autonomous agent answering questions about research papers with two graphs: "
-        "PaperNet (nodes are papers; a paper's neighbours are the papers it cites) and AuthorNet "
-        "(nodes are authors; an author's neighbours are their collaborators)."
-    )
-    notes = (
-        "Load a graph with loadPaperNet or loadAuthorNet before reading its nodes. Name papers "
-        "by their full title and authors by their full name."
-    )
-    example = (
-        "Observation: Goal: In which year was the paper Robust Transformers for Code Generation "
-        "published?\nThought: I need PaperNet to read the paper's attributes.\n"
-        "Action: loadPaperNet with Action Input: {}"
-    )
+    service, notes, example = prompt_texts("academia")
 
-    def __init__(self, config: AcademiaConfig | dict | None = None, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
-        self.graph = scholar_graph()
-        self._loaded: set[str] = set()
+    _loaded: set[str]
+    """The graphs loaded in this episode."""
 
-    def _setup(self, task: Task, rng: TaskRng) -> None:
+    @property
+    def graph(self) -> ScholarGraph:
+        """The scholarly graph (the same for every task)."""
+        return scholar_graph()
+
+    def _setup(self, task: Task[AcademiaConfig], rng: TaskRng) -> None:
         self._loaded = set()
 
     def _paper(self, node: str) -> Paper:
-        self._require("PaperNet")
-        paper = self.graph.papers.get(normalize_answer(node))
-        if paper is None:
-            raise ToolError(f"PaperNet has no paper titled {node.strip()[:80]!r}")
-        return paper
+        titled = f"no paper titled {node.strip()[:80]!r}"
+        return self._node("PaperNet", self.graph.papers, node, titled)
 
     def _author(self, node: str) -> Author:
-        self._require("AuthorNet")
-        author = self.graph.authors.get(normalize_answer(node))
-        if author is None:
-            raise ToolError(f"AuthorNet has no author named {node.strip()[:60]!r}")
-        return author
+        named = f"no author named {node.strip()[:60]!r}"
+        return self._node("AuthorNet", self.graph.authors, node, named)
+
+    def _node(self, graph: str, nodes: Mapping[str, _Node], node: str, missing: str) -> _Node:
+        """The node of ``graph`` named ``node`` (case and punctuation aside); :class:`ToolError`
+        when the graph is not loaded or has ``missing``."""
+        self._require(graph)
+        found = nodes.get(normalize_answer(node))
+        if found is None:
+            raise ToolError(f"{graph} has {missing}")
+        return found
 
     def _require(self, graph: str) -> None:
         if graph not in self._loaded:
             raise ToolError(f"{graph} is not loaded; call load{graph} first")
 
+    def _load(self, graph: str) -> str:
+        self._loaded.add(graph)
+        return f"{graph} is loaded."
+
     # ------------------------------------------------------------------ tools
-    @tool(
-        "Load PaperNet: nodes are papers, edges are citations.",
-        returns="A confirmation.",
-    )
+    @tool
     def loadPaperNet(self) -> str:
-        self._loaded.add("PaperNet")
-        return "PaperNet is loaded."
+        """Load PaperNet: nodes are papers, edges are citations.
 
-    @tool(
-        "Load AuthorNet: nodes are authors, edges are collaborations.",
-        returns="A confirmation.",
-    )
+        Returns:
+            A confirmation.
+        """
+        return self._load("PaperNet")
+
+    @tool
     def loadAuthorNet(self) -> str:
-        self._loaded.add("AuthorNet")
-        return "AuthorNet is loaded."
+        """Load AuthorNet: nodes are authors, edges are collaborations.
 
-    @tool(
-        "List the first-order neighbours of a node: in PaperNet the papers it cites, in "
-        "AuthorNet the author's collaborators.",
-        returns="neighbors: an array of paper titles or author names.",
-        graph="The graph to look in.",
-        node="The paper title (PaperNet) or author name (AuthorNet).",
-    )
+        Returns:
+            A confirmation.
+        """
+        return self._load("AuthorNet")
+
+    @tool
     def neighbourCheck(self, graph: Literal["PaperNet", "AuthorNet"], node: str) -> dict:
+        """List the first-order neighbours of a node: in PaperNet the papers it cites, in AuthorNet
+        the author's collaborators.
+
+        Args:
+            graph: The graph to look in.
+            node: The paper title (PaperNet) or author name (AuthorNet).
+
+        Returns:
+            neighbors: an array of paper titles or author names.
+        """
         if graph == "PaperNet":
             return {"neighbors": [p.title for p in self._paper(node).references]}
         return {"neighbors": [a.name for a in self._author(node).collaborators]}
 
-    @tool(
-        "Get the attributes of a paper in PaperNet.",
-        returns="authors, year, venue, n_citation (citations within PaperNet), keywords and "
-        "doc_type.",
-        node="The title of the paper.",
-    )
+    @tool
     def paperNodeCheck(self, node: str) -> dict:
+        """Get the attributes of a paper in PaperNet.
+
+        Args:
+            node: The title of the paper.
+
+        Returns:
+            authors, year, venue, n_citation (citations within PaperNet), keywords and doc_type.
+        """
         paper = self._paper(node)
         return {
             "title": paper.title,
@@ -358,50 +371,58 @@ class AcademiaEnv(ToolEnv):
             "doc_type": paper.doc_type,
         }
 
-    @tool(
-        "Get the attributes of an author in AuthorNet.",
-        returns="name and org (the organisation).",
-        node="The name of the author.",
-    )
+    @tool
     def authorNodeCheck(self, node: str) -> dict:
+        """Get the attributes of an author in AuthorNet.
+
+        Args:
+            node: The name of the author.
+
+        Returns:
+            name and org (the organisation).
+        """
         author = self._author(node)
         return {"name": author.name, "org": author.org}
 
-    @tool(
-        "Get the collaboration edge between two authors in AuthorNet.",
-        returns="papers: the titles the two authors wrote together (empty if none).",
-        node1="The first author's name.",
-        node2="The second author's name.",
-    )
+    @tool
     def authorEdgeCheck(self, node1: str, node2: str) -> dict:
+        """Get the collaboration edge between two authors in AuthorNet.
+
+        Args:
+            node1: The first author's name.
+            node2: The second author's name.
+
+        Returns:
+            papers: the titles the two authors wrote together (empty if none).
+        """
         first, second = self._author(node1), self._author(node2)
         return {"papers": [p.title for p in first.collaborators.get(second, [])]}
 
     # ------------------------------------------------------------------ goals
     @staticmethod
-    def _ask(goal: str, plan: list[ToolCall], answer: Answer) -> Episode:
-        value = list(answer.value) if answer.kind == "list" else answer.value
-        return Episode(goal, [*plan, call("finish", answer=value)], answer)
-
-    @staticmethod
     def _check(paper: Paper) -> ToolCall:
         return call("paperNodeCheck", node=paper.title)
+
+    @staticmethod
+    def _neighbours(graph: str, node: str) -> list[ToolCall]:
+        """Load ``graph`` and list the neighbours of ``node``."""
+        return [call(f"load{graph}"), call("neighbourCheck", graph=graph, node=node)]
+
+    def _count_neighbours(self, goal: str, graph: str, node: str, count: int) -> Episode:
+        """A question answered by counting the neighbours of ``node`` in ``graph``."""
+        plan = self._neighbours(graph, node)
+        answer = Answer(count, "number")
+        return Episode.question(goal, plan, answer, lambda r: len(r[1]["neighbors"]))
 
     @goal_template(level=1, weight=2)
     def _goal_paper_attribute(self, rng: TaskRng, split: str) -> Episode:
         paper = rng.choice(_split_papers(split))
-        authors = tuple(a.name for a in paper.authors)
-        question, answer = rng.choice(
-            [
-                ("In which year was the paper {} published?", Answer(paper.year, "number")),
-                ("At which venue was the paper {} published?", Answer(paper.venue, "text")),
-                ("Who are the authors of the paper {}?", Answer(authors, "list")),
-                ("How many citations does the paper {} have?", Answer(paper.n_citation, "number")),
-                ("What are the keywords of the paper {}?", Answer(paper.keywords, "list")),
-            ]
-        )
-        goal = question.format(paper.title)
-        return self._ask(goal, [call("loadPaperNet"), self._check(paper)], answer)
+        question, field, kind = rng.choice(_PAPER_FACTS)
+        value = getattr(paper, field)
+        truth = tuple(a.name for a in value) if field == "authors" else value
+        plan = [call("loadPaperNet"), self._check(paper)]
+        answer = Answer(truth, kind)
+        return Episode.question(question.format(paper.title), plan, answer, lambda r: r[1][field])
 
     @goal_template(level=1)
     def _goal_organisation(self, rng: TaskRng, split: str) -> Episode:
@@ -413,21 +434,19 @@ class AcademiaEnv(ToolEnv):
             ]
         )
         plan = [call("loadAuthorNet"), call("authorNodeCheck", node=author.name)]
-        return self._ask(goal, plan, Answer(author.org, "text"))
+        return Episode.question(goal, plan, Answer(author.org, "text"), lambda r: r[1]["org"])
 
     @goal_template(level=2)
     def _goal_reference_count(self, rng: TaskRng, split: str) -> Episode:
         paper = rng.choice(_split_papers(split))
         goal = f"How many papers does the paper {paper.title} cite?"
-        plan = [call("loadPaperNet"), call("neighbourCheck", graph="PaperNet", node=paper.title)]
-        return self._ask(goal, plan, Answer(len(paper.references), "number"))
+        return self._count_neighbours(goal, "PaperNet", paper.title, len(paper.references))
 
     @goal_template(level=2)
     def _goal_collaborator_count(self, rng: TaskRng, split: str) -> Episode:
         author = rng.choice(_split_authors(split))
         goal = f"How many collaborators does {author.name} have?"
-        plan = [call("loadAuthorNet"), call("neighbourCheck", graph="AuthorNet", node=author.name)]
-        return self._ask(goal, plan, Answer(len(author.collaborators), "number"))
+        return self._count_neighbours(goal, "AuthorNet", author.name, len(author.collaborators))
 
     @goal_template(level=2, weight=1.5)
     def _goal_joint_papers(self, rng: TaskRng, split: str) -> Episode | None:
@@ -445,22 +464,21 @@ class AcademiaEnv(ToolEnv):
                 return None
         papers = tuple(p.title for p in first.collaborators.get(second, []))
         kind = rng.randbelow(3) if together else 0
-        if kind == 0:
-            goal = (
-                f"Have {first.name} and {second.name} written a paper together? Answer yes or no."
-            )
-            answer = Answer("yes" if papers else "no", "text")
-        elif kind == 1:
-            goal = f"How many papers have {first.name} and {second.name} written together?"
-            answer = Answer(len(papers), "number")
-        else:
-            goal = f"Which papers have {first.name} and {second.name} written together?"
-            answer = Answer(papers, "list")
         plan = [
             call("loadAuthorNet"),
             call("authorEdgeCheck", node1=first.name, node2=second.name),
         ]
-        return self._ask(goal, plan, answer)
+        pair = f"{first.name} and {second.name}"
+        if kind == 0:
+            goal = f"Have {pair} written a paper together? Answer yes or no."
+            answer = Answer("yes" if papers else "no", "text")
+            return Episode.question(goal, plan, answer, lambda r: "yes" if r[1]["papers"] else "no")
+        if kind == 1:
+            goal = f"How many papers have {pair} written together?"
+            answer = Answer(len(papers), "number")
+            return Episode.question(goal, plan, answer, lambda r: len(r[1]["papers"]))
+        goal = f"Which papers have {pair} written together?"
+        return Episode.question(goal, plan, Answer(papers, "list"), lambda r: r[1]["papers"])
 
     @goal_template(level=3)
     def _goal_first_author_org(self, rng: TaskRng, split: str) -> Episode:
@@ -473,13 +491,14 @@ class AcademiaEnv(ToolEnv):
             call("loadAuthorNet"),
             call("authorNodeCheck", node=lead.name),
         ]
-        return self._ask(goal, plan, Answer(lead.org, "text"))
+        return Episode.question(goal, plan, Answer(lead.org, "text"), lambda r: r[3]["org"])
 
     @goal_template(level=3, weight=1.5)
     def _goal_reference_extreme(self, rng: TaskRng, split: str) -> Episode | None:
         paper = rng.choice(_papers_with_few_references(split))
         refs = paper.references
-        if rng.random() < 0.5:
+        most_cited = rng.random() < 0.5
+        if most_cited:
             values = [r.n_citation for r in refs]
             goal = f"Which of the papers cited by {paper.title} has the most citations?"
         else:
@@ -488,12 +507,17 @@ class AcademiaEnv(ToolEnv):
         best = max(values)
         if values.count(best) > 1:
             return None
-        plan = [call("loadPaperNet"), call("neighbourCheck", graph="PaperNet", node=paper.title)]
-        plan += [self._check(r) for r in refs]
-        return self._ask(goal, plan, Answer(refs[values.index(best)].title, "text"))
+        plan = [*self._neighbours("PaperNet", paper.title), *(self._check(r) for r in refs)]
+
+        def extreme(results: Results) -> str:
+            checked = results[2:]
+            scores = [p["n_citation"] if most_cited else -p["year"] for p in checked]
+            return str(checked[scores.index(max(scores))]["title"])
+
+        return Episode.question(goal, plan, Answer(refs[values.index(best)].title, "text"), extreme)
 
     @goal_template(level=3)
-    def _goal_colleagues(self, rng: TaskRng, split: str) -> Episode | None:
+    def _goal_colleagues(self, rng: TaskRng, split: str) -> Episode:
         author = rng.choice(_authors_with_few_collaborators(split))
         same = sorted(c.name for c in author.collaborators if c.org == author.org)
         goal = (
@@ -504,19 +528,28 @@ class AcademiaEnv(ToolEnv):
             call("loadAuthorNet"),
             call("authorNodeCheck", node=author.name),
             call("neighbourCheck", graph="AuthorNet", node=author.name),
+            *(call("authorNodeCheck", node=c.name) for c in author.collaborators),
         ]
-        plan += [call("authorNodeCheck", node=c.name) for c in author.collaborators]
-        return self._ask(goal, plan, Answer(len(same), "number"))
+        return Episode.question(
+            goal,
+            plan,
+            Answer(len(same), "number"),
+            lambda r: sum(c["org"] == r[1]["org"] for c in r[3:]),
+        )
 
     @goal_template(level=3)
-    def _goal_venue_of_references(self, rng: TaskRng, split: str) -> Episode | None:
+    def _goal_venue_of_references(self, rng: TaskRng, split: str) -> Episode:
         paper = rng.choice(_papers_with_few_references(split))
         venue = rng.choice(paper.references).venue
         count = sum(r.venue == venue for r in paper.references)
         goal = f"How many of the papers cited by {paper.title} were published at {venue}?"
-        plan = [call("loadPaperNet"), call("neighbourCheck", graph="PaperNet", node=paper.title)]
-        plan += [self._check(r) for r in paper.references]
-        return self._ask(goal, plan, Answer(count, "number"))
+        plan = [
+            *self._neighbours("PaperNet", paper.title),
+            *(self._check(r) for r in paper.references),
+        ]
+        return Episode.question(
+            goal, plan, Answer(count, "number"), lambda r: sum(p["venue"] == venue for p in r[2:])
+        )
 
     # ------------------------------------------------------------------ random calls
     def _argument_pool(self, param: str) -> Sequence[Any] | None:

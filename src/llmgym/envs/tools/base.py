@@ -1,15 +1,12 @@
 """The machinery every tool-use environment shares: tool declarations, argument validation, the
 two action parsers, answer checking and :class:`ToolEnv`, the base class of the five environments.
 
-A tool is a method of the environment, declared with :func:`tool`; its parameters, their JSON
-types and whether they are required come from the Python signature, their descriptions from the
-decorator::
-
-    class WeatherEnv(ToolEnv):
-        @tool("Get the elevation of a location.", returns="Elevation in metres.",
-              latitude="The latitude of the location.", longitude="The longitude of the location.")
-        def get_elevation(self, latitude: float, longitude: float) -> dict:
-            ...
+A tool is a method of the environment, declared with :func:`tool`: its parameters, their JSON
+types and whether they are required come from the Python signature; its description, its
+parameters' descriptions and its result from its docstring (Google style ``Args:`` and
+``Returns:`` sections, as in :meth:`ToolEnv.check_valid_actions`). Tools that differ only in
+data (Weather's queries) are rows of a :class:`ToolTable` that call one method with fixed
+arguments.
 
 Actions are accepted in AgentGym's ReAct form (``Action: get_elevation with Action Input:
 {"latitude": 1.5, "longitude": 2}``) and as native JSON function calls (``{"name": ...,
@@ -29,12 +26,12 @@ import re
 import types
 import typing
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
 from importlib import resources
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import numpy as np
 
@@ -46,27 +43,39 @@ from llmgym.core import (
     TextEnv,
     Transition,
     knob,
+    split_of,
 )
 from llmgym.core.tasks import TaskRng
 
 __all__ = [
     "Answer",
+    "AnswerKind",
     "ArgType",
+    "CurrentDateTool",
+    "DerivedCall",
     "Episode",
     "GoalTemplate",
+    "ItemSplit",
+    "NoGoal",
     "Param",
+    "PlanStep",
+    "Results",
     "Tool",
     "ToolCall",
     "ToolConfig",
     "ToolEnv",
     "ToolError",
+    "ToolTable",
     "answers_match",
+    "finish_with",
     "format_call",
     "format_react",
     "goal_template",
     "load_data",
     "parse_iso_date",
     "parse_tool_call",
+    "prompt_texts",
+    "search_results",
     "tool",
 ]
 
@@ -78,6 +87,11 @@ _NUMBER = re.compile(r"[-+\u2212]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0
 _ISO_DATE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})$")
 _NOT_ALPHANUMERIC = re.compile(r"[^0-9a-z]+")
 _MAX_ACTION_CHARS = 100_000
+
+
+class NoGoal(Exception):
+    """Raised by a goal template (or a helper it calls) when this draw has no suitable instance:
+    the environment draws again, as when the template returns ``None``."""
 
 
 class ToolError(Exception):
@@ -92,6 +106,13 @@ def load_data(name: str) -> Any:
     return json.loads(source.read_text(encoding="utf-8"))
 
 
+def prompt_texts(env_name: str) -> tuple[str, str, str]:
+    """``(service, notes, example)`` of a built-in tool environment: what it tells the agent
+    besides its tools (``envs/data/tools/prompts.json``)."""
+    texts = load_data("prompts")[env_name]
+    return texts["service"], texts["notes"], texts["example"]
+
+
 def parse_iso_date(value: str, argument: str) -> date:
     """``value`` as a date, or :class:`ToolError` naming ``argument`` and the expected form."""
     match = _ISO_DATE.match(value.strip())
@@ -102,6 +123,41 @@ def parse_iso_date(value: str, argument: str) -> date:
             pass
     shown = value if len(value) <= 40 else value[:37] + "..."
     raise ToolError(f"{argument} {json.dumps(shown)} is not a date in the form YYYY-MM-DD")
+
+
+_Item = TypeVar("_Item")
+
+
+class ItemSplit(Generic[_Item]):
+    """The items of a generated world (cities, films, papers) divided between the train and eval
+    splits by a hash of each item's name, ``split_of(f"{prefix}:{name}")``; computed once per
+    split."""
+
+    def __init__(
+        self, prefix: str, items: Callable[[], Iterable[_Item]], name: Callable[[_Item], str]
+    ) -> None:
+        self._prefix, self._items, self._name = prefix, items, name
+        self._splits: dict[str, tuple[_Item, ...]] = {}
+
+    def __call__(self, split: str) -> tuple[_Item, ...]:
+        """The items of ``split``, in the world's order."""
+        if split not in self._splits:
+            self._splits[split] = tuple(
+                item
+                for item in self._items()
+                if split_of(f"{self._prefix}:{self._name(item)}") == split
+            )
+        return self._splits[split]
+
+
+def search_results(
+    found: Sequence[_Item], describe: Callable[[_Item], dict[str, Any]], nothing: str
+) -> dict[str, list[dict[str, Any]]]:
+    """A search tool's result: ``{"results": [...]}``, each item found as ``describe`` shows it;
+    :class:`ToolError` saying ``nothing`` when nothing was found."""
+    if not found:
+        raise ToolError(nothing)
+    return {"results": [describe(item) for item in found]}
 
 
 # ------------------------------------------------------------------------------ argument types
@@ -267,13 +323,16 @@ class Param:
 
 @dataclass(frozen=True)
 class Tool:
-    """A tool the agent can call: its name, description, parameters and what it returns."""
+    """A tool the agent can call: its name, description, parameters and what it returns.
+    A call runs the environment's ``method`` with the call's arguments and the ``presets``
+    (fixed arguments, for tools declared in a :class:`ToolTable`)."""
 
     name: str
     description: str
     params: tuple[Param, ...]
     returns: str
     method: str
+    presets: tuple[tuple[str, Any], ...] = ()
 
     @property
     def signature(self) -> str:
@@ -364,41 +423,104 @@ def _placeholder(arg_type: ArgType) -> Any:
     }.get(arg_type.kind, "...")
 
 
-def tool(description: str, /, *, returns: str = "", **param_docs: str) -> Callable:
-    """Declare a method of a :class:`ToolEnv` as a tool; ``param_docs`` describes each parameter
-    (every parameter must be described). Types and defaults come from the signature."""
-
-    def mark(method: Callable) -> Callable:
-        method.__tool_spec__ = (description, returns, param_docs)  # type: ignore[attr-defined]
-        return method
-
-    return mark
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+_TOOL_MARK = "__llmgym_tool__"
+_GOAL_MARK = "__llmgym_goal_template__"
 
 
-def _build_tool(method: Callable) -> Tool:
-    description, returns, docs = method.__tool_spec__  # type: ignore[attr-defined]
+def tool(method: _Method) -> _Method:
+    """Declare a method of a :class:`ToolEnv` as a tool. Its docstring describes it: a first
+    paragraph (the description), ``Args:`` with one ``name: description`` line per parameter
+    (longer descriptions continue on deeper-indented lines; a parameter described in the
+    environment's :attr:`~ToolEnv.parameter_docs` may be left out) and ``Returns:`` (what the
+    agent gets back). Types and defaults come from the signature."""
+    setattr(method, _TOOL_MARK, True)
+    return method
+
+
+def _tool_of(method: Callable[..., Any], shared_docs: Mapping[str, str]) -> Tool:
+    """The :class:`Tool` of a method declared with :func:`tool`; ``shared_docs`` describe the
+    parameters its docstring leaves out."""
+    name = method.__name__
+    description, own_docs, returns = _read_docstring(inspect.getdoc(method) or "")
+    param_docs = {**shared_docs, **own_docs}
     hints = typing.get_type_hints(method)
     params = []
-    for name, parameter in inspect.signature(method).parameters.items():
-        if name == "self":
+    for param_name, parameter in inspect.signature(method).parameters.items():
+        if param_name == "self":
             continue
-        if name not in docs:
-            raise TypeError(f"tool {method.__name__}: parameter {name!r} has no description")
-        arg_type, optional = ArgType.from_annotation(hints[name])
+        if param_name not in param_docs:
+            raise TypeError(f"tool {name}: parameter {param_name!r} has no description")
+        arg_type, optional = ArgType.from_annotation(hints[param_name])
         has_default = parameter.default is not inspect.Parameter.empty
         params.append(
             Param(
-                name=name,
+                name=param_name,
                 type=arg_type,
-                description=docs[name],
+                description=param_docs[param_name],
                 required=not has_default and not optional,
                 default=parameter.default if has_default else None,
             )
         )
-    unknown = set(docs) - {p.name for p in params}
+    unknown = set(own_docs) - {p.name for p in params}
     if unknown:
-        raise TypeError(f"tool {method.__name__}: descriptions for unknown parameters {unknown}")
-    return Tool(method.__name__, description, tuple(params), returns, method.__name__)
+        raise TypeError(f"tool {name}: descriptions for unknown parameters {unknown}")
+    return Tool(name, description, tuple(params), returns, name)
+
+
+def _read_docstring(doc: str) -> tuple[str, dict[str, str], str]:
+    """``(description, {parameter: description}, returns)`` of a tool's (cleaned) docstring;
+    wrapped lines are joined with single spaces."""
+    sections: dict[str, list[str]] = {"": [], "Returns:": []}
+    param_docs: dict[str, list[str]] = {}
+    section = ""
+    for line in doc.splitlines():
+        text = line.strip()
+        if text in ("Args:", "Returns:"):
+            section = text
+        elif text and section == "Args:":
+            if line.startswith(" " * 8) and param_docs:  # a wrapped description
+                list(param_docs.values())[-1].append(text)
+            else:
+                param_name, _, param_doc = text.partition(": ")
+                param_docs[param_name] = [param_doc]
+        elif text:
+            sections[section].append(text)
+    docs = {param_name: " ".join(lines) for param_name, lines in param_docs.items()}
+    return " ".join(sections[""]), docs, " ".join(sections["Returns:"])
+
+
+@dataclass(frozen=True)
+class ToolTable:
+    """Tools declared as data: tools that differ only in what they read call one method of the
+    environment with fixed arguments. As a class attribute of a :class:`ToolEnv`, its tools are
+    listed where the attribute stands."""
+
+    tools: tuple[Tool, ...]
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any], method: str) -> ToolTable:
+        """The tools of ``data``: ``parameters`` maps each parameter name to its JSON ``type``
+        and ``description``; each row of ``tools`` gives a ``name``, ``description``,
+        ``returns``, its (required) ``parameters`` by name and the ``presets`` passed to
+        ``method`` with the call's arguments."""
+        docs = data["parameters"]
+        return cls(
+            tuple(
+                Tool(
+                    name=row["name"],
+                    description=row["description"],
+                    params=tuple(
+                        Param(name, ArgType(docs[name]["type"]), docs[name]["description"], True)
+                        for name in row["parameters"]
+                    ),
+                    returns=row["returns"],
+                    method=method,
+                    presets=tuple(row["presets"].items()),
+                )
+                for row in data["tools"]
+            )
+        )
 
 
 # ------------------------------------------------------------------------------ parsing
@@ -546,20 +668,24 @@ def _parse_react_segment(segment: str) -> ToolCall | str:
     return ToolCall(name, arguments, "react")
 
 
-def _call_from_json(value: Any) -> ToolCall | str:
+def _only_item(value: Any) -> tuple[Any, int]:
+    """``value``, or the one item of a list; and how many items there were (1 for a non-list)."""
     if isinstance(value, list):
-        if len(value) != 1:
-            return f"Send exactly one function call per turn; got a list of {len(value)}."
-        value = value[0]
+        return (value[0] if len(value) == 1 else None), len(value)
+    return value, 1
+
+
+def _call_from_json(value: Any) -> ToolCall | str:
+    value, count = _only_item(value)
+    if count != 1:
+        return f"Send exactly one function call per turn; got a list of {count}."
     if not isinstance(value, dict):
         return f"A JSON function call must be an object, got {_describe_value(value)}."
     for wrapper in ("tool_calls", "function_call"):
         if wrapper in value:
-            inner = value[wrapper]
-            if isinstance(inner, list):
-                if len(inner) != 1:
-                    return f"Send exactly one tool call per turn; got {len(inner)}."
-                inner = inner[0]
+            inner, count = _only_item(value[wrapper])
+            if count != 1:
+                return f"Send exactly one tool call per turn; got {count}."
             if not isinstance(inner, dict):
                 return f'"{wrapper}" must hold a function call object.'
             value = inner
@@ -592,6 +718,9 @@ def _call_from_json(value: Any) -> ToolCall | str:
 
 
 # ------------------------------------------------------------------------------ answers
+AnswerKind = Literal["number", "text", "date", "list"]
+
+
 @dataclass(frozen=True)
 class Answer:
     """The true answer of a query goal.
@@ -603,16 +732,20 @@ class Answer:
     """
 
     value: float | str | tuple[str, ...]
-    kind: Literal["number", "text", "date", "list"]
+    kind: AnswerKind
     alternatives: tuple[str, ...] = ()
     """Other accepted texts (``text`` answers), e.g. ``"Lisbon, Portugal"`` for ``"Lisbon"``."""
 
+    def __post_init__(self) -> None:
+        if (self.kind == "list") != isinstance(self.value, tuple):
+            raise TypeError(f"a {self.kind} answer cannot be {self.value!r}: lists are tuples")
+
     def shown(self) -> str:
         """The answer as a person would write it."""
-        if self.kind == "list":
-            return ", ".join(self.value)  # type: ignore[arg-type]
+        if isinstance(self.value, tuple):
+            return ", ".join(self.value)
         if self.kind == "number":
-            number = float(self.value)  # type: ignore[arg-type]
+            number = float(self.value)
             return str(int(number)) if number.is_integer() else f"{number:g}"
         return str(self.value)
 
@@ -654,8 +787,13 @@ def _as_text(given: Any) -> str | None:
 
 def _as_items(given: Any) -> list[str] | None:
     if isinstance(given, list):
-        items = [_as_text(item) for item in given]
-        return None if any(i is None for i in items) else items  # type: ignore[return-value]
+        items = []
+        for item in given:
+            text = _as_text(item)
+            if text is None:
+                return None
+            items.append(text)
+        return items
     if isinstance(given, str):
         return [p for p in re.split(r"\s*(?:[,;\n]|\band\b)\s*", given) if p.strip()]
     return None
@@ -664,18 +802,18 @@ def _as_items(given: Any) -> list[str] | None:
 def answers_match(given: Any, answer: Answer, abs_tolerance: float, rel_tolerance: float) -> bool:
     """Whether ``given`` (the agent's ``finish`` argument) matches ``answer``. Numbers match when
     ``|given - true| <= max(abs_tolerance, rel_tolerance * |true|)``."""
+    if isinstance(answer.value, tuple):  # a list answer
+        items = _as_items(given)
+        if items is None:
+            return False
+        expected = sorted(normalize_answer(v) for v in answer.value)
+        return sorted(normalize_answer(i) for i in items) == expected
     if answer.kind == "number":
         number = _as_number(given)
         if number is None:
             return False
-        truth = float(answer.value)  # type: ignore[arg-type]
+        truth = float(answer.value)
         return abs(number - truth) <= max(abs_tolerance, rel_tolerance * abs(truth)) + 1e-9
-    if answer.kind == "list":
-        items = _as_items(given)
-        if items is None:
-            return False
-        expected = sorted(normalize_answer(v) for v in answer.value)  # type: ignore[union-attr]
-        return sorted(normalize_answer(i) for i in items) == expected
     text = _as_text(given)
     if text is None:
         return False
@@ -690,14 +828,54 @@ def answers_match(given: Any, answer: Answer, abs_tolerance: float, rel_toleranc
 
 
 # ------------------------------------------------------------------------------ goals
+Results = Sequence[Any]
+"""What the oracle has seen: the result of each call of the plan so far, in plan order, as the
+agent saw it (JSON results parsed, text results as text)."""
+
+
+@dataclass(frozen=True)
+class DerivedCall:
+    """A planned call whose arguments the oracle computes from the results of the plan's earlier
+    calls (an answer read off a tool's output, a value passed on to the next tool)."""
+
+    name: str
+    arguments: Callable[[Results], dict[str, Any]]
+
+    def resolve(self, results: Results) -> ToolCall:
+        """The call, with its arguments computed from ``results``."""
+        return ToolCall(self.name, self.arguments(results))
+
+
+PlanStep = ToolCall | DerivedCall
+
+
+def finish_with(answer: Callable[[Results], Any]) -> DerivedCall:
+    """The last step of a question's plan: ``finish`` with the answer that ``answer`` reads off
+    the results of the plan's calls (never the stored true answer)."""
+    return DerivedCall("finish", lambda results: {"answer": answer(results)})
+
+
 @dataclass
 class Episode:
     """A generated goal: its text, the oracle's plan of tool calls (ending with ``finish``) and,
-    for query goals, the true answer."""
+    for query goals, the true answer (for judging only: the plan derives its answer from what
+    its calls return, see :func:`finish_with`)."""
 
     goal: str
-    plan: list[ToolCall]
+    plan: list[PlanStep]
     answer: Answer | None = None
+
+    @classmethod
+    def question(
+        cls,
+        goal: str,
+        plan: Sequence[PlanStep],
+        answer: Answer,
+        derive: Callable[[Results], Any],
+    ) -> Episode:
+        """A question: ``plan`` looks the answer up, then ``finish`` submits what ``derive``
+        reads off the plan's results; ``answer`` is the truth it is judged against."""
+        return cls(goal, [*plan, finish_with(derive)], answer)
 
 
 @dataclass(frozen=True)
@@ -709,13 +887,14 @@ class GoalTemplate:
     weight: float
 
 
-def goal_template(level: int, weight: float = 1.0) -> Callable:
+def goal_template(level: int, weight: float = 1.0) -> Callable[[_Method], _Method]:
     """Declare a method ``(self, rng, split) -> Episode | None`` as a goal template of difficulty
     ``level`` (1: one lookup, 2: a few dependent calls, 3: several hops or an aggregate).
-    Returning ``None`` means "no suitable instance for this draw; draw again"."""
+    Returning ``None`` (or raising :class:`NoGoal`) means "no suitable instance for this draw;
+    draw again"."""
 
-    def mark(method: Callable) -> Callable:
-        method.__goal_template__ = (level, weight)  # type: ignore[attr-defined]
+    def mark(method: _Method) -> _Method:
+        setattr(method, _GOAL_MARK, (level, weight))
         return method
 
     return mark
@@ -751,13 +930,22 @@ class ToolConfig(EnvConfig):
             )
 
 
-class ToolEnv(TextEnv):
+ToolConfigT = TypeVar("ToolConfigT", bound=ToolConfig)
+_ANSWER_TYPE, _ = ArgType.from_annotation(str | float | bool | list[Any])
+
+
+class ToolEnv(TextEnv[ToolConfigT]):
     """Base class of the tool-use environments: the agent calls tools of a simulated service and
     ends the episode with ``finish``.
 
-    A subclass declares its tools with :func:`tool` and its goal generators with
+    A subclass names its config (``class WeatherEnv(ToolEnv[WeatherConfig])``), declares its
+    tools with :func:`tool` (or a :class:`ToolTable`) and its goal generators with
     :func:`goal_template`, builds its service in :meth:`_setup`, and may override :meth:`_judge`
     (how ``finish`` is scored) and :meth:`_argument_pool` (plausible values for random calls).
+
+    The oracle plays the goal's plan. Each result of a planned call is kept as the agent saw it,
+    and the plan's later steps (:class:`DerivedCall`, ending with :func:`finish_with`) compute
+    their arguments from those results: the oracle's answer is read off the tools' outputs.
     """
 
     config_class = ToolConfig
@@ -765,12 +953,20 @@ class ToolEnv(TextEnv):
     eval_tasks: ClassVar[int] = 200
     answer_required: ClassVar[bool] = True
     """Whether ``finish`` needs an answer (query goals) or may be called without one."""
+    finish_description: ClassVar[str] = "Give your answer and end the task."
+    answer_description: ClassVar[str] = (
+        "The answer to the goal's question (a string, a number or an array)."
+    )
+    """How the ``finish`` tool and its ``answer`` are described (``finish`` is handled by
+    :meth:`_step`, not by a method)."""
     abs_tolerance: ClassVar[float] = 0.01
     rel_tolerance: ClassVar[float] = 0.01
     service: ClassVar[str] = ""
     """The first paragraph of :meth:`rules`: what the service is."""
     notes: ClassVar[str] = ""
     """Usage notes shown after the tool list."""
+    parameter_docs: ClassVar[Mapping[str, str]] = {}
+    """Descriptions of parameters that several tools share (their docstrings leave them out)."""
     tools: ClassVar[dict[str, Tool]] = {}
     templates: ClassVar[tuple[GoalTemplate, ...]] = ()
     _signatures: ClassVar[str] = ""
@@ -781,31 +977,29 @@ class ToolEnv(TextEnv):
         templates: dict[str, GoalTemplate] = {}
         for klass in reversed(cls.__mro__):
             for name, member in vars(klass).items():
-                if hasattr(member, "__tool_spec__"):
-                    found[name] = _build_tool(member)
-                if hasattr(member, "__goal_template__"):
-                    level, weight = member.__goal_template__
-                    templates[name] = GoalTemplate(name, level, weight)
+                if getattr(member, _TOOL_MARK, False) is True:
+                    found[name] = _tool_of(member, cls.parameter_docs)
+                if isinstance(member, ToolTable):
+                    found.update((t.name, t) for t in member.tools)
+                goal = getattr(member, _GOAL_MARK, None)
+                if isinstance(goal, tuple):
+                    templates[name] = GoalTemplate(name, *goal)
         # the generic tools come last in listings
-        for name in ("check_valid_actions", "finish"):
-            if name in found:
-                found[name] = found.pop(name)
-        if "finish" in found and not cls.answer_required:
-            finish = found["finish"]
-            params = tuple(Param(p.name, p.type, p.description, False, None) for p in finish.params)
-            found["finish"] = Tool(finish.name, finish.description, params, "", finish.method)
+        found["check_valid_actions"] = found.pop("check_valid_actions")
+        answer = Param("answer", _ANSWER_TYPE, cls.answer_description, cls.answer_required)
+        found["finish"] = Tool("finish", cls.finish_description, (answer,), "", "finish")
         cls.tools = found
         cls.templates = tuple(templates.values())
         cls._signatures = ", ".join(t.signature for t in found.values())
 
-    def __init__(self, config: ToolConfig | Mapping[str, Any] | None = None, **kwargs: Any):
+    def __init__(self, config: EnvConfig | Mapping[str, Any] | None = None, **kwargs: Any):
         super().__init__(config, **kwargs)
         self._episode = Episode("", [])
-        self._plan_keys: list[str] = []
         self._plan_position = 0
+        self._results: list[Any] = []
 
     # ------------------------------------------------------------------ hooks for subclasses
-    def _setup(self, task: Task, rng: TaskRng) -> None:
+    def _setup(self, task: Task[ToolConfigT], rng: TaskRng) -> None:
         """Build the episode's service state (before a goal is drawn)."""
 
     def _judge(self, answer: Any) -> tuple[float, bool]:
@@ -826,19 +1020,17 @@ class ToolEnv(TextEnv):
         return ""
 
     # ------------------------------------------------------------------ generic tools
-    @tool("List the names of the tools you can call.", returns="An array of tool names.")
+    @tool
     def check_valid_actions(self) -> list[str]:
+        """List the names of the tools you can call.
+
+        Returns:
+            An array of tool names.
+        """
         return list(self.tools)
 
-    @tool(
-        "Give your answer and end the task.",
-        answer="The answer to the goal's question (a string, a number or an array).",
-    )
-    def finish(self, answer: str | float | bool | list[Any]) -> None:  # pragma: no cover
-        raise AssertionError("finish is handled by ToolEnv._step")
-
     # ------------------------------------------------------------------ contract
-    def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> TaskIdRange:
+    def task_ids(self, split: str = "train", config: ToolConfigT | None = None) -> TaskIdRange:
         return TaskIdRange(split, self.train_tasks if split == "train" else self.eval_tasks)
 
     def instance_key(self) -> str:
@@ -870,22 +1062,28 @@ class ToolEnv(TextEnv):
         tools = [t.describe() for t in self.tools.values()]
         return "\n\n".join(part for part in (self.service, *tools, self.notes, calling) if part)
 
-    def _reset_task(self, task: Task) -> tuple[str, str]:
-        config: ToolConfig = task.config  # type: ignore[assignment]
+    def _reset_task(self, task: Task[ToolConfigT]) -> tuple[str, str]:
+        config = task.config
         self._setup(task, task.rng("state"))
         eligible = [t for t in self.templates if config.min_level <= t.level <= config.max_level]
         weights = [t.weight for t in eligible]
         rng = task.rng("goal")
         for _ in range(200):
             template = rng.weighted_choice(eligible, weights)
-            episode = getattr(self, template.name)(rng, task.split)
+            try:
+                episode = getattr(self, template.name)(rng, task.split)
+            except NoGoal:
+                continue
             if episode is not None:
                 break
         else:
             raise RuntimeError(f"{type(self).__name__}: no goal could be generated for {task}")
+        for step in episode.plan:
+            if isinstance(step, ToolCall):
+                self._plan_key(step)  # fails early on an invalid plan
         self._episode = episode
-        self._plan_keys = [self._plan_key(c) for c in self._episode.plan]
         self._plan_position = 0
+        self._results = []
         observation = f"Goal: {self._episode.goal}\nAvailable tools: {self._signatures}"
         return observation, self._episode.goal
 
@@ -899,7 +1097,7 @@ class ToolEnv(TextEnv):
         parsed = parse_tool_call(action)
         if isinstance(parsed, str):
             return self.invalid(parsed)
-        wanted = self.task.config.action_format  # type: ignore[attr-defined]
+        wanted = self.task.config.action_format
         if wanted != "any" and parsed.form != wanted:
             form = (
                 "Action: TOOL with Action Input: {...}"
@@ -919,16 +1117,23 @@ class ToolEnv(TextEnv):
         if selected.name == "finish":
             return self._finish(arguments.get("answer"), called)
         try:
-            result = getattr(self, selected.method)(**arguments)
+            result = getattr(self, selected.method)(**dict(selected.presets), **arguments)
         except ToolError as error:
             return self.invalid(f"Error from {selected.name}: {error}", tool_call=called)
-        key = _call_key(selected.name, arguments)
-        if (
-            self._plan_position < len(self._plan_keys)
-            and key == self._plan_keys[self._plan_position]
-        ):
+        observation = _render(result)
+        if self._plan_position < len(self._episode.plan) and _call_key(
+            selected.name, arguments
+        ) == self._plan_key(self._planned_call()):
             self._plan_position += 1
-        return Transition(_render(result), info={"tool_call": called})
+            self._results.append(result if isinstance(result, str) else json.loads(observation))
+        return Transition(observation, info={"tool_call": called})
+
+    def _planned_call(self) -> ToolCall:
+        """The plan's next call (the last one, ``finish``, once every other call has been seen),
+        with derived arguments computed from the results seen so far."""
+        plan = self._episode.plan
+        step = plan[min(self._plan_position, len(plan) - 1)]
+        return step if isinstance(step, ToolCall) else step.resolve(self._results)
 
     def _finish(self, answer: Any, called: dict[str, Any]) -> Transition:
         reward, success = self._judge(answer)
@@ -942,9 +1147,9 @@ class ToolEnv(TextEnv):
 
     def oracle_action(self) -> str:
         """The next call of the goal's plan: real tool calls whose results carry the answer,
-        then ``finish``. Calls it has seen succeed are not repeated."""
-        plan = self._episode.plan
-        return format_call(plan[min(self._plan_position, len(plan) - 1)])
+        then ``finish`` with the answer read off those results. Calls it has seen succeed are
+        not repeated."""
+        return format_call(self._planned_call())
 
     def sample_action(self, rng: np.random.Generator) -> str:
         """A random, well-typed call of a random tool (arguments from the service where the
@@ -953,10 +1158,8 @@ class ToolEnv(TextEnv):
         selected = self.tools[names[int(rng.integers(len(names)))]]
         arguments = self._sample_arguments(selected, rng)
         sampled = ToolCall(selected.name, arguments)
-        if self.task.config.action_format == "json" or (  # type: ignore[attr-defined]
-            self.task.config.action_format == "any"  # type: ignore[attr-defined]
-            and rng.random() < 0.3
-        ):
+        action_format = self.task.config.action_format
+        if action_format == "json" or (action_format == "any" and rng.random() < 0.3):
             return json.dumps({"name": sampled.name, "arguments": arguments})
         return format_call(sampled)
 
@@ -974,6 +1177,24 @@ class ToolEnv(TextEnv):
         if pool:
             return pool[int(rng.integers(len(pool)))]
         return _random_value(param.type, rng)
+
+
+class CurrentDateTool:
+    """For a :class:`ToolEnv` whose user has a current date (``_today``, set in ``_setup``): the
+    tool that tells it. List it before the environment's base class to list the tool first."""
+
+    _today: date
+    date_call: ClassVar[ToolCall] = ToolCall("get_user_current_date")
+    """The plan step that asks for the date (before a question relative to today)."""
+
+    @tool
+    def get_user_current_date(self) -> str:
+        """Get the user's current date.
+
+        Returns:
+            The current date as YYYY-MM-DD.
+        """
+        return self._today.isoformat()
 
 
 def _random_value(arg_type: ArgType, rng: np.random.Generator) -> Any:

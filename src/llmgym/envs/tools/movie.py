@@ -6,18 +6,20 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from functools import cache
-from typing import Any
+from typing import Any, ClassVar, Literal, TypeVar
 
-from llmgym.core import Task, split_of
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.tools.base import (
     Answer,
+    AnswerKind,
     Episode,
-    ToolCall,
+    ItemSplit,
+    PlanStep,
+    Results,
     ToolConfig,
     ToolEnv,
     ToolError,
@@ -25,6 +27,8 @@ from llmgym.envs.tools.base import (
     goal_template,
     load_data,
     normalize_answer,
+    prompt_texts,
+    search_results,
     tool,
 )
 
@@ -341,22 +345,80 @@ def _describe_person(
     person.facebook_id = f"{handle}.page" if rng.random() < 0.3 else None
 
 
-@cache
-def _split_movies(split: str) -> tuple[Movie, ...]:
-    return tuple(
-        m for m in movie_database().movies.values() if split_of(f"movie:{m.title}") == split
-    )
+_split_movies = ItemSplit("movie", lambda: movie_database().movies.values(), lambda m: m.title)
+_split_people = ItemSplit(
+    "movie-person", lambda: movie_database().people.values(), lambda p: p.name
+)
 
 
-@cache
-def _split_people(split: str) -> tuple[Person, ...]:
-    return tuple(
-        p for p in movie_database().people.values() if split_of(f"movie-person:{p.name}") == split
-    )
+_MOVIE_FACTS: tuple[tuple[str, str, AnswerKind], ...] = (
+    ("When was the movie {} released?", "release_date", "date"),
+    ("What was the budget of {}, in US dollars?", "budget", "number"),
+    ("How much revenue did {} make, in US dollars?", "revenue", "number"),
+    ("What is the average vote score of {}?", "vote_average", "number"),
+    ("How long is {}, in minutes?", "runtime", "number"),
+    ("Which genres does {} belong to?", "genres", "list"),
+)
+"""Questions about a film's details: the question, the field of get_movie_details (a
+:class:`Movie` attribute) that answers it, and how answers are compared."""
 
 
-_MOVIE_ID = "The ID of the movie (from get_search_movie)."
-_PERSON_ID = "The ID of the person (from get_search_person)."
+_Record = TypeVar("_Record")
+
+
+def _by_id(
+    records: Mapping[str, _Record], record_id: str, kind: str, example: str, source: str
+) -> _Record:
+    """The record (a film or a person) with ``record_id``; :class:`ToolError` when there is none,
+    saying what ids look like and which tool gives them."""
+    record = records.get(record_id.strip())
+    if record is None:
+        raise ToolError(
+            f"no {kind} has the id {record_id.strip()[:40]!r}; ids look like '{example}' and come "
+            f"from {source}"
+        )
+    return record
+
+
+def _fields(record: Movie | Person, *names: str) -> dict[str, Any]:
+    """The named attributes of a record, as a tool shows them."""
+    return {name: getattr(record, name) for name in names}
+
+
+def _movie_match(movie: Movie) -> dict[str, Any]:
+    return _fields(movie, "id", "title", "release_date", "overview")
+
+
+def _person_match(person: Person) -> dict[str, Any]:
+    return {"id": person.id, "name": person.name, "known_for_department": person.department}
+
+
+def _birthday(details: dict[str, Any]) -> str:
+    birthday: str = details["birthday"]
+    return birthday
+
+
+def _birth_city(details: dict[str, Any]) -> str:
+    """The city of a person's ``place_of_birth`` ("City, Country")."""
+    city, _, _ = details["place_of_birth"].partition(", ")
+    return str(city)
+
+
+def _imdb_id(external_ids: dict[str, Any]) -> str:
+    imdb_id: str = external_ids["imdb_id"]
+    return imdb_id
+
+
+def _crew_member(crew: dict[str, Any], job: str) -> str:
+    """The name of the one crew member of a get_movie_crew result with ``job``."""
+    (name,) = [member["name"] for member in crew["crew"] if member["job"] == job]
+    return str(name)
+
+
+def _player(cast: dict[str, Any], character: str) -> dict[str, Any]:
+    """The cast member of a get_movie_cast result who played ``character``."""
+    (member,) = [member for member in cast["cast"] if member["character"] == character]
+    return dict(member)
 
 
 @dataclass(frozen=True)
@@ -364,7 +426,7 @@ class MovieConfig(ToolConfig):
     """Difficulty knobs of :class:`MovieEnv`."""
 
 
-class MovieEnv(ToolEnv):
+class MovieEnv(ToolEnv[MovieConfig]):
     """Answer questions about films and the people who make them with a film-database service.
 
     ## Description
@@ -418,93 +480,74 @@ class MovieEnv(ToolEnv):
 
     config_class = MovieConfig
     env_name = "movie"
-    service = (
-        "You are an autonomous agent answering questions about films with the tools of a film "
-        "database. Each tool is listed with its name, description, parameters and result."
-    )
-    notes = (
-        "Find ids with get_search_movie and get_search_person; do not invent them. Person "
-        "credits are complete (not only the top 10)."
-    )
-    example = (
-        "Observation: Goal: Who directed The Silent Harbor?\n"
-        "Thought: I need the film's id first.\n"
-        'Action: get_search_movie with Action Input: {"movie_name": "The Silent Harbor"}'
-    )
+    service, notes, example = prompt_texts("movie")
+    parameter_docs: ClassVar[Mapping[str, str]] = {
+        "movie_id": "The ID of the movie (from get_search_movie).",
+        "person_id": "The ID of the person (from get_search_person).",
+    }
 
-    def __init__(self, config: MovieConfig | dict | None = None, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
-        self.db = movie_database()
-
-    def _setup(self, task: Task, rng: TaskRng) -> None:
-        self.db = movie_database()
+    @property
+    def db(self) -> MovieDatabase:
+        """The film database (the same for every task)."""
+        return movie_database()
 
     def _movie(self, movie_id: str) -> Movie:
-        movie = self.db.movies.get(movie_id.strip())
-        if movie is None:
-            raise ToolError(
-                f"no movie has the id {movie_id.strip()[:40]!r}; ids look like 'm20417' and come "
-                "from get_search_movie"
-            )
-        return movie
+        return _by_id(self.db.movies, movie_id, "movie", "m20417", "get_search_movie")
 
     def _person(self, person_id: str) -> Person:
-        person = self.db.people.get(person_id.strip())
-        if person is None:
-            raise ToolError(
-                f"no person has the id {person_id.strip()[:40]!r}; ids look like 'p1123' and come "
-                "from get_search_person"
-            )
-        return person
+        return _by_id(self.db.people, person_id, "person", "p1123", "get_search_person")
 
-    # ------------------------------------------------------------------ tools
-    @tool(
-        "Search for movies by title.",
-        returns="Up to 5 matches, best first, each with id, title, release_date and overview.",
-        movie_name="The title (or part of it) to search for.",
-    )
-    def get_search_movie(self, movie_name: str) -> dict:
-        found = self.db.title_index.search(movie_name)
-        if not found:
-            raise ToolError(f"no movie matches {movie_name.strip()[:60]!r}")
+    def _credits(self, person_id: str, credit: Literal["cast", "crew"]) -> dict:
+        """A person's roles (``cast``) or jobs (``crew``), newest first."""
+        person = self._person(person_id)
+        credits = person.cast if credit == "cast" else person.crew
+        role = "character" if credit == "cast" else "job"
+        newest = sorted(credits, key=lambda r: (r[0].release_date, r[0].id), reverse=True)
         return {
-            "results": [
-                {
-                    "id": m.id,
-                    "title": m.title,
-                    "release_date": m.release_date,
-                    "overview": m.overview,
-                }
-                for m in found
+            credit: [
+                {"movie_id": m.id, "title": m.title, role: r, "release_date": m.release_date}
+                for m, r in newest
             ]
         }
 
-    @tool(
-        "Get the details of a movie.",
-        returns="title, budget and revenue (US dollars), genres, vote_average (0-10), "
-        "release_date, runtime (minutes) and original_language.",
-        movie_id=_MOVIE_ID,
-    )
+    # ------------------------------------------------------------------ tools
+    @tool
+    def get_search_movie(self, movie_name: str) -> dict:
+        """Search for movies by title.
+
+        Args:
+            movie_name: The title (or part of it) to search for.
+
+        Returns:
+            Up to 5 matches, best first, each with id, title, release_date and overview.
+        """
+        found = self.db.title_index.search(movie_name)
+        return search_results(found, _movie_match, f"no movie matches {movie_name.strip()[:60]!r}")
+
+    @tool
     def get_movie_details(self, movie_id: str) -> dict:
+        """Get the details of a movie.
+
+        Returns:
+            title, budget and revenue (US dollars), genres, vote_average (0-10), release_date,
+            runtime (minutes) and original_language.
+        """
         movie = self._movie(movie_id)
+        details = _fields(movie, "id", "title", "budget", "revenue", "genres", "vote_average")
         return {
-            "id": movie.id,
-            "title": movie.title,
-            "budget": movie.budget,
-            "revenue": movie.revenue,
-            "genres": list(movie.genres),
-            "vote_average": movie.vote_average,
+            **details,
             "release_date": movie.release_date,
             "runtime": movie.runtime,
             "original_language": movie.language,
         }
 
-    @tool(
-        "Get the production companies of a movie.",
-        returns="production_companies: name and origin_country of each.",
-        movie_id=_MOVIE_ID,
-    )
+    @tool
     def get_movie_production_companies(self, movie_id: str) -> dict:
+        """Get the production companies of a movie.
+
+        Returns:
+            production_companies: name and origin_country of each.
+        """
         movie = self._movie(movie_id)
         return {
             "production_companies": [
@@ -512,12 +555,13 @@ class MovieEnv(ToolEnv):
             ]
         }
 
-    @tool(
-        "Get the production countries of a movie.",
-        returns="production_countries: ISO code (iso_3166_1) and name of each.",
-        movie_id=_MOVIE_ID,
-    )
+    @tool
     def get_movie_production_countries(self, movie_id: str) -> dict:
+        """Get the production countries of a movie.
+
+        Returns:
+            production_countries: ISO code (iso_3166_1) and name of each.
+        """
         movie = self._movie(movie_id)
         return {
             "production_countries": [
@@ -526,12 +570,13 @@ class MovieEnv(ToolEnv):
             ]
         }
 
-    @tool(
-        "Get the cast of a movie.",
-        returns="cast: id, name, character and billing order of every cast member.",
-        movie_id=_MOVIE_ID,
-    )
+    @tool
     def get_movie_cast(self, movie_id: str) -> dict:
+        """Get the cast of a movie.
+
+        Returns:
+            cast: id, name, character and billing order of every cast member.
+        """
         movie = self._movie(movie_id)
         return {
             "cast": [
@@ -540,12 +585,13 @@ class MovieEnv(ToolEnv):
             ]
         }
 
-    @tool(
-        "Get the crew of a movie (director, screenplay, producers, composer, camera, editor).",
-        returns="crew: id, name, job and department of every crew member.",
-        movie_id=_MOVIE_ID,
-    )
+    @tool
     def get_movie_crew(self, movie_id: str) -> dict:
+        """Get the crew of a movie (director, screenplay, producers, composer, camera, editor).
+
+        Returns:
+            crew: id, name, job and department of every crew member.
+        """
         movie = self._movie(movie_id)
         return {
             "crew": [
@@ -554,16 +600,22 @@ class MovieEnv(ToolEnv):
             ]
         }
 
-    @tool("Get the keywords of a movie.", returns="keywords: a list of words.", movie_id=_MOVIE_ID)
+    @tool
     def get_movie_keywords(self, movie_id: str) -> dict:
+        """Get the keywords of a movie.
+
+        Returns:
+            keywords: a list of words.
+        """
         return {"keywords": list(self._movie(movie_id).keywords)}
 
-    @tool(
-        "Get the alternative titles of a movie.",
-        returns="titles: iso_3166_1, title and type of each alternative title.",
-        movie_id=_MOVIE_ID,
-    )
+    @tool
     def get_movie_alternative_titles(self, movie_id: str) -> dict:
+        """Get the alternative titles of a movie.
+
+        Returns:
+            titles: iso_3166_1, title and type of each alternative title.
+        """
         movie = self._movie(movie_id)
         return {
             "id": movie.id,
@@ -573,119 +625,87 @@ class MovieEnv(ToolEnv):
             ],
         }
 
-    @tool(
-        "Search for people by name.",
-        returns="Up to 5 matches, best first, each with id, name and known_for_department.",
-        person_name="The name (or part of it) to search for.",
-    )
+    @tool
     def get_search_person(self, person_name: str) -> dict:
-        found = self.db.name_index.search(person_name)
-        if not found:
-            raise ToolError(f"no person matches {person_name.strip()[:60]!r}")
-        return {
-            "results": [
-                {"id": p.id, "name": p.name, "known_for_department": p.department} for p in found
-            ]
-        }
+        """Search for people by name.
 
-    @tool(
-        "Get the details of a person.",
-        returns="name, birthday (YYYY-MM-DD), place_of_birth, known_for_department, biography.",
-        person_id=_PERSON_ID,
-    )
+        Args:
+            person_name: The name (or part of it) to search for.
+
+        Returns:
+            Up to 5 matches, best first, each with id, name and known_for_department.
+        """
+        found = self.db.name_index.search(person_name)
+        return search_results(
+            found, _person_match, f"no person matches {person_name.strip()[:60]!r}"
+        )
+
+    @tool
     def get_person_details(self, person_id: str) -> dict:
+        """Get the details of a person.
+
+        Returns:
+            name, birthday (YYYY-MM-DD), place_of_birth, known_for_department, biography.
+        """
         person = self._person(person_id)
         return {
-            "id": person.id,
-            "name": person.name,
-            "birthday": person.birthday,
-            "place_of_birth": person.place_of_birth,
+            **_fields(person, "id", "name", "birthday", "place_of_birth"),
             "known_for_department": person.department,
             "biography": person.biography,
         }
 
-    @tool(
-        "Get every movie a person acted in.",
-        returns="cast: movie_id, title, character and release_date of each role, newest first.",
-        person_id=_PERSON_ID,
-    )
+    @tool
     def get_person_cast(self, person_id: str) -> dict:
-        person = self._person(person_id)
-        roles = sorted(person.cast, key=lambda r: (r[0].release_date, r[0].id), reverse=True)
-        return {
-            "cast": [
-                {"movie_id": m.id, "title": m.title, "character": c, "release_date": m.release_date}
-                for m, c in roles
-            ]
-        }
+        """Get every movie a person acted in.
 
-    @tool(
-        "Get every movie a person worked on as crew.",
-        returns="crew: movie_id, title, job and release_date of each job, newest first.",
-        person_id=_PERSON_ID,
-    )
+        Returns:
+            cast: movie_id, title, character and release_date of each role, newest first.
+        """
+        return self._credits(person_id, "cast")
+
+    @tool
     def get_person_crew(self, person_id: str) -> dict:
-        person = self._person(person_id)
-        jobs = sorted(person.crew, key=lambda r: (r[0].release_date, r[0].id), reverse=True)
-        return {
-            "crew": [
-                {"movie_id": m.id, "title": m.title, "job": j, "release_date": m.release_date}
-                for m, j in jobs
-            ]
-        }
+        """Get every movie a person worked on as crew.
 
-    @tool(
-        "Get the external ids of a person.",
-        returns="imdb_id, facebook_id, instagram_id and twitter_id (null when there is none).",
-        person_id=_PERSON_ID,
-    )
+        Returns:
+            crew: movie_id, title, job and release_date of each job, newest first.
+        """
+        return self._credits(person_id, "crew")
+
+    @tool
     def get_person_external_ids(self, person_id: str) -> dict:
+        """Get the external ids of a person.
+
+        Returns:
+            imdb_id, facebook_id, instagram_id and twitter_id (null when there is none).
+        """
         person = self._person(person_id)
-        return {
-            "id": person.id,
-            "imdb_id": person.imdb_id,
-            "facebook_id": person.facebook_id,
-            "instagram_id": person.instagram_id,
-            "twitter_id": person.twitter_id,
-        }
+        return _fields(person, "id", "imdb_id", "facebook_id", "instagram_id", "twitter_id")
 
     # ------------------------------------------------------------------ goals
     @staticmethod
-    def _find(movie: Movie) -> ToolCall:
-        return call("get_search_movie", movie_name=movie.title)
+    def _movie_plan(movie: Movie, tool_name: str) -> list[PlanStep]:
+        """Find ``movie`` by its title, then call ``tool_name`` with its id."""
+        return [
+            call("get_search_movie", movie_name=movie.title),
+            call(tool_name, movie_id=movie.id),
+        ]
 
     @staticmethod
-    def _find_person(person: Person) -> ToolCall:
-        return call("get_search_person", person_name=person.name)
-
-    @staticmethod
-    def _ask(goal: str, plan: list[ToolCall], answer: Answer) -> Episode:
-        return Episode(goal, [*plan, call("finish", answer=_finish_value(answer))], answer)
+    def _person_plan(person: Person, tool_name: str) -> list[PlanStep]:
+        """Find ``person`` by name, then call ``tool_name`` with their id."""
+        return [
+            call("get_search_person", person_name=person.name),
+            call(tool_name, person_id=person.id),
+        ]
 
     @goal_template(level=1, weight=2)
     def _goal_movie_fact(self, rng: TaskRng, split: str) -> Episode:
         movie = rng.choice(_split_movies(split))
-        question, answer = rng.choice(
-            [
-                (f"When was the movie {movie.title} released?", Answer(movie.release_date, "date")),
-                (
-                    f"What was the budget of {movie.title}, in US dollars?",
-                    Answer(movie.budget, "number"),
-                ),
-                (
-                    f"How much revenue did {movie.title} make, in US dollars?",
-                    Answer(movie.revenue, "number"),
-                ),
-                (
-                    f"What is the average vote score of {movie.title}?",
-                    Answer(movie.vote_average, "number"),
-                ),
-                (f"How long is {movie.title}, in minutes?", Answer(movie.runtime, "number")),
-                (f"Which genres does {movie.title} belong to?", Answer(movie.genres, "list")),
-            ]
-        )
-        plan = [self._find(movie), call("get_movie_details", movie_id=movie.id)]
-        return self._ask(question, plan, answer)
+        question, field, kind = rng.choice(_MOVIE_FACTS)
+        plan = self._movie_plan(movie, "get_movie_details")
+        answer = Answer(getattr(movie, field), kind)
+        return Episode.question(question.format(movie.title), plan, answer, lambda r: r[1][field])
 
     @goal_template(level=1)
     def _goal_companies(self, rng: TaskRng, split: str) -> Episode:
@@ -694,25 +714,31 @@ class MovieEnv(ToolEnv):
         if len(movie.companies) == 1:
             goal = f"Which company produced {movie.title}?"
         names = tuple(name for name, _ in movie.companies)
-        plan = [self._find(movie), call("get_movie_production_companies", movie_id=movie.id)]
-        return self._ask(goal, plan, Answer(names, "list"))
+        plan = self._movie_plan(movie, "get_movie_production_companies")
+        return Episode.question(
+            goal,
+            plan,
+            Answer(names, "list"),
+            lambda r: [company["name"] for company in r[1]["production_companies"]],
+        )
 
     @goal_template(level=1)
     def _goal_person_fact(self, rng: TaskRng, split: str) -> Episode:
         person = rng.choice(_split_people(split))
         kind = rng.randbelow(3)
+        read: Callable[[dict[str, Any]], str]
         if kind == 0:
             goal, answer = f"When was {person.name} born?", Answer(person.birthday, "date")
-            tool_name = "get_person_details"
+            tool_name, read = "get_person_details", _birthday
         elif kind == 1:
             goal = f"In which city was {person.name} born?"
             answer = Answer(person.birth_city, "text", (person.place_of_birth,))
-            tool_name = "get_person_details"
+            tool_name, read = "get_person_details", _birth_city
         else:
             goal, answer = f"What is the IMDb id of {person.name}?", Answer(person.imdb_id, "text")
-            tool_name = "get_person_external_ids"
-        plan = [self._find_person(person), call(tool_name, person_id=person.id)]
-        return self._ask(goal, plan, answer)
+            tool_name, read = "get_person_external_ids", _imdb_id
+        plan = self._person_plan(person, tool_name)
+        return Episode.question(goal, plan, answer, lambda r: read(r[1]))
 
     @goal_template(level=2, weight=1.5)
     def _goal_director(self, rng: TaskRng, split: str) -> Episode:
@@ -721,24 +747,31 @@ class MovieEnv(ToolEnv):
         goal = rng.choice(
             [f"Who directed {movie.title}?", f"Who is the director of {movie.title}?"]
         )
-        plan = [self._find(movie), call("get_movie_crew", movie_id=movie.id)]
-        return self._ask(goal, plan, Answer(director.name, "text"))
+        plan = self._movie_plan(movie, "get_movie_crew")
+        answer = Answer(director.name, "text")
+        return Episode.question(goal, plan, answer, lambda r: _crew_member(r[1], "Director"))
 
     @goal_template(level=2)
     def _goal_composer(self, rng: TaskRng, split: str) -> Episode:
         movie = rng.choice(_split_movies(split))
         (composer,) = movie.people("Original Music Composer")
         goal = f"Who composed the music of {movie.title}?"
-        plan = [self._find(movie), call("get_movie_crew", movie_id=movie.id)]
-        return self._ask(goal, plan, Answer(composer.name, "text"))
+        plan = self._movie_plan(movie, "get_movie_crew")
+        return Episode.question(
+            goal,
+            plan,
+            Answer(composer.name, "text"),
+            lambda r: _crew_member(r[1], "Original Music Composer"),
+        )
 
     @goal_template(level=2, weight=1.5)
     def _goal_character(self, rng: TaskRng, split: str) -> Episode:
         movie = rng.choice(_split_movies(split))
         actor, character = rng.choice(movie.cast)
         goal = f"Who played {character} in {movie.title}?"
-        plan = [self._find(movie), call("get_movie_cast", movie_id=movie.id)]
-        return self._ask(goal, plan, Answer(actor.name, "text"))
+        plan = self._movie_plan(movie, "get_movie_cast")
+        answer = Answer(actor.name, "text")
+        return Episode.question(goal, plan, answer, lambda r: _player(r[1], character)["name"])
 
     @goal_template(level=2)
     def _goal_profit(self, rng: TaskRng, split: str) -> Episode:
@@ -747,21 +780,24 @@ class MovieEnv(ToolEnv):
             f"How much did {movie.title} earn beyond its budget (revenue minus budget), in US "
             "dollars? A loss is a negative number."
         )
-        plan = [self._find(movie), call("get_movie_details", movie_id=movie.id)]
-        return self._ask(goal, plan, Answer(movie.revenue - movie.budget, "number"))
+        plan = self._movie_plan(movie, "get_movie_details")
+        answer = Answer(movie.revenue - movie.budget, "number")
+        return Episode.question(goal, plan, answer, lambda r: r[1]["revenue"] - r[1]["budget"])
 
     @goal_template(level=2)
-    def _goal_acting_count(self, rng: TaskRng, split: str) -> Episode | None:
+    def _goal_acting_count(self, rng: TaskRng, split: str) -> Episode:
         actors = [p for p in _split_people(split) if p.cast]
         person = rng.choice(actors)
+        plan = self._person_plan(person, "get_person_cast")
         if rng.random() < 0.5:
             goal = f"In how many movies has {person.name} acted?"
             answer = Answer(len(person.cast), "number")
-        else:
-            goal = f"In which year did {person.name} first act in a movie?"
-            answer = Answer(min(m.year for m, _ in person.cast), "number")
-        plan = [self._find_person(person), call("get_person_cast", person_id=person.id)]
-        return self._ask(goal, plan, answer)
+            return Episode.question(goal, plan, answer, lambda r: len(r[1]["cast"]))
+        goal = f"In which year did {person.name} first act in a movie?"
+        answer = Answer(min(m.year for m, _ in person.cast), "number")
+        return Episode.question(
+            goal, plan, answer, lambda r: min(int(c["release_date"][:4]) for c in r[1]["cast"])
+        )
 
     @goal_template(level=2)
     def _goal_latest_directed(self, rng: TaskRng, split: str) -> Episode | None:
@@ -771,12 +807,19 @@ class MovieEnv(ToolEnv):
         )
         if len(directed) < 2 or directed[-1].release_date == directed[-2].release_date:
             return None
-        if rng.random() < 0.5:
+        latest = rng.random() < 0.5
+        if latest:
             goal, movie = f"What is the most recent movie directed by {person.name}?", directed[-1]
         else:
             goal, movie = f"What was the first movie directed by {person.name}?", directed[0]
-        plan = [self._find_person(person), call("get_person_crew", person_id=person.id)]
-        return self._ask(goal, plan, Answer(movie.title, "text"))
+        plan = self._person_plan(person, "get_person_crew")
+
+        def title(results: Results) -> str:
+            jobs = reversed(results[1]["crew"])  # oldest first
+            directed = [job["title"] for job in jobs if job["job"] == "Director"]
+            return str(directed[-1] if latest else directed[0])
+
+        return Episode.question(goal, plan, Answer(movie.title, "text"), title)
 
     @goal_template(level=3)
     def _goal_director_birthplace(self, rng: TaskRng, split: str) -> Episode:
@@ -785,15 +828,16 @@ class MovieEnv(ToolEnv):
         if rng.random() < 0.5:
             goal = f"In which city was the director of {movie.title} born?"
             answer = Answer(director.birth_city, "text", (director.place_of_birth,))
+            read = _birth_city
         else:
             goal = f"When was the director of {movie.title} born?"
             answer = Answer(director.birthday, "date")
+            read = _birthday
         plan = [
-            self._find(movie),
-            call("get_movie_crew", movie_id=movie.id),
+            *self._movie_plan(movie, "get_movie_crew"),
             call("get_person_details", person_id=director.id),
         ]
-        return self._ask(goal, plan, answer)
+        return Episode.question(goal, plan, answer, lambda r: read(r[2]))
 
     @goal_template(level=3)
     def _goal_character_actor_birthday(self, rng: TaskRng, split: str) -> Episode:
@@ -801,11 +845,12 @@ class MovieEnv(ToolEnv):
         actor, character = rng.choice(movie.cast)
         goal = f"When was the actor who played {character} in {movie.title} born?"
         plan = [
-            self._find(movie),
-            call("get_movie_cast", movie_id=movie.id),
+            *self._movie_plan(movie, "get_movie_cast"),
             call("get_person_details", person_id=actor.id),
         ]
-        return self._ask(goal, plan, Answer(actor.birthday, "date"))
+        return Episode.question(
+            goal, plan, Answer(actor.birthday, "date"), lambda r: _birthday(r[2])
+        )
 
     @goal_template(level=3)
     def _goal_released_first(self, rng: TaskRng, split: str) -> Episode | None:
@@ -815,12 +860,15 @@ class MovieEnv(ToolEnv):
         goal = f"Which movie was released first, {first.title} or {second.title}?"
         earlier = min((first, second), key=lambda m: m.release_date)
         plan = [
-            self._find(first),
-            call("get_movie_details", movie_id=first.id),
-            self._find(second),
-            call("get_movie_details", movie_id=second.id),
+            *self._movie_plan(first, "get_movie_details"),
+            *self._movie_plan(second, "get_movie_details"),
         ]
-        return self._ask(goal, plan, Answer(earlier.title, "text"))
+        return Episode.question(
+            goal,
+            plan,
+            Answer(earlier.title, "text"),
+            lambda r: min(r[1], r[3], key=lambda details: details["release_date"])["title"],
+        )
 
     @goal_template(level=3)
     def _goal_costars(self, rng: TaskRng, split: str) -> Episode | None:
@@ -836,12 +884,17 @@ class MovieEnv(ToolEnv):
         second = rng.choice(candidates)
         goal = f"Have {first.name} and {second.name} acted in the same movie? Answer yes or no."
         plan = [
-            self._find_person(first),
-            call("get_person_cast", person_id=first.id),
-            self._find_person(second),
-            call("get_person_cast", person_id=second.id),
+            *self._person_plan(first, "get_person_cast"),
+            *self._person_plan(second, "get_person_cast"),
         ]
-        return self._ask(goal, plan, Answer("yes" if second in costars else "no", "text"))
+
+        def shared(results: Results) -> str:
+            films = [{role["movie_id"] for role in results[i]["cast"]} for i in (1, 3)]
+            return "yes" if films[0] & films[1] else "no"
+
+        return Episode.question(
+            goal, plan, Answer("yes" if second in costars else "no", "text"), shared
+        )
 
     @goal_template(level=3)
     def _goal_lead_actor_filmography(self, rng: TaskRng, split: str) -> Episode:
@@ -849,11 +902,12 @@ class MovieEnv(ToolEnv):
         lead, _ = movie.cast[0]
         goal = f"In how many movies has the top-billed actor of {movie.title} acted?"
         plan = [
-            self._find(movie),
-            call("get_movie_cast", movie_id=movie.id),
+            *self._movie_plan(movie, "get_movie_cast"),
             call("get_person_cast", person_id=lead.id),
         ]
-        return self._ask(goal, plan, Answer(len(lead.cast), "number"))
+        return Episode.question(
+            goal, plan, Answer(len(lead.cast), "number"), lambda r: len(r[2]["cast"])
+        )
 
     # ------------------------------------------------------------------ random calls
     def _argument_pool(self, param: str) -> Sequence[Any] | None:
@@ -869,9 +923,3 @@ def _random_arguments() -> dict[str, list[str]]:
         "person_id": [p.id for p in people],
         "person_name": [p.name for p in people],
     }
-
-
-def _finish_value(answer: Answer) -> Any:
-    if answer.kind == "list":
-        return list(answer.value)  # type: ignore[arg-type]
-    return answer.value

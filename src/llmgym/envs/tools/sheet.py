@@ -7,24 +7,26 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from llmgym.core import Task, knob, split_of
+from llmgym.core import Task, knob
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.tools.base import (
     Episode,
-    ToolCall,
+    ItemSplit,
+    PlanStep,
+    Tool,
     ToolConfig,
     ToolEnv,
     ToolError,
     call,
     goal_template,
     load_data,
+    prompt_texts,
     tool,
 )
 
@@ -311,10 +313,10 @@ class _Table:
     grid: Grid
 
 
-@cache
-def _sheet_places(split: str) -> tuple[str, ...]:
-    names = sorted({row[0] for row in load_data("cities")["cities"]})
-    return tuple(n for n in names if split_of(f"sheet:{n}") == split)
+_sheet_places = ItemSplit(
+    "sheet", lambda: sorted({row[0] for row in load_data("cities")["cities"]}), str
+)
+"""The city names that name the sheets of each split."""
 
 
 def _generate(kind: str, rows: int, rng: TaskRng) -> Grid:
@@ -325,7 +327,7 @@ def _generate(kind: str, rows: int, rng: TaskRng) -> Grid:
             (item, category) for category, items in words["products"].items() for item in items
         ]
         chosen = rng.sample(products, rows)
-        return [["Item", "Category", "Price", "Stock"]] + [
+        body: list[list[Cell]] = [
             [
                 item,
                 category,
@@ -334,38 +336,43 @@ def _generate(kind: str, rows: int, rng: TaskRng) -> Grid:
             ]
             for item, category in chosen
         ]
+        return [["Item", "Category", "Price", "Stock"], *body]
     if kind == "grades":
         subjects = rng.sample(words["subjects"], 3)
         students = rng.sample(names["first_names"], rows)
-        return [["Student", *subjects]] + [
-            [student, *(rng.randint(40, 100) for _ in subjects)] for student in students
-        ]
+        body = [[student, *(rng.randint(40, 100) for _ in subjects)] for student in students]
+        return [["Student", *subjects], *body]
     if kind == "sales":
-        people = [
-            f"{f} {rng.choice(names['last_names'])}" for f in rng.sample(names["first_names"], rows)
-        ]
-        return [["Salesperson", "Region", "Q1", "Q2", "Q3", "Q4"]] + [
+        body = [
             [person, rng.choice(words["regions"]), *(rng.randint(10, 200) * 100 for _ in range(4))]
-            for person in people
+            for person in _full_names(rng, rows)
         ]
+        return [["Salesperson", "Region", "Q1", "Q2", "Q3", "Q4"], *body]
     if kind == "staff":
-        people = [
-            f"{f} {rng.choice(names['last_names'])}" for f in rng.sample(names["first_names"], rows)
-        ]
-        return [["Name", "Department", "Salary", "Years"]] + [
+        body = [
             [
                 person,
                 rng.choice(words["departments"]),
                 rng.randint(300, 1500) * 100,
                 rng.randint(0, 30),
             ]
-            for person in people
+            for person in _full_names(rng, rows)
         ]
+        return [["Name", "Department", "Salary", "Years"], *body]
     items = [(d, c) for c, descriptions in words["expense_items"].items() for d in descriptions]
     days = sorted(rng.sample(range(1, 29), min(rows, 28)))
-    return [["Date", "Category", "Description", "Amount"]] + [
+    body = [
         [f"2024-03-{day:02d}", category, description, round(rng.uniform(3, 400), 2)]
         for day, (description, category) in zip(days, rng.sample(items, len(days)), strict=True)
+    ]
+    return [["Date", "Category", "Description", "Amount"], *body]
+
+
+def _full_names(rng: TaskRng, count: int) -> list[str]:
+    """``count`` people with different first names."""
+    names = load_data("names")
+    return [
+        f"{f} {rng.choice(names['last_names'])}" for f in rng.sample(names["first_names"], count)
     ]
 
 
@@ -385,10 +392,9 @@ class SheetConfig(ToolConfig):
 
 
 _KINDS = ("inventory", "grades", "sales", "staff", "expenses")
-_POSITION_DOC = "A cell in A1 notation, e.g. 'B3' (columns are letters, rows start at 1)."
 
 
-class SheetEnv(ToolEnv):
+class SheetEnv(ToolEnv[SheetConfig]):
     """Edit a spreadsheet with the tools of a spreadsheet service until it matches the goal.
 
     ## Description
@@ -442,38 +448,32 @@ class SheetEnv(ToolEnv):
     config_class = SheetConfig
     env_name = "sheet"
     answer_required = False
-    service = (
-        "You are an autonomous agent editing a spreadsheet workbook with the tools of a "
-        "spreadsheet service. Each tool is listed with its name, description, parameters and "
-        "result."
-    )
-    notes = (
-        "Open the sheet named in the goal first, and read it with get_all_values before "
-        "editing. Positions use A1 notation; rows and columns start at 1 and row 1 holds the "
-        "headers. Sorting sorts every row below the frozen rows: freeze the header row first "
-        "(freeze_data with dimension 'rows' and num 1). A value starting with '=' is a formula "
-        "(SUM, AVERAGE, COUNT, MAX, MIN, MINUS, PRODUCT, ROUND, ABS, + - * /), evaluated when "
-        "written. Call finish when the sheet is done."
-    )
-    example = (
-        "Observation: Goal: In the sheet 'Inventory Lisbon', set the Stock of Kettle to 40.\n"
-        "Thought: I open the sheet first.\n"
-        'Action: open_sheet with Action Input: {"name": "Inventory Lisbon"}'
-    )
+    finish_description = "Finish the task when the sheet is done."
+    answer_description = "Optional; not needed for sheet edits."
+    service, notes, example = prompt_texts("sheet")
+    parameter_docs: ClassVar[Mapping[str, str]] = {
+        "position": "A cell in A1 notation, e.g. 'B3' (columns are letters, rows start at 1).",
+        "operator": "The operation.",
+        "start_position": "The first cell of a range (with end_position).",
+        "end_position": "The last cell of a range (with start_position).",
+        "position_list": "A list of cells in A1 notation (instead of a range).",
+    }
 
-    def __init__(self, config: SheetConfig | dict | None = None, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
-        self._places: dict[str, str] = {}
-        self._tables: dict[str, _Table] = {}
-        self._sheets: dict[str, Grid] = {}
-        self._initial: dict[str, Grid] = {}
-        self._expected: dict[str, Grid] = {}
-        self._target = ""
-        self._open: str | None = None
-        self._frozen_rows = 0
+    _places: dict[str, str]
+    """The place in the name of each kind of sheet."""
+    _tables: dict[str, _Table]
+    """The generated sheets, by kind."""
+    _sheets: dict[str, Grid]
+    """The workbook: each sheet's grid, by name."""
+    _initial: dict[str, Grid]
+    _expected: dict[str, Grid]
+    """The goal's grids of the sheets it changes."""
+    _target: str
+    _open: str | None
+    _frozen_rows: int
 
     # ------------------------------------------------------------------ state
-    def _setup(self, task: Task, rng: TaskRng) -> None:
+    def _setup(self, task: Task[SheetConfig], rng: TaskRng) -> None:
         self._places = dict(
             zip(_KINDS, rng.sample(_sheet_places(task.split), len(_KINDS)), strict=True)
         )
@@ -484,7 +484,7 @@ class SheetEnv(ToolEnv):
     def _table(self, kind: str) -> _Table:
         """The sheet of ``kind`` for this task (generated on first use, from its own stream)."""
         if kind not in self._tables:
-            config: SheetConfig = self.task.config  # type: ignore[assignment]
+            config = self.task.config
             title = f"{load_data('sheets')['kinds'][kind]} {self._places[kind]}"
             grid = _generate(kind, config.rows, self.task.rng("sheet", title))
             self._tables[kind] = _Table(kind, title, grid)
@@ -492,7 +492,7 @@ class SheetEnv(ToolEnv):
 
     def _workbook(self, target: str, rng: TaskRng) -> _Table:
         """Fix the workbook: the target table plus ``other_sheets`` others, in a random order."""
-        config: SheetConfig = self.task.config  # type: ignore[assignment]
+        config = self.task.config
         others = rng.sample([k for k in _KINDS if k != target], config.other_sheets)
         kinds = [target, *others]
         rng.shuffle(kinds)
@@ -568,16 +568,25 @@ class SheetEnv(ToolEnv):
         return int(value) if float(value).is_integer() else round(value, 10)
 
     # ------------------------------------------------------------------ tools
-    @tool("List the names of the sheets in the workbook.", returns="An array of sheet names.")
+    @tool
     def list_sheets(self) -> list[str]:
+        """List the names of the sheets in the workbook.
+
+        Returns:
+            An array of sheet names.
+        """
         return list(self._sheets)
 
-    @tool(
-        "Open a sheet by name; the other tools work on the open sheet.",
-        returns="A confirmation with the sheet's size.",
-        name="The name of the sheet.",
-    )
+    @tool
     def open_sheet(self, name: str) -> str:
+        """Open a sheet by name; the other tools work on the open sheet.
+
+        Args:
+            name: The name of the sheet.
+
+        Returns:
+            A confirmation with the sheet's size.
+        """
         wanted = " ".join(name.split()).casefold()
         for sheet in self._sheets:
             if sheet.casefold() == wanted:
@@ -591,17 +600,26 @@ class SheetEnv(ToolEnv):
             + ", ".join(repr(s) for s in self._sheets)
         )
 
-    @tool("Get every value of the open sheet.", returns="An array of rows (arrays of values).")
+    @tool
     def get_all_values(self) -> list[list[Cell]]:
+        """Get every value of the open sheet.
+
+        Returns:
+            An array of rows (arrays of values).
+        """
         return self._values()
 
-    @tool(
-        "Get the values of a rectangular range of the open sheet.",
-        returns="An array of rows (arrays of values).",
-        start_position="The top-left cell, in A1 notation.",
-        end_position="The bottom-right cell, in A1 notation.",
-    )
+    @tool
     def get_range_values(self, start_position: str, end_position: str) -> list[list[Cell]]:
+        """Get the values of a rectangular range of the open sheet.
+
+        Args:
+            start_position: The top-left cell, in A1 notation.
+            end_position: The bottom-right cell, in A1 notation.
+
+        Returns:
+            An array of rows (arrays of values).
+        """
         grid = self._grid()
         (r1, c1) = parse_position(start_position, "start_position")
         (r2, c2) = parse_position(end_position, "end_position")
@@ -613,43 +631,59 @@ class SheetEnv(ToolEnv):
             for r in range(min(r1, r2), max(r1, r2) + 1)
         ]
 
-    @tool("Get the value of one cell.", returns="The cell's value.", position=_POSITION_DOC)
+    @tool
     def get_cell_value(self, position: str) -> Cell:
+        """Get the value of one cell.
+
+        Returns:
+            The cell's value.
+        """
         return self._cells(None, None, [position])[0]
 
-    @tool(
-        "Translate a (row, column) position into A1 notation.",
-        returns="The position in A1 notation.",
-        row="The row number, from 1.",
-        col="The column number, from 1.",
-    )
+    @tool
     def get_A1_annotation(self, row: int, col: int) -> str:
+        """Translate a (row, column) position into A1 notation.
+
+        Args:
+            row: The row number, from 1.
+            col: The column number, from 1.
+
+        Returns:
+            The position in A1 notation.
+        """
         if not (1 <= row <= MAX_ROWS and 1 <= col <= MAX_COLUMNS):
             raise ToolError(f"row must be 1-{MAX_ROWS} and col 1-{MAX_COLUMNS}")
         return f"{column_letters(col)}{row}"
 
-    @tool(
-        "Set the value of one cell (a value starting with '=' is a formula).",
-        returns="The sheet's values after the update.",
-        position=_POSITION_DOC,
-        value="The new value: text, a number or a formula such as '=SUM(B2:B5)'.",
-    )
+    @tool
     def update_cell(self, position: str, value: str | float) -> list[list[Cell]]:
+        """Set the value of one cell (a value starting with '=' is a formula).
+
+        Args:
+            value: The new value: text, a number or a formula such as '=SUM(B2:B5)'.
+
+        Returns:
+            The sheet's values after the update.
+        """
         grid = self._grid()
         row, column = parse_position(position)
         self._set(grid, row, column, self._resolve(value, grid))
         return self._values()
 
-    @tool(
-        "Set the values of a rectangular range.",
-        returns="The sheet's values after the update.",
-        start_position="The top-left cell of the range, in A1 notation.",
-        end_position="The bottom-right cell of the range, in A1 notation.",
-        values_list="The new values, one array per row of the range (formulas allowed).",
-    )
+    @tool
     def update_range(
         self, start_position: str, end_position: str, values_list: list[list[str | float]]
     ) -> list[list[Cell]]:
+        """Set the values of a rectangular range.
+
+        Args:
+            start_position: The top-left cell of the range, in A1 notation.
+            end_position: The bottom-right cell of the range, in A1 notation.
+            values_list: The new values, one array per row of the range (formulas allowed).
+
+        Returns:
+            The sheet's values after the update.
+        """
         grid = self._grid()
         (r1, c1) = parse_position(start_position, "start_position")
         (r2, c2) = parse_position(end_position, "end_position")
@@ -668,15 +702,19 @@ class SheetEnv(ToolEnv):
                 self._set(grid, r1 + i, c1 + j, value)
         return self._values()
 
-    @tool(
-        "Insert rows before a row index (use the row after the last one to append).",
-        returns="The sheet's values after the insertion.",
-        values_list="The rows to insert, one array of values per row (formulas allowed).",
-        row_idx="The row index the first new row gets (1 inserts at the top).",
-    )
+    @tool
     def insert_rows(
         self, values_list: list[list[str | float]], row_idx: int = 1
     ) -> list[list[Cell]]:
+        """Insert rows before a row index (use the row after the last one to append).
+
+        Args:
+            values_list: The rows to insert, one array of values per row (formulas allowed).
+            row_idx: The row index the first new row gets (1 inserts at the top).
+
+        Returns:
+            The sheet's values after the insertion.
+        """
         grid = self._grid()
         height = len(_trimmed(grid))
         if not 1 <= row_idx <= height + 1:
@@ -692,15 +730,19 @@ class SheetEnv(ToolEnv):
         grid[row_idx - 1 : row_idx - 1] = [row + [""] * (width - len(row)) for row in rows]
         return self._values()
 
-    @tool(
-        "Insert columns before a column index (use the column after the last one to append).",
-        returns="The sheet's values after the insertion.",
-        values_list="The columns to insert, one array of values per column, top to bottom.",
-        col_idx="The column index the first new column gets (1 inserts at the left).",
-    )
+    @tool
     def insert_cols(
         self, values_list: list[list[str | float]], col_idx: int = 1
     ) -> list[list[Cell]]:
+        """Insert columns before a column index (use the column after the last one to append).
+
+        Args:
+            values_list: The columns to insert, one array of values per column, top to bottom.
+            col_idx: The column index the first new column gets (1 inserts at the left).
+
+        Returns:
+            The sheet's values after the insertion.
+        """
         grid = self._grid()
         width = max((len(r) for r in _trimmed(grid)), default=0)
         if not 1 <= col_idx <= width + 1:
@@ -719,15 +761,19 @@ class SheetEnv(ToolEnv):
             row[col_idx - 1 : col_idx - 1] = new
         return self._values()
 
-    @tool(
-        "Delete rows or columns.",
-        returns="The sheet's values after the deletion.",
-        dimension="'row' to delete rows, 'col' to delete columns.",
-        index_list="The indexes (from 1) of the rows or columns to delete.",
-    )
+    @tool
     def delete_batch_data(
         self, dimension: Literal["row", "col"], index_list: list[int]
     ) -> list[list[Cell]]:
+        """Delete rows or columns.
+
+        Args:
+            dimension: 'row' to delete rows, 'col' to delete columns.
+            index_list: The indexes (from 1) of the rows or columns to delete.
+
+        Returns:
+            The sheet's values after the deletion.
+        """
         grid = self._grid()
         size = len(grid) if dimension == "row" else max((len(r) for r in grid), default=0)
         bad = [i for i in index_list if not 1 <= i <= size]
@@ -741,13 +787,17 @@ class SheetEnv(ToolEnv):
                 row[:] = [c for i, c in enumerate(row, start=1) if i not in doomed]
         return self._values()
 
-    @tool(
-        "Freeze the first rows or columns of the open sheet (frozen rows stay put when sorting).",
-        returns="A confirmation.",
-        dimension="'rows' or 'columns'.",
-        num="How many rows or columns to freeze (0 unfreezes).",
-    )
+    @tool
     def freeze_data(self, dimension: Literal["rows", "columns"], num: int) -> str:
+        """Freeze the first rows or columns of the open sheet (frozen rows stay put when sorting).
+
+        Args:
+            dimension: 'rows' or 'columns'.
+            num: How many rows or columns to freeze (0 unfreezes).
+
+        Returns:
+            A confirmation.
+        """
         self._grid()
         if not 0 <= num <= MAX_ROWS:
             raise ToolError(f"num must be between 0 and {MAX_ROWS}")
@@ -755,13 +805,17 @@ class SheetEnv(ToolEnv):
             self._frozen_rows = num
         return f"Froze {num} {dimension}."
 
-    @tool(
-        "Sort the rows below the frozen rows by one column.",
-        returns="The sheet's values after sorting.",
-        col_num="The index (from 1) of the column to sort by.",
-        order="'asc' (smallest first) or 'desc' (largest first).",
-    )
+    @tool
     def sort_sheet_by_col(self, col_num: int, order: Literal["asc", "desc"]) -> list[list[Cell]]:
+        """Sort the rows below the frozen rows by one column.
+
+        Args:
+            col_num: The index (from 1) of the column to sort by.
+            order: 'asc' (smallest first) or 'desc' (largest first).
+
+        Returns:
+            The sheet's values after sorting.
+        """
         grid = self._grid()
         rows = _trimmed(grid)
         width = len(rows[0]) if rows else 0
@@ -772,15 +826,7 @@ class SheetEnv(ToolEnv):
         grid[:] = fixed + body
         return self._values()
 
-    @tool(
-        "Compute SUM, AVERAGE, COUNT, MAX, MIN, MINUS (the first minus the others) or PRODUCT "
-        "over cells given as a list or as a range.",
-        returns="The computed number.",
-        operator="The operation.",
-        start_position="The first cell of a range (with end_position).",
-        end_position="The last cell of a range (with start_position).",
-        position_list="A list of cells in A1 notation (instead of a range).",
-    )
+    @tool
     def get_value_by_formula(
         self,
         operator: Literal["SUM", "AVERAGE", "COUNT", "MAX", "MIN", "MINUS", "PRODUCT"],
@@ -788,18 +834,15 @@ class SheetEnv(ToolEnv):
         end_position: str | None = None,
         position_list: list[str] | None = None,
     ) -> float:
+        """Compute SUM, AVERAGE, COUNT, MAX, MIN, MINUS (the first minus the others) or PRODUCT over
+        cells given as a list or as a range.
+
+        Returns:
+            The computed number.
+        """
         return self._formula_value(operator, start_position, end_position, position_list)
 
-    @tool(
-        "Compute SUM, AVERAGE, COUNT, MAX, MIN, MINUS or PRODUCT over cells and write the result "
-        "into a cell.",
-        returns="The sheet's values after the update.",
-        operator="The operation.",
-        result_position="The cell that receives the result, in A1 notation.",
-        start_position="The first cell of a range (with end_position).",
-        end_position="The last cell of a range (with start_position).",
-        position_list="A list of cells in A1 notation (instead of a range).",
-    )
+    @tool
     def update_cell_by_formula(
         self,
         operator: Literal["SUM", "AVERAGE", "COUNT", "MAX", "MIN", "MINUS", "PRODUCT"],
@@ -808,22 +851,35 @@ class SheetEnv(ToolEnv):
         end_position: str | None = None,
         position_list: list[str] | None = None,
     ) -> list[list[Cell]]:
+        """Compute SUM, AVERAGE, COUNT, MAX, MIN, MINUS or PRODUCT over cells and write the result
+        into a cell.
+
+        Args:
+            result_position: The cell that receives the result, in A1 notation.
+
+        Returns:
+            The sheet's values after the update.
+        """
         value = self._formula_value(operator, start_position, end_position, position_list)
         row, column = parse_position(result_position, "result_position")
         self._set(self._grid(), row, column, value)
         return self._values()
 
-    @tool(
-        "Find the cells whose value equals the query (text ignoring case), optionally within one "
-        "row or column.",
-        returns="An array of matching positions in A1 notation.",
-        query="The value to look for.",
-        in_row="Only search this row (from 1).",
-        in_column="Only search this column (from 1).",
-    )
+    @tool
     def filter_cells(
         self, query: str | float, in_row: int | None = None, in_column: int | None = None
     ) -> list[str]:
+        """Find the cells whose value equals the query (text ignoring case), optionally within one
+        row or column.
+
+        Args:
+            query: The value to look for.
+            in_row: Only search this row (from 1).
+            in_column: Only search this column (from 1).
+
+        Returns:
+            An array of matching positions in A1 notation.
+        """
         wanted = _entered(query)
         found = []
         for r, row in enumerate(self._values(), start=1):
@@ -836,13 +892,6 @@ class SheetEnv(ToolEnv):
                     found.append(f"{column_letters(c)}{r}")
         return found
 
-    @tool(
-        "Finish the task when the sheet is done.",
-        answer="Optional; not needed for sheet edits.",
-    )
-    def finish(self, answer: str | float | bool | list[Any]) -> None:  # pragma: no cover
-        raise AssertionError("finish is handled by ToolEnv._step")
-
     # ------------------------------------------------------------------ judging
     def _judge(self, answer: Any) -> tuple[float, bool]:
         matched = total = 0
@@ -854,16 +903,49 @@ class SheetEnv(ToolEnv):
                 success = False
             if name == self._target or good < cells:
                 matched, total = matched + good, total + cells
-        config: SheetConfig = self.task.config  # type: ignore[assignment]
+        config = self.task.config
         if not config.partial_credit:
             return float(success), success
         return (1.0 if success else matched / max(total, 1)), success
 
     # ------------------------------------------------------------------ goals
-    def _edit(self, goal: str, table: _Table, expected: Grid, calls: list[ToolCall]) -> Episode:
+    def _edit(self, goal: str, table: _Table, expected: Grid, calls: list[PlanStep]) -> Episode:
         self._expected = {table.name: _trimmed(expected)}
         plan = [call("open_sheet", name=table.name), call("get_all_values"), *calls, call("finish")]
         return Episode(goal, plan)
+
+    def _set_cell(self, goal: str, table: _Table, row: int, column: int, value: Cell) -> Episode:
+        """A goal met by setting one cell (``row`` and ``column`` from 1) to ``value``."""
+        expected = [list(r) for r in table.grid]
+        expected[row - 1][column - 1] = value
+        position = f"{column_letters(column)}{row}"
+        return self._edit(
+            goal, table, expected, [call("update_cell", position=position, value=value)]
+        )
+
+    def _delete_rows(self, goal: str, table: _Table, rows: list[int]) -> Episode:
+        """A goal met by deleting ``rows`` (numbered from 1)."""
+        expected = [r for i, r in enumerate(table.grid, start=1) if i not in set(rows)]
+        return self._edit(
+            goal, table, expected, [call("delete_batch_data", dimension="row", index_list=rows)]
+        )
+
+    def _add_column(
+        self, goal: str, table: _Table, values: list[Cell], formulas: list[Cell]
+    ) -> Episode:
+        """A goal met by a new last column: ``values`` from the header down, written as
+        ``formulas``."""
+        grid = table.grid
+        expected = [[*row, value] for row, value in zip(grid, values, strict=True)]
+        insert = call("insert_cols", values_list=[formulas], col_idx=len(grid[0]) + 1)
+        return self._edit(goal, table, expected, [insert])
+
+    def _add_row(
+        self, goal: str, table: _Table, values: list[Cell], formulas: list[Cell]
+    ) -> Episode:
+        """A goal met by a new last row: ``values``, written as ``formulas``."""
+        insert = call("insert_rows", values_list=[formulas], row_idx=len(table.grid) + 1)
+        return self._edit(goal, table, [*table.grid, values], [insert])
 
     def _target_table(self, rng: TaskRng, kinds: Sequence[str] = _KINDS) -> _Table:
         return self._workbook(rng.choice(list(kinds)), rng)
@@ -874,16 +956,11 @@ class SheetEnv(ToolEnv):
         grid = table.grid
         row = rng.randint(2, len(grid))
         column = rng.randint(3 if table.kind != "grades" else 2, len(grid[0]))
-        old = grid[row - 1][column - 1]
+        old = _numeric(grid[row - 1][column - 1])
         value = old + rng.randint(1, 9) if isinstance(old, int) else round(float(old) * 1.5, 2)
-        expected = [list(r) for r in grid]
-        expected[row - 1][column - 1] = value
         header, key = grid[0][column - 1], grid[row - 1][0]
         goal = f"In the sheet '{table.name}', set the {header} of {key} to {value}."
-        position = f"{column_letters(column)}{row}"
-        return self._edit(
-            goal, table, expected, [call("update_cell", position=position, value=value)]
-        )
+        return self._set_cell(goal, table, row, column, value)
 
     @goal_template(level=1)
     def _goal_rename_column(self, rng: TaskRng, split: str) -> Episode:
@@ -891,30 +968,22 @@ class SheetEnv(ToolEnv):
         column = rng.randint(1, len(table.grid[0]))
         old = table.grid[0][column - 1]
         new = rng.choice(["Total", "Value", "Notes", "Count", "Label"]) + f" {old}"
-        expected = [list(r) for r in table.grid]
-        expected[0][column - 1] = new
         goal = f"In the sheet '{table.name}', rename the column '{old}' to '{new}'."
-        position = f"{column_letters(column)}1"
-        return self._edit(
-            goal, table, expected, [call("update_cell", position=position, value=new)]
-        )
+        return self._set_cell(goal, table, 1, column, new)
 
     @goal_template(level=1)
     def _goal_delete_row(self, rng: TaskRng, split: str) -> Episode:
         table = self._target_table(rng, ("inventory", "grades", "sales", "staff"))
         row = rng.randint(2, len(table.grid))
-        key = table.grid[row - 1][0]
-        expected = [r for i, r in enumerate(table.grid, start=1) if i != row]
-        goal = f"In the sheet '{table.name}', delete the row of {key}."
-        return self._edit(
-            goal, table, expected, [call("delete_batch_data", dimension="row", index_list=[row])]
-        )
+        goal = f"In the sheet '{table.name}', delete the row of {table.grid[row - 1][0]}."
+        return self._delete_rows(goal, table, [row])
 
     @goal_template(level=1)
     def _goal_append_row(self, rng: TaskRng, split: str) -> Episode:
         table = self._target_table(rng, ("inventory", "staff"))
         taken = {r[0] for r in table.grid}
         names = load_data("names")
+        row: list[Cell]
         if table.kind == "inventory":
             products = load_data("sheets")["products"]
             category = rng.choice(sorted(products))
@@ -932,9 +1001,7 @@ class SheetEnv(ToolEnv):
                 f"In the sheet '{table.name}', add a row at the bottom for the new employee "
                 f"{person} ({department} department, salary {row[2]}, 0 years)."
             )
-        expected = [*(list(r) for r in table.grid), row]
-        insert = call("insert_rows", values_list=[row], row_idx=len(table.grid) + 1)
-        return self._edit(goal, table, expected, [insert])
+        return self._add_row(goal, table, row, row)
 
     @goal_template(level=2, weight=1.5)
     def _goal_sort(self, rng: TaskRng, split: str) -> Episode | None:
@@ -960,10 +1027,7 @@ class SheetEnv(ToolEnv):
             f"In the sheet '{table.name}', sort the rows by {header} {order}, keeping the header "
             "row at the top."
         )
-        calls = [
-            call("freeze_data", dimension="rows", num=1),
-            call("sort_sheet_by_col", col_num=column, order="desc" if descending else "asc"),
-        ]
+        calls = _sorting(column, descending)
         return self._edit(goal, table, [table.grid[0], *body], calls)
 
     @goal_template(level=2)
@@ -971,18 +1035,16 @@ class SheetEnv(ToolEnv):
         table = self._target_table(rng, ("grades", "sales"))
         grid = table.grid
         first = 2 if table.kind == "grades" else 3
-        width = len(grid[0])
         name = "Total" if table.kind == "grades" else "Year Total"
-        columns = ", ".join(grid[0][first - 1 :])
-        expected = [[*grid[0], name]] + [[*row, sum(row[first - 1 :])] for row in grid[1:]]
-        span = f"{column_letters(first)}{{r}}:{column_letters(width)}{{r}}"
-        formulas = [name] + [f"=SUM({span.format(r=r)})" for r in range(2, len(grid) + 1)]
+        summed = _header(grid)[first - 1 :]
+        span = f"{column_letters(first)}{{r}}:{column_letters(len(grid[0]))}{{r}}"
+        totals = [sum(_numeric(cell) for cell in row[first - 1 :]) for row in grid[1:]]
+        formulas = [f"=SUM({span.format(r=r)})" for r in range(2, len(grid) + 1)]
         goal = (
             f"In the sheet '{table.name}', add a column '{name}' after the last column holding "
-            f"each row's sum of {columns}."
+            f"each row's sum of {', '.join(summed)}."
         )
-        insert = call("insert_cols", values_list=[formulas], col_idx=width + 1)
-        return self._edit(goal, table, expected, [insert])
+        return self._add_column(goal, table, [name, *totals], [name, *formulas])
 
     @goal_template(level=2)
     def _goal_delete_where(self, rng: TaskRng, split: str) -> Episode | None:
@@ -993,7 +1055,7 @@ class SheetEnv(ToolEnv):
             goal = f"In the sheet '{table.name}', delete every item whose Stock is 0."
         elif table.kind == "staff":
             limit = rng.randint(3, 10)
-            doomed = [i for i, r in enumerate(grid[1:], start=2) if r[3] < limit]
+            doomed = [i for i, r in enumerate(grid[1:], start=2) if _numeric(r[3]) < limit]
             goal = (
                 f"In the sheet '{table.name}', delete every employee with fewer than {limit} Years."
             )
@@ -1001,17 +1063,14 @@ class SheetEnv(ToolEnv):
             subject = grid[0][rng.randint(2, len(grid[0])) - 1]
             column = grid[0].index(subject)
             limit = rng.choice([50, 55, 60])
-            doomed = [i for i, r in enumerate(grid[1:], start=2) if r[column] < limit]
+            doomed = [i for i, r in enumerate(grid[1:], start=2) if _numeric(r[column]) < limit]
             goal = (
                 f"In the sheet '{table.name}', delete every student who scored below {limit} in "
                 f"{subject}."
             )
         if not doomed or len(doomed) == len(grid) - 1:
             return None
-        expected = [r for i, r in enumerate(grid, start=1) if i not in set(doomed)]
-        return self._edit(
-            goal, table, expected, [call("delete_batch_data", dimension="row", index_list=doomed)]
-        )
+        return self._delete_rows(goal, table, doomed)
 
     @goal_template(level=2)
     def _goal_raise_prices(self, rng: TaskRng, split: str) -> Episode | None:
@@ -1024,10 +1083,10 @@ class SheetEnv(ToolEnv):
             return None
         percent = rng.choice([5, 10, 15, 20, 25])
         expected = [list(r) for r in grid]
-        calls = []
+        calls: list[PlanStep] = []
         for row in rows:
             expected[row - 1][value_column] = round(
-                grid[row - 1][value_column] * (1 + percent / 100), 2
+                _numeric(grid[row - 1][value_column]) * (1 + percent / 100), 2
             )
             position = f"C{row}"
             calls.append(
@@ -1053,19 +1112,19 @@ class SheetEnv(ToolEnv):
         grid = table.grid
         first = 2 if table.kind == "grades" else 3
         height = len(grid)
-        summary: list[Cell] = ["Average"] + [""] * (first - 2)
-        formulas: list[Cell] = ["Average"] + [""] * (first - 2)
+        summary: list[Cell] = ["Average", *[""] * (first - 2)]
+        formulas: list[Cell] = ["Average", *[""] * (first - 2)]
         for column in range(first, len(grid[0]) + 1):
-            values = [r[column - 1] for r in grid[1:]]
+            values = [_numeric(r[column - 1]) for r in grid[1:]]
             summary.append(sum(values) / len(values))
             letter = column_letters(column)
             formulas.append(f"=AVERAGE({letter}2:{letter}{height})")
         goal = (
             f"In the sheet '{table.name}', add a row at the bottom with 'Average' in the first "
-            f"column and the average of each of {', '.join(grid[0][first - 1 :])} below its column."
+            f"column and the average of each of {', '.join(_header(grid)[first - 1 :])} below "
+            "its column."
         )
-        insert = call("insert_rows", values_list=[formulas], row_idx=height + 1)
-        return self._edit(goal, table, [*grid, summary], [insert])
+        return self._add_row(goal, table, summary, formulas)
 
     @goal_template(level=3)
     def _goal_delete_then_sort(self, rng: TaskRng, split: str) -> Episode | None:
@@ -1077,7 +1136,7 @@ class SheetEnv(ToolEnv):
             return None
         descending = rng.random() < 0.5
         kept = [r for i, r in enumerate(grid[1:], start=2) if i not in set(doomed)]
-        body = sorted(kept, key=lambda r: r[2], reverse=descending)
+        body = sorted(kept, key=lambda r: _numeric(r[2]), reverse=descending)
         order = "highest to lowest" if descending else "lowest to highest"
         goal = (
             f"In the sheet '{table.name}', delete the items that are out of stock (Stock 0), then "
@@ -1085,8 +1144,7 @@ class SheetEnv(ToolEnv):
         )
         calls = [
             call("delete_batch_data", dimension="row", index_list=doomed),
-            call("freeze_data", dimension="rows", num=1),
-            call("sort_sheet_by_col", col_num=3, order="desc" if descending else "asc"),
+            *_sorting(3, descending),
         ]
         return self._edit(goal, table, [grid[0], *body], calls)
 
@@ -1094,14 +1152,13 @@ class SheetEnv(ToolEnv):
     def _goal_difference_column(self, rng: TaskRng, split: str) -> Episode:
         table = self._target_table(rng, ("sales",))
         grid = table.grid
-        expected = [[*grid[0], "Growth"]] + [[*row, row[5] - row[2]] for row in grid[1:]]
-        formulas = ["Growth"] + [f"=F{r}-C{r}" for r in range(2, len(grid) + 1)]
+        growth = [_numeric(row[5]) - _numeric(row[2]) for row in grid[1:]]
+        formulas = [f"=F{r}-C{r}" for r in range(2, len(grid) + 1)]
         goal = (
             f"In the sheet '{table.name}', add a column 'Growth' after the last column holding "
             "each salesperson's Q4 minus Q1."
         )
-        insert = call("insert_cols", values_list=[formulas], col_idx=len(grid[0]) + 1)
-        return self._edit(goal, table, expected, [insert])
+        return self._add_column(goal, table, ["Growth", *growth], ["Growth", *formulas])
 
     # ------------------------------------------------------------------ random calls
     def _argument_pool(self, param: str) -> Sequence[Any] | None:
@@ -1123,7 +1180,7 @@ class SheetEnv(ToolEnv):
             return [0, 1]
         return None
 
-    def _sample_arguments(self, selected: Any, rng: np.random.Generator) -> dict[str, Any]:
+    def _sample_arguments(self, selected: Tool, rng: np.random.Generator) -> dict[str, Any]:
         arguments = super()._sample_arguments(selected, rng)
         if selected.name == "update_range":
             arguments["values_list"] = [["x"] * 2 for _ in range(2)]
@@ -1138,6 +1195,25 @@ class SheetEnv(ToolEnv):
             name = list(self._sheets)[int(rng.integers(len(self._sheets)))]
             return f"Action: open_sheet with Action Input: {json.dumps({'name': name})}"
         return super().sample_action(rng)
+
+
+def _numeric(cell: Cell) -> int | float:
+    """A cell of a generated table's numeric column, as stored (an int stays an int)."""
+    if isinstance(cell, str):
+        raise TypeError(f"expected a number, got {cell!r}")
+    return cell
+
+
+def _header(grid: Grid) -> list[str]:
+    return [str(cell) for cell in grid[0]]
+
+
+def _sorting(column: int, descending: bool) -> list[PlanStep]:
+    """Freeze the header row, then sort the rest by ``column`` (from 1)."""
+    return [
+        call("freeze_data", dimension="rows", num=1),
+        call("sort_sheet_by_col", col_num=column, order="desc" if descending else "asc"),
+    ]
 
 
 def _sort_key(value: Cell) -> tuple[int, float, str]:

@@ -4,10 +4,10 @@ a simulated task manager (AgentGym's Todoist tools, plus task creation)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -15,9 +15,12 @@ from llmgym.core import Task, knob, split_of
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.tools.base import (
     Answer,
+    CurrentDateTool,
     Episode,
+    NoGoal,
+    PlanStep,
+    Results,
     Tool,
-    ToolCall,
     ToolConfig,
     ToolEnv,
     ToolError,
@@ -27,6 +30,7 @@ from llmgym.envs.tools.base import (
     load_data,
     normalize_answer,
     parse_iso_date,
+    prompt_texts,
     tool,
 )
 
@@ -65,7 +69,7 @@ def _canonical(projects: list[dict], tasks: list[dict]) -> list[Any]:
     ]
 
 
-class TodoEnv(ToolEnv):
+class TodoEnv(CurrentDateTool, ToolEnv[TodoConfig]):
     """Manage a to-do list and answer questions about it with the tools of a task manager.
 
     ## Description
@@ -119,33 +123,27 @@ class TodoEnv(ToolEnv):
     config_class = TodoConfig
     env_name = "todo"
     answer_required = False
-    service = (
-        "You are an autonomous agent managing the user's to-do list with the tools of a task "
-        "manager. Each tool is listed with its name, description, parameters and result."
+    finish_description = (
+        "Give the answer (for a question) or 'done' (for an operation) and end the task."
     )
-    notes = (
-        "Find project ids with get_projects and task ids with get_tasks; do not invent them. "
-        "Priorities run from 1 (normal) to 4 (urgent). For a question, call finish with the "
-        "answer; for an operation, call finish (with answer 'done') when the list is right."
-    )
-    example = (
-        "Observation: Goal: Is 'Buy eggs' a task of the Groceries project? Answer yes or no.\n"
-        "Thought: I need the id of the Groceries project.\n"
-        "Action: get_projects with Action Input: {}"
-    )
+    answer_description = "The answer to the question, or 'done' after an operation."
+    service, notes, example = prompt_texts("todo")
+    parameter_docs: ClassVar[Mapping[str, str]] = {
+        "project_id": "The id of the project.",
+        "task_id": "The id of the task.",
+    }
 
-    def __init__(self, config: TodoConfig | dict | None = None, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
-        self._today = date(2024, 1, 1)
-        self._projects: list[dict] = []
-        self._tasks: list[dict] = []
-        self._initial: list[Any] = []
-        self._expected: list[Any] | None = None
-        self._next_id = 0
+    _projects: list[dict]
+    _tasks: list[dict]
+    _initial: list[Any]
+    """The canonical state the account starts in (see :func:`_canonical`)."""
+    _expected: list[Any] | None
+    """The canonical goal state of an operation (``None`` for a question)."""
+    _next_id: int
 
     # ------------------------------------------------------------------ state
-    def _setup(self, task: Task, rng: TaskRng) -> None:
-        config: TodoConfig = task.config  # type: ignore[assignment]
+    def _setup(self, task: Task[TodoConfig], rng: TaskRng) -> None:
+        config = task.config
         words = load_data("todo")
         while True:  # draw accounts until one belongs to the task's split (by its content)
             self._today = date(2024, 1, 1) + timedelta(days=rng.randbelow(366))
@@ -194,20 +192,10 @@ class TodoEnv(ToolEnv):
         return f"{self._today} " + json.dumps(self._initial)
 
     def _find_project(self, project_id: str) -> dict:
-        for project in self._projects:
-            if project["id"] == project_id.strip():
-                return project
-        raise ToolError(
-            f"no project has the id {project_id.strip()[:30]!r}; get_projects lists the ids"
-        )
+        return _by_id(self._projects, project_id, "project", "get_projects lists the ids")
 
     def _find_task(self, task_id: str) -> dict:
-        for entry in self._tasks:
-            if entry["id"] == task_id.strip():
-                return entry
-        raise ToolError(
-            f"no task has the id {task_id.strip()[:30]!r}; get_tasks lists the ids of a project"
-        )
+        return _by_id(self._tasks, task_id, "task", "get_tasks lists the ids of a project")
 
     @staticmethod
     def _public(entry: dict) -> dict:
@@ -225,53 +213,57 @@ class TodoEnv(ToolEnv):
         }
 
     # ------------------------------------------------------------------ tools
-    @tool("Get the user's current date.", returns="The current date as YYYY-MM-DD.")
-    def get_user_current_date(self) -> str:
-        return self._today.isoformat()
-
-    @tool(
-        "Get all projects of the account.",
-        returns="An array of projects with id, name, order, color and is_favorite.",
-    )
+    @tool
     def get_projects(self) -> list[dict]:
+        """Get all projects of the account.
+
+        Returns:
+            An array of projects with id, name, order, color and is_favorite.
+        """
         return [dict(p) for p in self._projects]
 
-    @tool(
-        "Mark a project as a favourite or not.",
-        returns="The updated project.",
-        project_id="The id of the project.",
-        is_favorite="Whether the project is a favourite.",
-    )
+    @tool
     def update_project(self, project_id: str, is_favorite: bool) -> dict:
+        """Mark a project as a favourite or not.
+
+        Args:
+            is_favorite: Whether the project is a favourite.
+
+        Returns:
+            The updated project.
+        """
         project = self._find_project(project_id)
         project["is_favorite"] = is_favorite
         return dict(project)
 
-    @tool(
-        "Get all tasks of a project, finished or not.",
-        returns="An array of tasks with id, project_id, order, content (the task's name), "
-        "is_completed, priority (1 normal to 4 urgent) and due_date.",
-        project_id="The id of the project.",
-    )
+    @tool
     def get_tasks(self, project_id: str) -> list[dict]:
+        """Get all tasks of a project, finished or not.
+
+        Returns:
+            An array of tasks with id, project_id, order, content (the task's name), is_completed,
+            priority (1 normal to 4 urgent) and due_date.
+        """
         project = self._find_project(project_id)
         return [self._public(t) for t in self._tasks if t["project_id"] == project["id"]]
 
-    @tool(
-        "Get the description of a task (the place to go and tips).",
-        returns="id, content and description.",
-        task_id="The id of the task.",
-    )
+    @tool
     def get_task_description(self, task_id: str) -> dict:
+        """Get the description of a task (the place to go and tips).
+
+        Returns:
+            id, content and description.
+        """
         entry = self._find_task(task_id)
         return {k: entry[k] for k in ("id", "content", "description")}
 
-    @tool(
-        "Get how long a task takes.",
-        returns="id, content and duration as 'amount(unit)', e.g. '30(minute)'.",
-        task_id="The id of the task.",
-    )
+    @tool
     def get_task_duration(self, task_id: str) -> dict:
+        """Get how long a task takes.
+
+        Returns:
+            id, content and duration as 'amount(unit)', e.g. '30(minute)'.
+        """
         entry = self._find_task(task_id)
         return {
             "id": entry["id"],
@@ -279,16 +271,7 @@ class TodoEnv(ToolEnv):
             "duration": f"{entry['duration']}(minute)",
         }
 
-    @tool(
-        "Create a task in a project.",
-        returns="The new task.",
-        project_id="The id of the project.",
-        content="The task's name.",
-        due_date="The due date (YYYY-MM-DD); none if omitted.",
-        priority="1 (normal) to 4 (urgent); 1 if omitted.",
-        description="A description; empty if omitted.",
-        duration="How long it takes, in minutes; none if omitted.",
-    )
+    @tool
     def create_task(
         self,
         project_id: str,
@@ -298,6 +281,18 @@ class TodoEnv(ToolEnv):
         description: str = "",
         duration: int | None = None,
     ) -> dict:
+        """Create a task in a project.
+
+        Args:
+            content: The task's name.
+            due_date: The due date (YYYY-MM-DD); none if omitted.
+            priority: 1 (normal) to 4 (urgent); 1 if omitted.
+            description: A description; empty if omitted.
+            duration: How long it takes, in minutes; none if omitted.
+
+        Returns:
+            The new task.
+        """
         project = self._find_project(project_id)
         if not content.strip() or len(content) > 200:
             raise ToolError("content must be 1 to 200 characters")
@@ -324,14 +319,7 @@ class TodoEnv(ToolEnv):
         self._tasks.append(entry)
         return self._public(entry)
 
-    @tool(
-        "Update a task's due date, priority or name (give at least one).",
-        returns="The updated task.",
-        task_id="The id of the task.",
-        due_date="The new due date (YYYY-MM-DD).",
-        priority="The new priority, 1 (normal) to 4 (urgent).",
-        content="The new name of the task.",
-    )
+    @tool
     def update_task(
         self,
         task_id: str,
@@ -339,6 +327,16 @@ class TodoEnv(ToolEnv):
         priority: int | None = None,
         content: str | None = None,
     ) -> dict:
+        """Update a task's due date, priority or name (give at least one).
+
+        Args:
+            due_date: The new due date (YYYY-MM-DD).
+            priority: The new priority, 1 (normal) to 4 (urgent).
+            content: The new name of the task.
+
+        Returns:
+            The updated task.
+        """
         entry = self._find_task(task_id)
         if due_date is None and priority is None and content is None:
             raise ToolError("give at least one of due_date, priority and content")
@@ -353,24 +351,27 @@ class TodoEnv(ToolEnv):
                 entry[key] = value.strip() if isinstance(value, str) and key == "content" else value
         return self._public(entry)
 
-    @tool("Mark a task as completed.", returns="The completed task.", task_id="The id of the task.")
+    @tool
     def complete_task(self, task_id: str) -> dict:
+        """Mark a task as completed.
+
+        Returns:
+            The completed task.
+        """
         entry = self._find_task(task_id)
         entry["is_completed"] = True
         return self._public(entry)
 
-    @tool("Delete a task.", returns="The deleted task.", task_id="The id of the task.")
+    @tool
     def delete_task(self, task_id: str) -> dict:
+        """Delete a task.
+
+        Returns:
+            The deleted task.
+        """
         entry = self._find_task(task_id)
         self._tasks.remove(entry)
         return self._public(entry)
-
-    @tool(
-        "Give the answer (for a question) or 'done' (for an operation) and end the task.",
-        answer="The answer to the question, or 'done' after an operation.",
-    )
-    def finish(self, answer: str | float | bool | list[Any]) -> None:  # pragma: no cover
-        raise AssertionError("finish is handled by ToolEnv._step")
 
     # ------------------------------------------------------------------ judging
     def _judge(self, answer: Any) -> tuple[float, bool]:
@@ -387,78 +388,92 @@ class TodoEnv(ToolEnv):
     def _in(self, project: dict) -> list[dict]:
         return [t for t in self._tasks if t["project_id"] == project["id"]]
 
-    def _look(self, project: dict) -> list[ToolCall]:
+    def _look(self, project: dict) -> list[PlanStep]:
         return [call("get_projects"), call("get_tasks", project_id=project["id"])]
 
-    def _question(self, goal: str, plan: list[ToolCall], answer: Answer) -> Episode:
-        value = list(answer.value) if answer.kind == "list" else answer.value
-        return Episode(goal, [*plan, call("finish", answer=value)], answer)
-
-    def _operation(self, goal: str, plan: list[ToolCall], changed: Any) -> Episode:
-        """``changed(projects, tasks)`` edits copies of the state into the goal state."""
+    def _operation(
+        self, goal: str, plan: list[PlanStep], change: Callable[[list[dict], list[dict]], None]
+    ) -> Episode:
+        """``change(projects, tasks)`` edits copies of the state into the goal state."""
         projects = [dict(p) for p in self._projects]
         tasks = [dict(t) for t in self._tasks]
-        changed(projects, tasks)
+        change(projects, tasks)
         self._expected = _canonical(projects, tasks)
         return Episode(goal, [*plan, call("finish", answer="done")])
 
-    def _pick_task(self, rng: TaskRng, want: Any = None) -> tuple[dict, dict] | None:
+    def _on_tasks(
+        self, goal: str, plan: list[PlanStep], tasks: list[dict], tool_name: str, **fields: Any
+    ) -> Episode:
+        """An operation met by calling ``tool_name`` on each of ``tasks`` after ``plan``:
+        ``complete_task``, ``delete_task``, or ``update_task`` with ``fields``; :class:`NoGoal`
+        when there is no task to operate on."""
+        if not tasks:
+            raise NoGoal
+        ids = {t["id"] for t in tasks}
+        plan = [*plan, *(call(tool_name, task_id=t["id"], **fields) for t in tasks)]
+        changes = {"complete_task": {"is_completed": True}, "update_task": fields}
+
+        def change(projects: list[dict], tasks: list[dict]) -> None:
+            if tool_name == "delete_task":
+                tasks[:] = [t for t in tasks if t["id"] not in ids]
+                return
+            for t in tasks:
+                if t["id"] in ids:
+                    t.update(changes[tool_name])
+
+        return self._operation(goal, plan, change)
+
+    def _about_task(self, project: dict, entry: dict, tool_name: str) -> list[PlanStep]:
+        """Find the task ``entry`` of ``project``, then call ``tool_name`` on it."""
+        return [*self._look(project), call(tool_name, task_id=entry["id"])]
+
+    def _pick_task(
+        self, rng: TaskRng, want: Callable[[dict], Any] | None = None
+    ) -> tuple[dict, dict]:
+        """A random task (one that ``want`` accepts) and its project; :class:`NoGoal` when
+        there is none."""
         candidates = [t for t in self._tasks if want is None or want(t)]
         if not candidates:
-            return None
+            raise NoGoal
         entry = rng.choice(candidates)
         return entry, self._find_project(entry["project_id"])
 
     @goal_template(level=1)
-    def _goal_due_date(self, rng: TaskRng, split: str) -> Episode | None:
-        picked = self._pick_task(rng, lambda t: t["due_date"])
-        if picked is None:
-            return None
-        entry, project = picked
+    def _goal_due_date(self, rng: TaskRng, split: str) -> Episode:
+        entry, project = self._pick_task(rng, lambda t: t["due_date"])
         goal = f"When is the task '{entry['content']}' of the {project['name']} project due?"
-        return self._question(goal, self._look(project), Answer(entry["due_date"], "date"))
+        answer = Answer(entry["due_date"], "date")
+        return Episode.question(
+            goal, self._look(project), answer, lambda r: _named(r[1], entry)["due_date"]
+        )
 
     @goal_template(level=1)
-    def _goal_membership(self, rng: TaskRng, split: str) -> Episode | None:
-        picked = self._pick_task(rng)
-        if picked is None:
-            return None
-        entry, owner = picked
+    def _goal_membership(self, rng: TaskRng, split: str) -> Episode:
+        entry, owner = self._pick_task(rng)
         project = owner if rng.random() < 0.5 else rng.choice(self._projects)
-        answer = "yes" if project is owner else "no"
+        answer = Answer("yes" if project is owner else "no", "text")
         goal = f"Is '{entry['content']}' a task of the {project['name']} project? Answer yes or no."
-        return self._question(goal, self._look(project), Answer(answer, "text"))
+        return Episode.question(
+            goal,
+            self._look(project),
+            answer,
+            lambda r: "yes" if any(t["content"] == entry["content"] for t in r[1]) else "no",
+        )
 
     @goal_template(level=1)
-    def _goal_complete(self, rng: TaskRng, split: str) -> Episode | None:
-        picked = self._pick_task(rng, lambda t: not t["is_completed"])
-        if picked is None:
-            return None
-        entry, project = picked
+    def _goal_complete(self, rng: TaskRng, split: str) -> Episode:
+        entry, project = self._pick_task(rng, lambda t: not t["is_completed"])
         goal = f"Mark the task '{entry['content']}' in the {project['name']} project as completed."
-
-        def change(projects: list[dict], tasks: list[dict]) -> None:
-            next(t for t in tasks if t["id"] == entry["id"])["is_completed"] = True
-
-        plan = [*self._look(project), call("complete_task", task_id=entry["id"])]
-        return self._operation(goal, plan, change)
+        return self._on_tasks(goal, self._look(project), [entry], "complete_task")
 
     @goal_template(level=1)
-    def _goal_delete(self, rng: TaskRng, split: str) -> Episode | None:
-        picked = self._pick_task(rng)
-        if picked is None:
-            return None
-        entry, project = picked
+    def _goal_delete(self, rng: TaskRng, split: str) -> Episode:
+        entry, project = self._pick_task(rng)
         goal = f"Delete the task '{entry['content']}' from the {project['name']} project."
-
-        def change(projects: list[dict], tasks: list[dict]) -> None:
-            tasks[:] = [t for t in tasks if t["id"] != entry["id"]]
-
-        plan = [*self._look(project), call("delete_task", task_id=entry["id"])]
-        return self._operation(goal, plan, change)
+        return self._on_tasks(goal, self._look(project), [entry], "delete_task")
 
     @goal_template(level=1)
-    def _goal_favorite(self, rng: TaskRng, split: str) -> Episode | None:
+    def _goal_favorite(self, rng: TaskRng, split: str) -> Episode:
         project = rng.choice(self._projects)
         wanted = not project["is_favorite"]
         goal = (
@@ -470,7 +485,7 @@ class TodoEnv(ToolEnv):
         def change(projects: list[dict], tasks: list[dict]) -> None:
             next(p for p in projects if p["id"] == project["id"])["is_favorite"] = wanted
 
-        plan = [
+        plan: list[PlanStep] = [
             call("get_projects"),
             call("update_project", project_id=project["id"], is_favorite=wanted),
         ]
@@ -481,7 +496,9 @@ class TodoEnv(ToolEnv):
         project = rng.choice(self._projects)
         count = sum(not t["is_completed"] for t in self._in(project))
         goal = f"How many unfinished tasks are there in the {project['name']} project?"
-        return self._question(goal, self._look(project), Answer(count, "number"))
+        return Episode.question(
+            goal, self._look(project), Answer(count, "number"), lambda r: len(_unfinished(r[1]))
+        )
 
     @goal_template(level=2)
     def _goal_top_priority(self, rng: TaskRng, split: str) -> Episode | None:
@@ -494,80 +511,67 @@ class TodoEnv(ToolEnv):
         if len(leaders) > 1:
             return None
         goal = f"Which unfinished task of the {project['name']} project has the highest priority?"
-        return self._question(goal, self._look(project), Answer(leaders[0]["content"], "text"))
+        return Episode.question(
+            goal,
+            self._look(project),
+            Answer(leaders[0]["content"], "text"),
+            lambda r: max(_unfinished(r[1]), key=lambda t: t["priority"])["content"],
+        )
 
     @goal_template(level=2)
-    def _goal_place(self, rng: TaskRng, split: str) -> Episode | None:
-        picked = self._pick_task(rng)
-        if picked is None:
-            return None
-        entry, project = picked
-        place = entry["description"].split(".")[0].removeprefix("Place: ")
-        goal = f"Where do I need to go for {_named(entry, project)}?"
-        plan = [*self._look(project), call("get_task_description", task_id=entry["id"])]
-        return self._question(goal, plan, Answer(place, "text"))
+    def _goal_place(self, rng: TaskRng, split: str) -> Episode:
+        entry, project = self._pick_task(rng)
+        goal = f"Where do I need to go for {_described(entry, project)}?"
+        plan = self._about_task(project, entry, "get_task_description")
+        return Episode.question(
+            goal,
+            plan,
+            Answer(_place(entry["description"]), "text"),
+            lambda r: _place(r[2]["description"]),
+        )
 
     @goal_template(level=2)
-    def _goal_duration(self, rng: TaskRng, split: str) -> Episode | None:
-        picked = self._pick_task(rng)
-        if picked is None:
-            return None
-        entry, project = picked
-        goal = f"How many minutes does {_named(entry, project)} take?"
-        plan = [*self._look(project), call("get_task_duration", task_id=entry["id"])]
-        return self._question(goal, plan, Answer(entry["duration"], "number"))
+    def _goal_duration(self, rng: TaskRng, split: str) -> Episode:
+        entry, project = self._pick_task(rng)
+        goal = f"How many minutes does {_described(entry, project)} take?"
+        plan = self._about_task(project, entry, "get_task_duration")
+        return Episode.question(
+            goal, plan, Answer(entry["duration"], "number"), lambda r: _minutes(r[2])
+        )
 
     @goal_template(level=2)
     def _goal_overdue_count(self, rng: TaskRng, split: str) -> Episode:
         project = rng.choice(self._projects)
         today = self._today.isoformat()
-        count = sum(
-            not t["is_completed"] and t["due_date"] is not None and t["due_date"] < today
-            for t in self._in(project)
-        )
         goal = (
             f"How many unfinished tasks of the {project['name']} project are overdue (due before "
             "today)?"
         )
-        plan = [call("get_user_current_date"), *self._look(project)]
-        return self._question(goal, plan, Answer(count, "number"))
+        plan = [self.date_call, *self._look(project)]
+        answer = Answer(len(_overdue(self._in(project), today)), "number")
+        return Episode.question(goal, plan, answer, lambda r: len(_overdue(r[2], r[0])))
 
     @goal_template(level=2)
-    def _goal_postpone(self, rng: TaskRng, split: str) -> Episode | None:
-        picked = self._pick_task(rng, lambda t: t["due_date"] and not t["is_completed"])
-        if picked is None:
-            return None
-        entry, project = picked
+    def _goal_postpone(self, rng: TaskRng, split: str) -> Episode:
+        entry, project = self._pick_task(rng, lambda t: t["due_date"] and not t["is_completed"])
         days = rng.randint(1, 7)
         new = (date.fromisoformat(entry["due_date"]) + timedelta(days=days)).isoformat()
         goal = (
             f"Postpone the task '{entry['content']}' of the {project['name']} project by {days} "
             f"day{'s' if days > 1 else ''}."
         )
-
-        def change(projects: list[dict], tasks: list[dict]) -> None:
-            next(t for t in tasks if t["id"] == entry["id"])["due_date"] = new
-
-        plan = [*self._look(project), call("update_task", task_id=entry["id"], due_date=new)]
-        return self._operation(goal, plan, change)
+        return self._on_tasks(goal, self._look(project), [entry], "update_task", due_date=new)
 
     @goal_template(level=2)
-    def _goal_set_priority(self, rng: TaskRng, split: str) -> Episode | None:
-        picked = self._pick_task(rng, lambda t: not t["is_completed"])
-        if picked is None:
-            return None
-        entry, project = picked
+    def _goal_set_priority(self, rng: TaskRng, split: str) -> Episode:
+        entry, project = self._pick_task(rng, lambda t: not t["is_completed"])
         priority = rng.choice([p for p in PRIORITY_NAMES if p != entry["priority"]])
         goal = (
             f"Set the priority of the task '{entry['content']}' of the {project['name']} project "
             f"to {priority} ({PRIORITY_NAMES[priority]})."
         )
-
-        def change(projects: list[dict], tasks: list[dict]) -> None:
-            next(t for t in tasks if t["id"] == entry["id"])["priority"] = priority
-
-        plan = [*self._look(project), call("update_task", task_id=entry["id"], priority=priority)]
-        return self._operation(goal, plan, change)
+        plan = self._look(project)
+        return self._on_tasks(goal, plan, [entry], "update_task", priority=priority)
 
     @goal_template(level=2)
     def _goal_create(self, rng: TaskRng, split: str) -> Episode | None:
@@ -593,8 +597,8 @@ class TodoEnv(ToolEnv):
                  "priority": priority, "due_date": due, "duration": None}
             )  # fmt: skip
 
-        plan = [
-            call("get_user_current_date"),
+        plan: list[PlanStep] = [
+            self.date_call,
             call("get_projects"),
             call(
                 "create_task",
@@ -620,7 +624,10 @@ class TodoEnv(ToolEnv):
             *self._look(project),
             *(call("get_task_duration", task_id=t["id"]) for t in open_tasks),
         ]
-        return self._question(goal, plan, Answer(sum(t["duration"] for t in open_tasks), "number"))
+        answer = Answer(sum(t["duration"] for t in open_tasks), "number")
+        return Episode.question(
+            goal, plan, answer, lambda r: sum(_minutes(duration) for duration in r[2:])
+        )
 
     @goal_template(level=3)
     def _goal_busiest_project(self, rng: TaskRng, split: str) -> Episode | None:
@@ -636,70 +643,44 @@ class TodoEnv(ToolEnv):
             call("get_projects"),
             *(call("get_tasks", project_id=p["id"]) for p in self._projects),
         ]
-        return self._question(goal, plan, Answer(leaders[0], "text"))
+
+        def busiest(results: Results) -> str:
+            unfinished = [len(_unfinished(tasks)) for tasks in results[1:]]
+            return str(results[0][unfinished.index(max(unfinished))]["name"])
+
+        return Episode.question(goal, plan, Answer(leaders[0], "text"), busiest)
 
     @goal_template(level=3)
-    def _goal_complete_overdue(self, rng: TaskRng, split: str) -> Episode | None:
+    def _goal_complete_overdue(self, rng: TaskRng, split: str) -> Episode:
         project = rng.choice(self._projects)
-        today = self._today.isoformat()
-        overdue = [
-            t for t in self._in(project)
-            if not t["is_completed"] and t["due_date"] is not None and t["due_date"] < today
-        ]  # fmt: skip
-        if not overdue:
-            return None
+        overdue = _overdue(self._in(project), self._today.isoformat())
         goal = (
             f"Complete every unfinished task of the {project['name']} project that is due before "
             "today."
         )
-        ids = {t["id"] for t in overdue}
-
-        def change(projects: list[dict], tasks: list[dict]) -> None:
-            for t in tasks:
-                if t["id"] in ids:
-                    t["is_completed"] = True
-
-        plan = [call("get_user_current_date"), *self._look(project)]
-        plan += [call("complete_task", task_id=t["id"]) for t in overdue]
-        return self._operation(goal, plan, change)
+        return self._on_tasks(
+            goal, [self.date_call, *self._look(project)], overdue, "complete_task"
+        )
 
     @goal_template(level=3)
-    def _goal_delete_completed(self, rng: TaskRng, split: str) -> Episode | None:
+    def _goal_delete_completed(self, rng: TaskRng, split: str) -> Episode:
         project = rng.choice(self._projects)
         done = [t for t in self._in(project) if t["is_completed"]]
-        if not done:
-            return None
         goal = f"Delete all completed tasks of the {project['name']} project."
-        ids = {t["id"] for t in done}
-
-        def change(projects: list[dict], tasks: list[dict]) -> None:
-            tasks[:] = [t for t in tasks if t["id"] not in ids]
-
-        plan = [*self._look(project), *(call("delete_task", task_id=t["id"]) for t in done)]
-        return self._operation(goal, plan, change)
+        return self._on_tasks(goal, self._look(project), done, "delete_task")
 
     @goal_template(level=3)
-    def _goal_move_to_tomorrow(self, rng: TaskRng, split: str) -> Episode | None:
+    def _goal_move_to_tomorrow(self, rng: TaskRng, split: str) -> Episode:
         project = rng.choice(self._projects)
         today = self._today.isoformat()
         tomorrow = (self._today + timedelta(days=1)).isoformat()
         due = [t for t in self._in(project) if not t["is_completed"] and t["due_date"] == today]
-        if not due:
-            return None
         goal = (
             f"Move every unfinished task of the {project['name']} project that is due today to "
             "tomorrow."
         )
-        ids = {t["id"] for t in due}
-
-        def change(projects: list[dict], tasks: list[dict]) -> None:
-            for t in tasks:
-                if t["id"] in ids:
-                    t["due_date"] = tomorrow
-
-        plan = [call("get_user_current_date"), *self._look(project)]
-        plan += [call("update_task", task_id=t["id"], due_date=tomorrow) for t in due]
-        return self._operation(goal, plan, change)
+        plan = [self.date_call, *self._look(project)]
+        return self._on_tasks(goal, plan, due, "update_task", due_date=tomorrow)
 
     # ------------------------------------------------------------------ random calls
     def _argument_pool(self, param: str) -> Sequence[Any] | None:
@@ -724,10 +705,42 @@ class TodoEnv(ToolEnv):
         return arguments
 
 
+def _by_id(entries: list[dict], entry_id: str, kind: str, hint: str) -> dict:
+    """The project or task with ``entry_id``; :class:`ToolError` with ``hint`` when none has it."""
+    for entry in entries:
+        if entry["id"] == entry_id.strip():
+            return entry
+    raise ToolError(f"no {kind} has the id {entry_id.strip()[:30]!r}; {hint}")
+
+
 def _check_priority(priority: int) -> None:
     if not 1 <= priority <= 4:
         raise ToolError(f"priority must be 1 (normal) to 4 (urgent), got {priority}")
 
 
-def _named(entry: dict, project: dict) -> str:
+def _described(entry: dict, project: dict) -> str:
     return f"the task '{entry['content']}' of the {project['name']} project"
+
+
+def _named(tasks: list[dict], entry: dict) -> dict:
+    """The task of ``tasks`` (a get_tasks result) with the content of ``entry``."""
+    return next(t for t in tasks if t["content"] == entry["content"])
+
+
+def _unfinished(tasks: list[dict]) -> list[dict]:
+    return [t for t in tasks if not t["is_completed"]]
+
+
+def _overdue(tasks: list[dict], today: str) -> list[dict]:
+    """The unfinished tasks due before ``today`` (YYYY-MM-DD)."""
+    return [t for t in _unfinished(tasks) if t["due_date"] is not None and t["due_date"] < today]
+
+
+def _place(description: str) -> str:
+    """The place a task's description names ("Place: ... . Tips: ...")."""
+    return description.split(".")[0].removeprefix("Place: ")
+
+
+def _minutes(duration: dict) -> int:
+    """The minutes of a get_task_duration result ("30(minute)")."""
+    return int(duration["duration"].removesuffix("(minute)"))

@@ -4,29 +4,37 @@ service (location lookup, daily, hourly and air-quality queries, as in AgentGym'
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from functools import cache, lru_cache
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from llmgym.core import Task, split_of
+from llmgym.core import Task
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.tools.base import (
     Answer,
+    CurrentDateTool,
+    DerivedCall,
     Episode,
+    ItemSplit,
+    PlanStep,
+    Results,
     Tool,
     ToolCall,
     ToolConfig,
     ToolEnv,
     ToolError,
+    ToolTable,
     call,
     goal_template,
     load_data,
     normalize_answer,
     parse_iso_date,
+    prompt_texts,
+    search_results,
     tool,
 )
 
@@ -114,9 +122,7 @@ def _names() -> dict[str, tuple[City, ...]]:
     return {name: tuple(found) for name, found in index.items()}
 
 
-@cache
-def _split_cities(split: str) -> tuple[City, ...]:
-    return tuple(c for c in cities() if split_of(f"weather:{c.key}") == split)
+_split_cities = ItemSplit("weather", cities, lambda city: city.key)
 
 
 @cache
@@ -140,6 +146,17 @@ def _cold_cities(split: str) -> tuple[City, ...]:
     return tuple(
         c for c in _split_cities(split) if _climate(c).annual_mean - _climate(c).amplitude < 2
     )
+
+
+def _place(city: City) -> dict[str, Any]:
+    """A city as the location lookup shows it."""
+    return {
+        "name": city.name,
+        "latitude": city.latitude,
+        "longitude": city.longitude,
+        "country_code": city.country,
+        "country": city.country_name,
+    }
 
 
 def haversine_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
@@ -234,37 +251,45 @@ def day_weather(city: City, day: date) -> DayWeather:
     )
 
 
-_UNITS = {
-    "temperature_2m_max": "°C",
-    "temperature_2m_min": "°C",
-    "temperature_2m_mean": "°C",
-    "rain_sum": "mm",
-    "snowfall_sum": "cm",
-    "pm2_5": "µg/m³",
+class _Column(NamedTuple):
+    """One column of a weather query's result: its field, unit and the :class:`DayWeather` value
+    it reads (for hourly queries, the method that gives the day's 24 values)."""
+
+    field: str
+    unit: str
+    reads: str
+
+
+_QUERIES = load_data("weather_tools")
+_SERIES = {
+    name: tuple(_Column(**column) for column in columns)
+    for name, columns in _QUERIES["series"].items()
 }
-_FIELDS = {
-    "temp": ("temperature_2m_max", "temperature_2m_min", "temperature_2m_mean"),
-    "rain": ("rain_sum",),
-    "snow": ("snowfall_sum",),
-    "air": ("pm2_5",),
-}
+_READS = {column.field: column.reads for columns in _SERIES.values() for column in columns}
 
 
-_FIELD_INDEX = {
-    "temperature_2m_max": DayWeather._fields.index("t_max"),
-    "temperature_2m_min": DayWeather._fields.index("t_min"),
-    "temperature_2m_mean": DayWeather._fields.index("t_mean"),
-    "rain_sum": DayWeather._fields.index("rain"),
-    "snowfall_sum": DayWeather._fields.index("snow"),
-    "pm2_5": DayWeather._fields.index("pm25"),
-}
+def _reading(city: City, day: date, field: str) -> float:
+    """The value a daily query's ``field`` shows for ``city`` on ``day``."""
+    value: float = getattr(day_weather(city, day), _READS[field])
+    return value
 
 
-_LATITUDE = "The latitude of the location."
-_LONGITUDE = "The longitude of the location."
-_START = "The first day (YYYY-MM-DD)."
-_END = "The last day (YYYY-MM-DD), at most 92 days after start_date."
-_CURRENT = "Today's date (YYYY-MM-DD)."
+def _daily(results: Results, field: str) -> list[Any]:
+    """The daily ``field`` of the last result: a weather query's."""
+    values: list[Any] = results[-1]["daily"][field]
+    return values
+
+
+def _days_with(results: Results, field: str) -> int:
+    """On how many days of the last weather query ``field`` is above zero (rain, snow)."""
+    return sum(value > 0 for value in _daily(results, field))
+
+
+def _warmest_day(results: Results) -> str:
+    """The day of the last weather query with the highest mean temperature."""
+    means = _daily(results, "temperature_2m_mean")
+    day: str = _daily(results, "time")[means.index(max(means))]
+    return day
 
 
 @dataclass(frozen=True)
@@ -272,7 +297,7 @@ class WeatherConfig(ToolConfig):
     """Difficulty knobs of :class:`WeatherEnv`."""
 
 
-class WeatherEnv(ToolEnv):
+class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
     """Answer weather questions by calling the tools of a simulated weather service.
 
     ## Description
@@ -331,29 +356,15 @@ class WeatherEnv(ToolEnv):
     env_name = "weather"
     abs_tolerance = 0.1
     rel_tolerance = 0.01
-    service = (
-        "You are an autonomous agent answering weather questions with the tools of a weather "
-        "service. Each tool is listed with its name, description, parameters and result."
-    )
-    notes = (
-        "Look coordinates up with get_latitude_longitude; do not guess them (weather queries "
-        "answer for the place within 50 km of the coordinates). Past days come from the "
-        "historical tools (up to yesterday), today from the current tools, and the next 16 days "
-        "from the forecast tools."
-    )
-    example = (
-        "Observation: Goal: What was the lowest temperature in Lima yesterday?\n"
-        "Thought: I need today's date and the coordinates of Lima first.\n"
-        "Action: get_user_current_date with Action Input: {}"
-    )
+    service, notes, example = prompt_texts("weather")
+    parameter_docs: ClassVar[Mapping[str, str]] = {
+        name: spec["description"] for name, spec in _QUERIES["parameters"].items()
+    }
 
-    def __init__(self, config: WeatherConfig | dict | None = None, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
-        self._today = date(2022, 1, 1)
-        self._home = cities()[0]
+    _home: City
 
     # ------------------------------------------------------------------ state
-    def _setup(self, task: Task, rng: TaskRng) -> None:
+    def _setup(self, task: Task[WeatherConfig], rng: TaskRng) -> None:
         self._today = date(2021, 1, 1) + timedelta(days=rng.randbelow(4 * 365))
         self._home = rng.choice(_homes(task.split))
 
@@ -385,7 +396,7 @@ class WeatherEnv(ToolEnv):
             )
         return best
 
-    def _range(self, start_date: str, end_date: str, kind: str) -> list[date]:
+    def _range(self, start_date: str, end_date: str, period: str) -> list[date]:
         start = parse_iso_date(start_date, "start_date")
         end = parse_iso_date(end_date, "end_date")
         if end < start:
@@ -394,7 +405,7 @@ class WeatherEnv(ToolEnv):
             raise ToolError(
                 f"at most {MAX_RANGE_DAYS} days per query; got {(end - start).days + 1}"
             )
-        if kind == "historical":
+        if period == "historical":
             if end >= self._today:
                 raise ToolError(
                     f"historical data ends yesterday ({self._today - timedelta(days=1)}); use the "
@@ -411,45 +422,65 @@ class WeatherEnv(ToolEnv):
                 )
         return [start + timedelta(days=i) for i in range((end - start).days + 1)]
 
-    def _daily(self, latitude: float, longitude: float, days: list[date], kind: str) -> dict:
-        city = self._station(latitude, longitude)
-        fields = _FIELDS[kind]
-        series: dict[str, list[Any]] = {"time": [d.isoformat() for d in days]}
-        weather = [day_weather(city, d) for d in days]
-        for name in fields:
-            index = _FIELD_INDEX[name]
-            series[name] = [w[index] for w in weather]
-        return {
-            "latitude": city.latitude,
-            "longitude": city.longitude,
-            "daily_units": {"time": "iso8601", **{name: _UNITS[name] for name in fields}},
-            "daily": series,
-        }
+    def _days(self, period: str, dates: dict[str, str]) -> list[date]:
+        """The days a query of ``period`` asks for, checked against what the service covers."""
+        if period == "current":
+            day = parse_iso_date(dates["current_date"], "current_date")
+            if day != self._today:
+                raise ToolError(
+                    f"current data is only available for today; current_date {day} is not today"
+                )
+            return [day]
+        if period == "hourly":
+            day = parse_iso_date(dates["date"], "date")
+            if not FIRST_DAY <= day < self._today + timedelta(days=FORECAST_DAYS):
+                last = self._today + timedelta(days=FORECAST_DAYS - 1)
+                raise ToolError(f"hourly data covers {FIRST_DAY} to {last}")
+            return [day]
+        return self._range(dates["start_date"], dates["end_date"], period)
 
-    def _current(self, latitude: float, longitude: float, current_date: str, kind: str) -> dict:
-        day = parse_iso_date(current_date, "current_date")
-        if day != self._today:
-            raise ToolError(
-                f"current data is only available for today; current_date {day} is not today"
-            )
-        return self._daily(latitude, longitude, [day], kind)
+    def _query(
+        self, period: str, series: str, latitude: float, longitude: float, **dates: str
+    ) -> dict[str, Any]:
+        """A weather query (the tools of :attr:`queries`): the ``series`` of the place within
+        50 km, daily over the days asked for, or hourly over one day."""
+        days = self._days(period, dates)
+        city = self._station(latitude, longitude)
+        columns = _SERIES[series]
+        units = {"time": "iso8601", **{column.field: column.unit for column in columns}}
+        located = {"latitude": city.latitude, "longitude": city.longitude}
+        if period == "hourly":
+            weather = day_weather(city, days[0])
+            hours = [f"{days[0].isoformat()}T{hour:02d}:00" for hour in range(24)]
+            values = {column.field: list(getattr(weather, column.reads)()) for column in columns}
+            return {**located, "hourly_units": units, "hourly": {"time": hours, **values}}
+        weathers = [day_weather(city, d) for d in days]
+        daily: dict[str, list[Any]] = {"time": [d.isoformat() for d in days]}
+        for column in columns:
+            daily[column.field] = [getattr(w, column.reads) for w in weathers]
+        return {**located, "daily_units": units, "daily": daily}
 
     # ------------------------------------------------------------------ tools
-    @tool("Get the user's current date.", returns="The current date as YYYY-MM-DD.")
-    def get_user_current_date(self) -> str:
-        return self._today.isoformat()
-
-    @tool("Get the user's current city.", returns="The name of the city.")
+    @tool
     def get_user_current_location(self) -> str:
+        """Get the user's current city.
+
+        Returns:
+            The name of the city.
+        """
         return self._home.name
 
-    @tool(
-        "Get the latitude and longitude of a place by name.",
-        returns="Up to 3 matching places, most populous first, with latitude, longitude, "
-        "country_code and country.",
-        name="The name of the place (e.g. a city name; 'Paris, France' narrows it down).",
-    )
+    @tool
     def get_latitude_longitude(self, name: str) -> dict:
+        """Get the latitude and longitude of a place by name.
+
+        Args:
+            name: The name of the place (e.g. a city name; 'Paris, France' narrows it down).
+
+        Returns:
+            Up to 3 matching places, most populous first, with latitude, longitude, country_code and
+            country.
+        """
         text, _, qualifier = name.partition(",")
         found = list(_names().get(normalize_answer(text), ()))
         if not found:
@@ -462,223 +493,52 @@ class WeatherEnv(ToolEnv):
                 for c in found
                 if where in (normalize_answer(c.country), normalize_answer(c.country_name))
             ]
-        if not found:
-            raise ToolError(f"no place named {name.strip()[:60]!r} is known")
-        return {
-            "results": [
-                {
-                    "name": c.name,
-                    "latitude": c.latitude,
-                    "longitude": c.longitude,
-                    "country_code": c.country,
-                    "country": c.country_name,
-                }
-                for c in found[:3]
-            ]
-        }
+        nothing = f"no place named {name.strip()[:60]!r} is known"
+        return search_results(found[:3], _place, nothing)
 
-    @tool(
-        "Get the elevation of a location.",
-        returns="The elevation in metres.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-    )
+    @tool
     def get_elevation(self, latitude: float, longitude: float) -> dict:
+        """Get the elevation of a location.
+
+        Returns:
+            The elevation in metres.
+        """
         city = self._station(latitude, longitude)
         return {"latitude": city.latitude, "longitude": city.longitude, "elevation": city.elevation}
 
-    @tool(
-        "Calculate the distance between two coordinates.",
-        returns="The great-circle distance in kilometres.",
-        latitude1="The latitude of the first location.",
-        longitude1="The longitude of the first location.",
-        latitude2="The latitude of the second location.",
-        longitude2="The longitude of the second location.",
-    )
+    @tool
     def get_distance(
         self, latitude1: float, longitude1: float, latitude2: float, longitude2: float
     ) -> dict:
+        """Calculate the distance between two coordinates.
+
+        Args:
+            latitude1: The latitude of the first location.
+            longitude1: The longitude of the first location.
+            latitude2: The latitude of the second location.
+            longitude2: The longitude of the second location.
+
+        Returns:
+            The great-circle distance in kilometres.
+        """
         for lat, lon in ((latitude1, longitude1), (latitude2, longitude2)):
             if not (-90 <= lat <= 90 and -180 <= lon <= 180):
                 raise ToolError(f"({lat}, {lon}) are not coordinates")
         return {"distance": round(haversine_km(latitude1, longitude1, latitude2, longitude2), 2)}
 
-    @tool(
-        "Get historical daily temperatures (max, min, mean) for a location and date range.",
-        returns="Daily temperature_2m_max, temperature_2m_min and temperature_2m_mean in °C.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        start_date=_START,
-        end_date=_END,
-    )
-    def get_historical_temp(
-        self, latitude: float, longitude: float, start_date: str, end_date: str
-    ) -> dict:
-        return self._daily(
-            latitude, longitude, self._range(start_date, end_date, "historical"), "temp"
-        )
+    queries: ClassVar[ToolTable] = ToolTable.from_data(_QUERIES, method="_query")
+    """The historical, forecast, current and hourly queries, declared in ``weather_tools.json``."""
 
-    @tool(
-        "Get historical daily rainfall for a location and date range.",
-        returns="Daily rain_sum in mm.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        start_date=_START,
-        end_date=_END,
-    )
-    def get_historical_rain(
-        self, latitude: float, longitude: float, start_date: str, end_date: str
-    ) -> dict:
-        return self._daily(
-            latitude, longitude, self._range(start_date, end_date, "historical"), "rain"
-        )
-
-    @tool(
-        "Get historical daily snowfall for a location and date range.",
-        returns="Daily snowfall_sum in cm.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        start_date=_START,
-        end_date=_END,
-    )
-    def get_historical_snow(
-        self, latitude: float, longitude: float, start_date: str, end_date: str
-    ) -> dict:
-        return self._daily(
-            latitude, longitude, self._range(start_date, end_date, "historical"), "snow"
-        )
-
-    @tool(
-        "Get the daily temperature forecast (max, min, mean) for a location and date range.",
-        returns="Daily temperature_2m_max, temperature_2m_min and temperature_2m_mean in °C.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        start_date=_START,
-        end_date=_END,
-    )
-    def get_temp_forecast(
-        self, latitude: float, longitude: float, start_date: str, end_date: str
-    ) -> dict:
-        return self._daily(
-            latitude, longitude, self._range(start_date, end_date, "forecast"), "temp"
-        )
-
-    @tool(
-        "Get the daily rainfall forecast for a location and date range.",
-        returns="Daily rain_sum in mm.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        start_date=_START,
-        end_date=_END,
-    )
-    def get_rain_forecast(
-        self, latitude: float, longitude: float, start_date: str, end_date: str
-    ) -> dict:
-        return self._daily(
-            latitude, longitude, self._range(start_date, end_date, "forecast"), "rain"
-        )
-
-    @tool(
-        "Get the daily snowfall forecast for a location and date range.",
-        returns="Daily snowfall_sum in cm.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        start_date=_START,
-        end_date=_END,
-    )
-    def get_snow_forecast(
-        self, latitude: float, longitude: float, start_date: str, end_date: str
-    ) -> dict:
-        return self._daily(
-            latitude, longitude, self._range(start_date, end_date, "forecast"), "snow"
-        )
-
-    @tool(
-        "Get today's temperatures (max, min, mean) for a location.",
-        returns="temperature_2m_max, temperature_2m_min and temperature_2m_mean in °C.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        current_date=_CURRENT,
-    )
-    def get_current_temp(self, latitude: float, longitude: float, current_date: str) -> dict:
-        return self._current(latitude, longitude, current_date, "temp")
-
-    @tool(
-        "Get today's rainfall for a location.",
-        returns="rain_sum in mm.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        current_date=_CURRENT,
-    )
-    def get_current_rain(self, latitude: float, longitude: float, current_date: str) -> dict:
-        return self._current(latitude, longitude, current_date, "rain")
-
-    @tool(
-        "Get today's snowfall for a location.",
-        returns="snowfall_sum in cm.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        current_date=_CURRENT,
-    )
-    def get_current_snow(self, latitude: float, longitude: float, current_date: str) -> dict:
-        return self._current(latitude, longitude, current_date, "snow")
-
-    @tool(
-        "Get the hourly temperatures of one day (past, today or forecast) for a location.",
-        returns="24 hourly temperature_2m values in °C, from 00:00 to 23:00.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        date="The day (YYYY-MM-DD).",
-    )
-    def get_hourly_temp(self, latitude: float, longitude: float, date: str) -> dict:
-        day = parse_iso_date(date, "date")
-        if not FIRST_DAY <= day < self._today + timedelta(days=FORECAST_DAYS):
-            last = self._today + timedelta(days=FORECAST_DAYS - 1)
-            raise ToolError(f"hourly data covers {FIRST_DAY} to {last}")
-        city = self._station(latitude, longitude)
-        return {
-            "latitude": city.latitude,
-            "longitude": city.longitude,
-            "hourly_units": {"time": "iso8601", "temperature_2m": "°C"},
-            "hourly": {
-                "time": [f"{day.isoformat()}T{hour:02d}:00" for hour in range(24)],
-                "temperature_2m": list(day_weather(city, day).hourly()),
-            },
-        }
-
-    @tool(
-        "Get the historical daily air quality index (PM2.5) for a location and date range.",
-        returns="Daily pm2_5 in µg/m³.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        start_date=_START,
-        end_date=_END,
-    )
-    def get_historical_air_quality_index(
-        self, latitude: float, longitude: float, start_date: str, end_date: str
-    ) -> dict:
-        return self._daily(
-            latitude, longitude, self._range(start_date, end_date, "historical"), "air"
-        )
-
-    @tool(
-        "Get today's air quality index (PM2.5) for a location.",
-        returns="pm2_5 in µg/m³.",
-        latitude=_LATITUDE,
-        longitude=_LONGITUDE,
-        current_date=_CURRENT,
-    )
-    def get_current_air_quality_index(
-        self, latitude: float, longitude: float, current_date: str
-    ) -> dict:
-        return self._current(latitude, longitude, current_date, "air")
-
-    @tool(
-        "Determine the air quality level of an air quality index (PM2.5).",
-        returns="One of 'good', 'fair', 'moderate', 'poor', 'very poor', 'extremely poor'.",
-        air_quality_index="The air quality index (PM2.5, µg/m³).",
-    )
+    @tool
     def get_air_quality_level(self, air_quality_index: float) -> str:
+        """Determine the air quality level of an air quality index (PM2.5).
+
+        Args:
+            air_quality_index: The air quality index (PM2.5, µg/m³).
+
+        Returns:
+            One of 'good', 'fair', 'moderate', 'poor', 'very poor', 'extremely poor'.
+        """
         if air_quality_index < 0:
             raise ToolError("air_quality_index must not be negative")
         return air_quality_level(air_quality_index)
@@ -698,9 +558,34 @@ class WeatherEnv(ToolEnv):
             return call("get_latitude_longitude", name=f"{city.name}, {city.country_name}")
         return call("get_latitude_longitude", name=city.name)
 
-    @staticmethod
-    def _at(city: City) -> dict[str, float]:
-        return {"latitude": city.latitude, "longitude": city.longitude}
+    def _weather_at(
+        self, city: City, tool_name: str, *, start: date, end: date | None = None
+    ) -> list[PlanStep]:
+        """Look ``city`` up, then query it with ``tool_name`` (one of :attr:`queries`) for
+        ``start`` (to ``end``)."""
+        period = dict(self.tools[tool_name].presets)["period"]
+        if period == "hourly":
+            days = {"date": start.isoformat()}
+        elif period == "current":
+            days = {"current_date": start.isoformat()}
+        else:
+            days = {"start_date": start.isoformat(), "end_date": (end or start).isoformat()}
+        query = call(tool_name, latitude=city.latitude, longitude=city.longitude, **days)
+        return [self._lookup(city), query]
+
+    def _measure(self, first: City, second: City) -> tuple[Answer, list[PlanStep]]:
+        """The distance between two cities, and the plan that measures it."""
+        distance = round(
+            haversine_km(first.latitude, first.longitude, second.latitude, second.longitude), 2
+        )
+        measure = call(
+            "get_distance",
+            latitude1=first.latitude,
+            longitude1=first.longitude,
+            latitude2=second.latitude,
+            longitude2=second.longitude,
+        )
+        return Answer(distance, "number"), [self._lookup(first), self._lookup(second), measure]
 
     def _past_day(self, rng: TaskRng, most: int = 900) -> date:
         return self._today - timedelta(days=rng.randint(2, most))
@@ -714,18 +599,28 @@ class WeatherEnv(ToolEnv):
                 f"How high above sea level is {self._label(city)}, in metres?",
             ]
         )
-        plan = [self._lookup(city), call("get_elevation", **self._at(city))]
-        return self._answer(goal, plan, Answer(city.elevation, "number"))
+        plan = [
+            self._lookup(city),
+            call("get_elevation", latitude=city.latitude, longitude=city.longitude),
+        ]
+        answer = Answer(city.elevation, "number")
+        return Episode.question(goal, plan, answer, lambda seen: seen[-1]["elevation"])
 
     @goal_template(level=1, weight=2)
     def _goal_temperature_on_day(self, rng: TaskRng, split: str) -> Episode:
         (city,) = self._pick(rng, split)
         day = self._past_day(rng)
-        stat, field = rng.choice([("highest", "t_max"), ("lowest", "t_min"), ("average", "t_mean")])
+        stat, field = rng.choice(
+            [
+                ("highest", "temperature_2m_max"),
+                ("lowest", "temperature_2m_min"),
+                ("average", "temperature_2m_mean"),
+            ]
+        )
         goal = f"What was the {stat} temperature in {self._label(city)} on {day}, in °C?"
-        days = {"start_date": day.isoformat(), "end_date": day.isoformat()}
-        plan = [self._lookup(city), call("get_historical_temp", **self._at(city), **days)]
-        return self._answer(goal, plan, Answer(getattr(day_weather(city, day), field), "number"))
+        plan = self._weather_at(city, "get_historical_temp", start=day)
+        answer = Answer(_reading(city, day, field), "number")
+        return Episode.question(goal, plan, answer, lambda seen: _daily(seen, field)[0])
 
     @goal_template(level=1)
     def _goal_rain_total(self, rng: TaskRng, split: str) -> Episode:
@@ -740,62 +635,44 @@ class WeatherEnv(ToolEnv):
             goal = (
                 f"How much rain fell in {self._label(city)} in total from {start} to {end}, in mm?"
             )
-        span = {"start_date": start.isoformat(), "end_date": end.isoformat()}
-        plan = [self._lookup(city), call("get_historical_rain", **self._at(city), **span)]
-        return self._answer(goal, plan, Answer(total, "number"))
+        plan = self._weather_at(city, "get_historical_rain", start=start, end=end)
+        answer = Answer(total, "number")
+        return Episode.question(
+            goal, plan, answer, lambda seen: round(sum(_daily(seen, "rain_sum")), 1)
+        )
 
     @goal_template(level=1)
     def _goal_distance(self, rng: TaskRng, split: str) -> Episode:
         first, second = self._pick(rng, split, 2)
         goal = f"How far apart are {self._label(first)} and {self._label(second)}, in kilometres?"
-        distance = round(
-            haversine_km(first.latitude, first.longitude, second.latitude, second.longitude), 2
-        )
-        plan = [
-            self._lookup(first),
-            self._lookup(second),
-            call(
-                "get_distance",
-                latitude1=first.latitude,
-                longitude1=first.longitude,
-                latitude2=second.latitude,
-                longitude2=second.longitude,
-            ),
-        ]
-        return self._answer(goal, plan, Answer(distance, "number"))
+        answer, plan = self._measure(first, second)
+        return Episode.question(goal, plan, answer, lambda seen: seen[-1]["distance"])
 
     @goal_template(level=2)
     def _goal_yesterday(self, rng: TaskRng, split: str) -> Episode:
         (city,) = self._pick(rng, split)
         yesterday = self._today - timedelta(days=1)
-        stat, field = rng.choice([("highest", "t_max"), ("lowest", "t_min")])
+        stat, field = rng.choice(
+            [("highest", "temperature_2m_max"), ("lowest", "temperature_2m_min")]
+        )
         goal = f"What was the {stat} temperature in {self._label(city)} yesterday, in °C?"
-        days = {"start_date": yesterday.isoformat(), "end_date": yesterday.isoformat()}
-        plan = [
-            call("get_user_current_date"),
-            self._lookup(city),
-            call("get_historical_temp", **self._at(city), **days),
-        ]
-        answer = Answer(getattr(day_weather(city, yesterday), field), "number")
-        return self._answer(goal, plan, answer)
+        plan = [self.date_call, *self._weather_at(city, "get_historical_temp", start=yesterday)]
+        answer = Answer(_reading(city, yesterday, field), "number")
+        return Episode.question(goal, plan, answer, lambda seen: _daily(seen, field)[0])
 
     @goal_template(level=2)
     def _goal_today(self, rng: TaskRng, split: str) -> Episode:
         (city,) = self._pick(rng, split)
         kind, tool_name, field, unit = rng.choice(
             [
-                ("average temperature", "get_current_temp", "t_mean", "°C"),
-                ("rainfall", "get_current_rain", "rain", "mm"),
+                ("average temperature", "get_current_temp", "temperature_2m_mean", "°C"),
+                ("rainfall", "get_current_rain", "rain_sum", "mm"),
             ]
         )
         goal = f"What is the {kind} in {self._label(city)} today, in {unit}?"
-        plan = [
-            call("get_user_current_date"),
-            self._lookup(city),
-            call(tool_name, **self._at(city), current_date=self._today.isoformat()),
-        ]
-        value = getattr(day_weather(city, self._today), field)
-        return self._answer(goal, plan, Answer(value, "number"))
+        plan = [self.date_call, *self._weather_at(city, tool_name, start=self._today)]
+        answer = Answer(_reading(city, self._today, field), "number")
+        return Episode.question(goal, plan, answer, lambda seen: _daily(seen, field)[0])
 
     @goal_template(level=2)
     def _goal_forecast_extreme(self, rng: TaskRng, split: str) -> Episode:
@@ -811,16 +688,16 @@ class WeatherEnv(ToolEnv):
         weather = [day_weather(city, d) for d in span]
         value = max(w.t_max for w in weather) if highest else min(w.t_min for w in weather)
         plan = [
-            call("get_user_current_date"),
-            self._lookup(city),
-            call(
-                "get_temp_forecast",
-                **self._at(city),
-                start_date=span[0].isoformat(),
-                end_date=span[-1].isoformat(),
-            ),
+            self.date_call,
+            *self._weather_at(city, "get_temp_forecast", start=span[0], end=span[-1]),
         ]
-        return self._answer(goal, plan, Answer(value, "number"))
+
+        def extreme(seen: Results) -> float:
+            if highest:
+                return max(_daily(seen, "temperature_2m_max"))
+            return min(_daily(seen, "temperature_2m_min"))
+
+        return Episode.question(goal, plan, Answer(value, "number"), extreme)
 
     @goal_template(level=2)
     def _goal_snow_tomorrow(self, rng: TaskRng, split: str) -> Episode | None:
@@ -834,30 +711,25 @@ class WeatherEnv(ToolEnv):
             city = rng.choice(_split_cities(split))
             snows = day_weather(city, tomorrow).snow > 0
         goal = f"Will it snow in {self._label(city)} tomorrow? Answer yes or no."
-        plan = [
-            call("get_user_current_date"),
-            self._lookup(city),
-            call(
-                "get_snow_forecast",
-                **self._at(city),
-                start_date=tomorrow.isoformat(),
-                end_date=tomorrow.isoformat(),
-            ),
-        ]
-        return self._answer(goal, plan, Answer("yes" if snows else "no", "text"))
+        plan = [self.date_call, *self._weather_at(city, "get_snow_forecast", start=tomorrow)]
+        answer = Answer("yes" if snows else "no", "text")
+        return Episode.question(
+            goal, plan, answer, lambda seen: "yes" if _daily(seen, "snowfall_sum")[0] > 0 else "no"
+        )
 
     @goal_template(level=2)
     def _goal_my_location(self, rng: TaskRng, split: str) -> Episode:
         day = self._past_day(rng, 400)
         goal = f"What was the average temperature where I am on {day}, in °C?"
         home = self._home
-        days = {"start_date": day.isoformat(), "end_date": day.isoformat()}
         plan = [
             call("get_user_current_location"),
-            self._lookup(home),
-            call("get_historical_temp", **self._at(home), **days),
+            *self._weather_at(home, "get_historical_temp", start=day),
         ]
-        return self._answer(goal, plan, Answer(day_weather(home, day).t_mean, "number"))
+        answer = Answer(day_weather(home, day).t_mean, "number")
+        return Episode.question(
+            goal, plan, answer, lambda seen: _daily(seen, "temperature_2m_mean")[0]
+        )
 
     @goal_template(level=2)
     def _goal_hourly(self, rng: TaskRng, split: str) -> Episode:
@@ -867,13 +739,10 @@ class WeatherEnv(ToolEnv):
         goal = (
             f"What will the temperature be in {self._label(city)} at {hour:02d}:00 tomorrow, in °C?"
         )
-        plan = [
-            call("get_user_current_date"),
-            self._lookup(city),
-            call("get_hourly_temp", **self._at(city), date=tomorrow.isoformat()),
-        ]
-        return self._answer(
-            goal, plan, Answer(day_weather(city, tomorrow).hourly()[hour], "number")
+        plan = [self.date_call, *self._weather_at(city, "get_hourly_temp", start=tomorrow)]
+        answer = Answer(day_weather(city, tomorrow).hourly()[hour], "number")
+        return Episode.question(
+            goal, plan, answer, lambda seen: seen[-1]["hourly"]["temperature_2m"][hour]
         )
 
     @goal_template(level=2)
@@ -892,9 +761,10 @@ class WeatherEnv(ToolEnv):
             f"On how many days of {_MONTHS[month - 1]} {start.year} did it snow in "
             f"{self._label(city)}?"
         )
-        span = {"start_date": start.isoformat(), "end_date": end.isoformat()}
-        plan = [self._lookup(city), call("get_historical_snow", **self._at(city), **span)]
-        return self._answer(goal, plan, Answer(count, "number"))
+        plan = self._weather_at(city, "get_historical_snow", start=start, end=end)
+        return Episode.question(
+            goal, plan, Answer(count, "number"), lambda seen: _days_with(seen, "snowfall_sum")
+        )
 
     @goal_template(level=2)
     def _goal_mean_air_quality(self, rng: TaskRng, split: str) -> Episode:
@@ -907,12 +777,13 @@ class WeatherEnv(ToolEnv):
             f"What was the average daily PM2.5 air quality index in {self._label(city)} from "
             f"{start} to {end}?"
         )
-        span = {"start_date": start.isoformat(), "end_date": end.isoformat()}
-        plan = [
-            self._lookup(city),
-            call("get_historical_air_quality_index", **self._at(city), **span),
-        ]
-        return self._answer(goal, plan, Answer(mean, "number"))
+        plan = self._weather_at(city, "get_historical_air_quality_index", start=start, end=end)
+
+        def average(seen: Results) -> float:
+            values = _daily(seen, "pm2_5")
+            return round(sum(values) / len(values), 2)
+
+        return Episode.question(goal, plan, Answer(mean, "number"), average)
 
     @goal_template(level=3)
     def _goal_air_quality_level(self, rng: TaskRng, split: str) -> Episode:
@@ -920,16 +791,15 @@ class WeatherEnv(ToolEnv):
         index = day_weather(city, self._today).pm25
         goal = f"What is the air quality level in {self._label(city)} today?"
         plan = [
-            call("get_user_current_date"),
-            self._lookup(city),
-            call(
-                "get_current_air_quality_index",
-                **self._at(city),
-                current_date=self._today.isoformat(),
+            self.date_call,
+            *self._weather_at(city, "get_current_air_quality_index", start=self._today),
+            DerivedCall(
+                "get_air_quality_level",
+                lambda seen: {"air_quality_index": _daily(seen, "pm2_5")[0]},
             ),
-            call("get_air_quality_level", air_quality_index=index),
         ]
-        return self._answer(goal, plan, Answer(air_quality_level(index), "text"))
+        answer = Answer(air_quality_level(index), "text")
+        return Episode.question(goal, plan, answer, lambda seen: seen[-1])
 
     @goal_template(level=3)
     def _goal_warmer_today(self, rng: TaskRng, split: str) -> Episode | None:
@@ -943,16 +813,19 @@ class WeatherEnv(ToolEnv):
             f"Which is warmer today on average, {self._label(first)} or {self._label(second)}? "
             "Answer with the city's name."
         )
-        today = self._today.isoformat()
-        plan = [
-            call("get_user_current_date"),
-            self._lookup(first),
-            self._lookup(second),
-            call("get_current_temp", **self._at(first), current_date=today),
-            call("get_current_temp", **self._at(second), current_date=today),
-        ]
-        warmer = first if a > b else second
-        return self._answer(goal, plan, Answer(warmer.name, "text"))
+        lookups, queries = zip(
+            *(self._weather_at(c, "get_current_temp", start=self._today) for c in (first, second)),
+            strict=True,
+        )
+        plan = [self.date_call, *lookups, *queries]  # 0: date, 1-2: coordinates, 3-4: temperatures
+
+        def warmer(seen: Results) -> str:
+            means = [seen[i]["daily"]["temperature_2m_mean"][0] for i in (3, 4)]
+            name: str = seen[1 if means[0] > means[1] else 2]["results"][0]["name"]
+            return name
+
+        answer = Answer((first if a > b else second).name, "text")
+        return Episode.question(goal, plan, answer, warmer)
 
     @goal_template(level=3)
     def _goal_warmest_last_week(self, rng: TaskRng, split: str) -> Episode | None:
@@ -966,17 +839,11 @@ class WeatherEnv(ToolEnv):
             f"temperature in {self._label(city)} highest? Answer with the date (YYYY-MM-DD)."
         )
         plan = [
-            call("get_user_current_date"),
-            self._lookup(city),
-            call(
-                "get_historical_temp",
-                **self._at(city),
-                start_date=span[0].isoformat(),
-                end_date=span[-1].isoformat(),
-            ),
+            self.date_call,
+            *self._weather_at(city, "get_historical_temp", start=span[0], end=span[-1]),
         ]
-        warmest = span[means.index(max(means))]
-        return self._answer(goal, plan, Answer(warmest.isoformat(), "date"))
+        warmest = span[means.index(max(means))].isoformat()
+        return Episode.question(goal, plan, Answer(warmest, "date"), _warmest_day)
 
     @goal_template(level=3)
     def _goal_rainy_days_ahead(self, rng: TaskRng, split: str) -> Episode:
@@ -989,16 +856,12 @@ class WeatherEnv(ToolEnv):
             f"{self._label(city)}?"
         )
         plan = [
-            call("get_user_current_date"),
-            self._lookup(city),
-            call(
-                "get_rain_forecast",
-                **self._at(city),
-                start_date=span[0].isoformat(),
-                end_date=span[-1].isoformat(),
-            ),
+            self.date_call,
+            *self._weather_at(city, "get_rain_forecast", start=span[0], end=span[-1]),
         ]
-        return self._answer(goal, plan, Answer(count, "number"))
+        return Episode.question(
+            goal, plan, Answer(count, "number"), lambda seen: _days_with(seen, "rain_sum")
+        )
 
     @goal_template(level=3)
     def _goal_distance_from_me(self, rng: TaskRng, split: str) -> Episode | None:
@@ -1007,26 +870,9 @@ class WeatherEnv(ToolEnv):
         if city == home:
             return None
         goal = f"How far is {self._label(city)} from where I am, in kilometres?"
-        distance = round(
-            haversine_km(home.latitude, home.longitude, city.latitude, city.longitude), 2
-        )
-        plan = [
-            call("get_user_current_location"),
-            self._lookup(home),
-            self._lookup(city),
-            call(
-                "get_distance",
-                latitude1=home.latitude,
-                longitude1=home.longitude,
-                latitude2=city.latitude,
-                longitude2=city.longitude,
-            ),
-        ]
-        return self._answer(goal, plan, Answer(distance, "number"))
-
-    @staticmethod
-    def _answer(goal: str, plan: list[ToolCall], answer: Answer) -> Episode:
-        return Episode(goal, [*plan, call("finish", answer=answer.value)], answer)
+        answer, measure = self._measure(home, city)
+        plan = [call("get_user_current_location"), *measure]
+        return Episode.question(goal, plan, answer, lambda seen: seen[-1]["distance"])
 
     # ------------------------------------------------------------------ random calls
     def _argument_pool(self, param: str) -> Sequence[Any] | None:
