@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from gymnasium.error import ResetNeeded
 
@@ -90,7 +91,7 @@ class HouseholdConfig(EnvConfig):
             )
 
 
-class HouseholdEnv(TextEnv):
+class HouseholdEnv(TextEnv[HouseholdConfig]):
     """ALFWorld's household tasks in procedurally generated rooms, in pure Python.
 
     ## Description
@@ -181,22 +182,25 @@ class HouseholdEnv(TextEnv):
         "Action: go to countertop 1"
     )
 
-    def __init__(self, config: HouseholdConfig | dict | None = None, **kwargs) -> None:
+    def __init__(
+        self, config: HouseholdConfig | dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(config, **kwargs)
         self.world: World | None = None
         """The room of the current episode (after :meth:`reset`)."""
         self.layout: Layout | None = None
 
     # ------------------------------------------------------------------ tasks
-    def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> TaskIdRange:
+    def task_ids(self, split: str = "train", config: HouseholdConfig | None = None) -> TaskIdRange:
         return TaskIdRange(split, len(self.rooms(split, config)) * TASKS_PER_LAYOUT)
 
-    def rooms(self, split: str = "train", config: EnvConfig | None = None) -> tuple[Room, ...]:
+    def rooms(
+        self, split: str = "train", config: HouseholdConfig | None = None
+    ) -> tuple[Room, ...]:
         """The rooms (a layout and a task type) behind the task ids of ``split``: task
         ``"<split>/<i>"`` is set in room ``i // 4``, so ``rooms(split)[i // 4].task_type`` is
         its type, for picking the tasks of one type."""
         config = config or self.config
-        assert isinstance(config, HouseholdConfig)
         task_types = tuple((t, float(config.task_types.get(t, 0))) for t in TASK_TYPES)
         room_types = tuple((r, float(config.room_types.get(r, 0))) for r in ROOM_TYPES)
         return layout_pool(task_types, room_types, config.extra_receptacles).get(split, ())
@@ -229,8 +233,8 @@ class HouseholdEnv(TextEnv):
             "'Nothing happens.' with the reason."
         )
 
-    def _reset_task(self, task: Task) -> tuple[str, str]:
-        config: HouseholdConfig = task.config  # type: ignore[assignment]
+    def _reset_task(self, task: Task[HouseholdConfig]) -> tuple[str, str]:
+        config = task.config
         room = self.rooms(task.split, config)[task.index // TASKS_PER_LAYOUT]
         self.layout = room.layout
         self.world = build_world(

@@ -71,7 +71,7 @@ class WebShopConfig(EnvConfig):
             )
 
 
-class WebShopEnv(TextEnv):
+class WebShopEnv(TextEnv[WebShopConfig]):
     """Find and buy the product an instruction describes, in an offline web shop.
 
     ## Description
@@ -174,7 +174,7 @@ class WebShopEnv(TextEnv):
         "Action: search[waterproof bluetooth speaker deep bass]"
     )
 
-    def __init__(self, config: WebShopConfig | dict | None = None, **kwargs) -> None:
+    def __init__(self, config: WebShopConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
         self.vocabulary = load_vocabulary()
         self.shop = self._shop_for(self.config)
@@ -190,10 +190,10 @@ class WebShopEnv(TextEnv):
 
     # ------------------------------------------------------------------ tasks
     @staticmethod
-    def _shop_for(config: EnvConfig) -> Shop:
-        return Shop.open(config.catalogue_seed, config.catalogue_size)  # type: ignore[attr-defined]
+    def _shop_for(config: WebShopConfig) -> Shop:
+        return Shop.open(config.catalogue_seed, config.catalogue_size)
 
-    def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> TaskIdRange:
+    def task_ids(self, split: str = "train", config: WebShopConfig | None = None) -> TaskIdRange:
         shop = self._shop_for(config or self.config)
         return TaskIdRange(split, len(shop.split_ids(split)))
 
@@ -217,8 +217,8 @@ class WebShopEnv(TextEnv):
             "option the instruction asks for on the product page before clicking 'buy now'."
         )
 
-    def _reset_task(self, task: Task) -> tuple[str, str]:
-        config: WebShopConfig = task.config  # type: ignore[assignment]
+    def _reset_task(self, task: Task[WebShopConfig]) -> tuple[str, str]:
+        config = task.config
         self.shop = self._shop_for(config)
         product = self.shop.product(self.shop.split_ids(task.split)[task.index])
         self._goal = make_goal(
@@ -347,7 +347,7 @@ class WebShopEnv(TextEnv):
     @property
     def config_for_episode(self) -> WebShopConfig:
         """The config of the current episode (the env's config with per-episode overrides)."""
-        return self.task.config  # type: ignore[return-value]
+        return self.task.config
 
     def _render(self) -> str:
         config = self.config_for_episode
