@@ -24,26 +24,27 @@ from llmgym.envs.household.world import World
 __all__ = ["HouseholdConfig", "HouseholdEnv"]
 
 
+def _weights(names: tuple[str, ...], doc: str) -> Any:
+    """A knob of relative frequencies over ``names`` (each 0-100; all 1 by default)."""
+    return knob(
+        default_factory=lambda: dict.fromkeys(names, 1), low=0, high=100, choices=names, doc=doc
+    )
+
+
 @dataclass(frozen=True)
 class HouseholdConfig(EnvConfig):
     """Difficulty knobs of :class:`HouseholdEnv`."""
 
-    task_types: dict[str, float] = knob(
-        default_factory=lambda: dict.fromkeys(TASK_TYPES, 1),
-        low=0,
-        high=100,
-        choices=TASK_TYPES,
-        doc="Relative frequency of ALFWorld's six task types; a type left out or at 0 never "
+    task_types: dict[str, float] = _weights(
+        TASK_TYPES,
+        "Relative frequency of ALFWorld's six task types; a type left out or at 0 never "
         "appears. Each type is set in a room that supports it: heat and cool in kitchens, "
         "clean in kitchens and bathrooms, examine_in_light in bedrooms and living rooms, "
         "pick_and_place and pick_two anywhere.",
     )
-    room_types: dict[str, float] = knob(
-        default_factory=lambda: dict.fromkeys(ROOM_TYPES, 1),
-        low=0,
-        high=100,
-        choices=ROOM_TYPES,
-        doc="Relative frequency of the room types among those that support a task's type; a "
+    room_types: dict[str, float] = _weights(
+        ROOM_TYPES,
+        "Relative frequency of the room types among those that support a task's type; a "
         "type left out or at 0 never appears.",
     )
     extra_receptacles: int = knob(
