@@ -12,7 +12,6 @@ from importlib import resources
 from typing import Any
 
 from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob, split_of
-from llmgym.core.config import ConfigError
 from llmgym.core.tasks import TaskRng
 from llmgym.core.text import normalize_command
 
@@ -126,12 +125,7 @@ class TextCraftConfig(EnvConfig):
     )
 
     def validate(self) -> None:
-        if self.min_depth > self.max_depth:
-            raise ConfigError(
-                "TextCraftConfig.min_depth",
-                f"{self.min_depth} is larger than max_depth={self.max_depth}; "
-                "allowed: min_depth <= max_depth",
-            )
+        self.require_at_most("min_depth", "max_depth")
 
 
 class TextCraftEnv(TextEnv[TextCraftConfig]):

@@ -10,7 +10,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob
-from llmgym.core.config import ConfigError
 from llmgym.core.text import normalize_command
 from llmgym.envs.webshop import pages
 from llmgym.envs.webshop.catalogue import Product, load_vocabulary
@@ -63,12 +62,7 @@ class WebShopConfig(EnvConfig):
     )
 
     def validate(self) -> None:
-        if self.results_per_page > self.max_results:
-            raise ConfigError(
-                "WebShopConfig.results_per_page",
-                f"{self.results_per_page} is larger than max_results={self.max_results}; "
-                "allowed: results_per_page <= max_results",
-            )
+        self.require_at_most("results_per_page", "max_results")
 
 
 class WebShopEnv(TextEnv[WebShopConfig]):
