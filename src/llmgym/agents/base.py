@@ -5,15 +5,40 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
-import gymnasium as gym
 import numpy as np
+from typing_extensions import Self
 
 from llmgym.llm import Usage
 from llmgym.wrappers.react import format_reply
 
-__all__ = ["Agent", "HumanAgent", "OracleAgent", "RandomAgent"]
+__all__ = ["Agent", "HumanAgent", "OracleAgent", "Planner", "Playable", "RandomAgent"]
+
+
+class Playable(Protocol):
+    """What :meth:`Agent.reset` receives: a gymnasium environment (any wrappers on it) or a
+    multi-agent game's :class:`~llmgym.envs.multiagent.seats.PlayerView`. Agents read llmgym's
+    extras (:class:`Planner`, ``tool_schemas``) from ``unwrapped``."""
+
+    @property
+    def unwrapped(self) -> object: ...
+
+
+@runtime_checkable
+class Planner(Protocol):
+    """The moves an environment suggests itself: every :class:`~llmgym.TextEnv` and
+    :class:`~llmgym.envs.multiagent.seats.PlayerView` offers them."""
+
+    def oracle_action(self) -> str: ...
+
+    def sample_action(self, rng: np.random.Generator) -> str: ...
+
+
+def _planner(env: Playable | None) -> Planner | None:
+    inner = env.unwrapped if env is not None else None
+    return inner if isinstance(inner, Planner) else None
+
 
 _ORACLE_THOUGHTS = (
     "From the current state, the next step towards the goal is '{action}'.",
@@ -42,7 +67,7 @@ class Agent:
         self.usage = Usage()
         self.errors = 0
 
-    def reset(self, env: gym.Env | None, *, seed: int | None = None) -> None:
+    def reset(self, env: Playable | None, *, seed: int | None = None) -> None:
         """Start of an episode in ``env`` (seeded with ``seed`` where the agent is random)."""
         self.usage = Usage()
         self.errors = 0
@@ -59,7 +84,7 @@ class Agent:
         """Async form of :meth:`act` (default: :meth:`act` in a worker thread)."""
         return await asyncio.to_thread(self.act, observation, info)
 
-    def fork(self) -> Agent:
+    def fork(self) -> Self:
         """An independent copy for a concurrent episode."""
         clone = copy.copy(self)
         clone.usage = Usage()
@@ -81,12 +106,12 @@ class OracleAgent(Agent):
 
     def __init__(self, *, react: bool = True) -> None:
         super().__init__(react=react)
-        self._env: gym.Env | None = None
+        self._env: Planner | None = None
         self._turn = 0
 
-    def reset(self, env: gym.Env | None, *, seed: int | None = None) -> None:
+    def reset(self, env: Playable | None, *, seed: int | None = None) -> None:
         super().reset(env, seed=seed)
-        self._env = env.unwrapped if env is not None else None
+        self._env = _planner(env)
         self._turn = 0
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
@@ -96,7 +121,7 @@ class OracleAgent(Agent):
                 raise RuntimeError(
                     "OracleAgent needs reset(env) or info['oracle_action'] (OracleHint)"
                 )
-            action = self._env.oracle_action()  # type: ignore[attr-defined]
+            action = self._env.oracle_action()
         thought = _ORACLE_THOUGHTS[self._turn % len(_ORACLE_THOUGHTS)].format(
             action=action.split("\n")[0][:80]
         )
@@ -114,11 +139,11 @@ class RandomAgent(Agent):
         super().__init__(react=react)
         self.seed = seed
         self._rng = np.random.default_rng(seed)
-        self._env: gym.Env | None = None
+        self._env: Planner | None = None
 
-    def reset(self, env: gym.Env | None, *, seed: int | None = None) -> None:
+    def reset(self, env: Playable | None, *, seed: int | None = None) -> None:
         super().reset(env, seed=seed)
-        self._env = env.unwrapped if env is not None else None
+        self._env = _planner(env)
         if seed is not None:
             self._rng = np.random.default_rng([self.seed or 0, seed])
 
@@ -127,14 +152,14 @@ class RandomAgent(Agent):
         if actions is not None and len(actions):
             action = str(actions[int(self._rng.integers(len(actions)))])
         elif self._env is not None:
-            action = self._env.sample_action(self._rng)  # type: ignore[attr-defined]
+            action = self._env.sample_action(self._rng)
         else:
             raise RuntimeError("RandomAgent needs admissible actions in info or reset(env)")
         return self._reply(action, "I pick an action at random.")
 
-    def fork(self) -> Agent:
+    def fork(self) -> Self:
         clone = super().fork()
-        clone._rng = np.random.default_rng(self.seed)  # type: ignore[attr-defined]
+        clone._rng = np.random.default_rng(self.seed)
         return clone
 
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import gymnasium as gym
-
-from llmgym.agents.base import Agent
+from llmgym.agents.base import Agent, Playable
 from llmgym.llm import ChatClient, ChatError
 
 __all__ = ["OpenAIChatAgent"]
@@ -80,7 +78,7 @@ class OpenAIChatAgent(Agent):
         self.name = f"openai:{model}"
         self.last_error: str | None = None
 
-    def reset(self, env: gym.Env | None, *, seed: int | None = None) -> None:
+    def reset(self, env: Playable | None, *, seed: int | None = None) -> None:
         super().reset(env, seed=seed)
         schemas = getattr(env.unwrapped, "tool_schemas", None) if env is not None else None
         self._tools = schemas() if self.native_tools and callable(schemas) else None

@@ -2,7 +2,8 @@
 
 from llmgym.core.cache import cache_dir
 from llmgym.core.config import ConfigError, ConfigT, EnvConfig, knob
-from llmgym.core.env import RESET_OPTIONS, TextEnv, Transition, text_space
+from llmgym.core.env import RESET_OPTIONS, ActT, ObsT, TextEnv, Transition, text_space
+from llmgym.core.pixels import PixelAction, PixelEnv
 from llmgym.core.registry import EnvEntry, MissingDependencyError, optional_import
 from llmgym.core.tasks import SPLITS, Task, TaskIdRange, TaskRng, split_of
 from llmgym.core.text import CHARSET, normalize_command, quote_action, sanitize_text
@@ -11,11 +12,15 @@ __all__ = [
     "CHARSET",
     "RESET_OPTIONS",
     "SPLITS",
+    "ActT",
     "ConfigError",
     "ConfigT",
     "EnvConfig",
     "EnvEntry",
     "MissingDependencyError",
+    "ObsT",
+    "PixelAction",
+    "PixelEnv",
     "Task",
     "TaskIdRange",
     "TaskRng",

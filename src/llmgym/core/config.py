@@ -21,7 +21,6 @@ import math
 import types
 import typing
 from collections.abc import Mapping, Sequence
-from functools import cache
 from typing import Any, ClassVar, TypeVar
 
 __all__ = ["ConfigError", "ConfigT", "EnvConfig", "describe_allowed", "knob"]
@@ -103,6 +102,16 @@ class EnvConfig:
 
     def validate(self) -> None:
         """Cross-field checks; override and raise :class:`ConfigError` on a violation."""
+
+    def require_at_most(self, name: str, limit: str) -> None:
+        """A cross-field check for :meth:`validate`: raise :class:`ConfigError` unless the field
+        ``name`` is at most the field ``limit`` (``min_depth <= max_depth``)."""
+        value, bound = getattr(self, name), getattr(self, limit)
+        if value > bound:
+            raise ConfigError(
+                f"{type(self).__name__}.{name}",
+                f"{value} is larger than {limit}={bound}; allowed: {name} <= {limit}",
+            )
 
     # -- construction ------------------------------------------------------------------------
     @classmethod
@@ -282,9 +291,15 @@ def _check_mapping(name: str, value: Any, meta: Mapping[str, Any]) -> dict[str, 
     return out
 
 
-@cache
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    """``typing.get_type_hints(cls)``, computed once per class."""
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    return hints
 
 
 def _meta(field: dataclasses.Field) -> Mapping[str, Any]:

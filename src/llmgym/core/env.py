@@ -5,21 +5,28 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, SupportsFloat
+from typing import Any, ClassVar, Generic, SupportsFloat, cast
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from gymnasium.core import RenderFrame
 from gymnasium.error import ResetNeeded
+from typing_extensions import TypeVar
 
 from llmgym.core.config import ConfigT, EnvConfig
 from llmgym.core.tasks import SPLITS, Task, TaskRng
 from llmgym.core.text import CHARSET, clip_text, quote_action, sanitize_text
 
-__all__ = ["RESET_OPTIONS", "TextEnv", "TextSpace", "Transition", "text_space"]
+__all__ = ["RESET_OPTIONS", "ActT", "ObsT", "TextEnv", "TextSpace", "Transition", "text_space"]
 
 RESET_OPTIONS = ("task_id", "split", "config")
 """The keys ``TextEnv.reset(options=...)`` understands."""
+
+ObsT = TypeVar("ObsT", default=str)
+"""An environment's observation type: text, unless it is a pixel variant (an RGB array)."""
+ActT = TypeVar("ActT", default=str)
+"""An environment's action type: text, unless it is a pixel variant (an action index)."""
 
 
 class TextSpace(spaces.Text):
@@ -35,11 +42,12 @@ def text_space(max_length: int, min_length: int = 0) -> spaces.Text:
 
 
 @dataclass(slots=True)
-class Transition:
+class Transition(Generic[ObsT]):
     """What an environment's :meth:`TextEnv._step` returns; :meth:`TextEnv.step` completes it.
 
     Attributes:
-        observation: Text shown to the agent (clipped and sanitised by the base class).
+        observation: Text shown to the agent (clipped and sanitised by the base class), or a
+            pixel variant's frame.
         reward: The step's reward.
         terminated: Whether the episode ended by the rules (solved, failed, died).
         truncated: Whether the environment cut the episode short by its own length rule.
@@ -48,7 +56,7 @@ class Transition:
         info: Extra ``info`` entries.
     """
 
-    observation: str
+    observation: ObsT
     reward: float = 0.0
     terminated: bool = False
     truncated: bool = False
@@ -57,7 +65,7 @@ class Transition:
     info: dict[str, Any] | None = field(default=None)
 
 
-class TextEnv(gym.Env[str, str], Generic[ConfigT]):
+class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
     """Base class of llmgym environments: text in, text out, deterministic tasks, an oracle.
 
     A subclass names its config class as the type parameter and in ``config_class``
@@ -78,6 +86,12 @@ class TextEnv(gym.Env[str, str], Generic[ConfigT]):
     (``instruction``, ``task_id``, ``split``, ``success``, ``invalid_action``,
     ``admissible_actions``), keeping observations inside :attr:`observation_space`, and
     rejecting non-text actions without raising.
+
+    Observations and actions are text unless the second and third type parameters say
+    otherwise: a pixel variant of a game (:class:`~llmgym.core.pixels.PixelEnv`) is a
+    ``TextEnv[CrafterConfig, np.ndarray, PixelAction]`` that sets its own spaces and
+    :meth:`render` and turns its actions into the commands :meth:`_step` reads with
+    :meth:`_command`.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
@@ -116,16 +130,18 @@ class TextEnv(gym.Env[str, str], Generic[ConfigT]):
                 f"allowed: {', '.join(self.metadata['render_modes'])}"
             )
         self.render_mode = render_mode
-        self.observation_space = text_space(self.max_observation_length)
-        self.action_space = text_space(self.max_action_length)
+        # text spaces, the default; environments with other observation or action types
+        # (see the class docstring) replace them
+        self.observation_space = cast("spaces.Space[ObsT]", text_space(self.max_observation_length))
+        self.action_space = cast("spaces.Space[ActT]", text_space(self.max_action_length))
         self._task: Task[ConfigT] | None = None
         self._task_sampler: TaskRng | None = None
         self._task_id_sets: dict[tuple[str, ConfigT], frozenset[str]] = {}
         self._episode_over = False
         self._success = False
         self._instruction = ""
-        self._last_observation = ""
-        self._first_observation = ""
+        self._last_observation: ObsT | str = ""  # the latest observation ("" before a reset)
+        self._first_observation: ObsT | str = ""
 
     # ---------------------------------------------------------------- subclass hooks
     @abstractmethod
@@ -135,25 +151,25 @@ class TextEnv(gym.Env[str, str], Generic[ConfigT]):
         raise NotImplementedError
 
     @abstractmethod
-    def _reset_task(self, task: Task[ConfigT]) -> tuple[str, str]:
+    def _reset_task(self, task: Task[ConfigT]) -> tuple[ObsT, str]:
         """Build ``task``'s instance; return ``(first_observation, instruction)``."""
         raise NotImplementedError
 
     @abstractmethod
-    def _step(self, action: str) -> Transition:
+    def _step(self, action: str) -> Transition[ObsT]:
         """Apply ``action`` (any string, possibly hostile) and describe the outcome."""
         raise NotImplementedError
 
     @abstractmethod
-    def oracle_action(self) -> str:
+    def oracle_action(self) -> ActT:
         """The next action of a planner that reads the true state and solves the task."""
         raise NotImplementedError
 
-    def admissible_actions(self) -> list[str] | None:
+    def admissible_actions(self) -> list[ActT] | None:
         """The actions that are valid now, where the environment can list them."""
         return None
 
-    def sample_action(self, rng: np.random.Generator) -> str:
+    def sample_action(self, rng: np.random.Generator) -> ActT:
         """A random *valid* action (admissible where listed), for random agents and benchmarks."""
         actions = self.admissible_actions()
         if actions:
@@ -175,7 +191,7 @@ class TextEnv(gym.Env[str, str], Generic[ConfigT]):
 
     # ---------------------------------------------------------------- helpers for subclasses
     @staticmethod
-    def invalid(message: str, **info: Any) -> Transition:
+    def invalid(message: str, **info: Any) -> Transition[str]:
         """A transition for an action that was not understood: state unchanged, feedback shown."""
         return Transition(observation=message, invalid=True, info=info or None)
 
@@ -209,7 +225,7 @@ class TextEnv(gym.Env[str, str], Generic[ConfigT]):
     # ---------------------------------------------------------------- gymnasium API
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[str, dict[str, Any]]:
+    ) -> tuple[ObsT, dict[str, Any]]:
         """Start an episode.
 
         Args:
@@ -265,17 +281,23 @@ class TextEnv(gym.Env[str, str], Generic[ConfigT]):
             info["admissible_actions"] = actions
         return observation, info
 
-    def step(self, action: str) -> tuple[str, SupportsFloat, bool, bool, dict[str, Any]]:
-        """Apply one text action. Any string is accepted; non-strings are answered as invalid."""
+    def step(self, action: ActT) -> tuple[ObsT, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Apply one action. Any string is accepted; other actions are answered as invalid,
+        except where the environment translates them (:meth:`_command`)."""
         if self._task is None:
             raise ResetNeeded("Call reset() before step().")
         if self._episode_over:
             raise ResetNeeded("The episode has ended; call reset() before step().")
-        if isinstance(action, str):
-            result = self._step(action)
-        else:
-            result = self.invalid(
-                f"Actions must be text, got {type(action).__name__}. Reply with a command string."
+        command = self._command(action)
+        if command is not None:
+            result = self._step(command)
+        else:  # only text environments leave actions untranslated: their observations are text
+            result = cast(
+                "Transition[ObsT]",
+                self.invalid(
+                    f"Actions must be text, got {type(action).__name__}. "
+                    "Reply with a command string."
+                ),
             )
         self._episode_over = result.terminated or result.truncated
         if result.success is not None:
@@ -298,19 +320,29 @@ class TextEnv(gym.Env[str, str], Generic[ConfigT]):
             info,
         )
 
-    def render(self) -> str | None:
+    def render(self) -> RenderFrame | None:
         """``"ansi"``: the latest observation as a string; ``"human"``: print it."""
         if self.render_mode == "ansi":
-            return self._last_observation
+            return str(self._last_observation)
         if self.render_mode == "human":
             print(self._last_observation)
         return None
 
     # ---------------------------------------------------------------- internals
-    def _emit(self, observation: str) -> str:
-        text = clip_text(sanitize_text(observation), self.max_observation_length)
-        self._last_observation = text
-        return text
+    def _command(self, action: ActT) -> str | None:
+        """The command :meth:`_step` reads for ``action``; ``None`` for an action that is not
+        text. Environments whose actions are not text translate them here."""
+        return action if isinstance(action, str) else None
+
+    def _emit(self, observation: ObsT) -> ObsT:
+        """Keep a text observation inside the observation space (frames pass unchanged) and
+        remember it as the latest observation."""
+        if isinstance(observation, str):
+            observation = cast(
+                "ObsT", clip_text(sanitize_text(observation), self.max_observation_length)
+            )
+        self._last_observation = observation
+        return observation
 
     def _split_of(self, task_id: object, split: str | None, config: ConfigT) -> str:
         if not isinstance(task_id, str):

@@ -45,7 +45,9 @@ class DesignSpec:
         entry_point = gym.spec(env_id).entry_point
         env_class = load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
         config_class = getattr(env_class, "config_class", None)
-        if not (isinstance(config_class, type) and issubclass(config_class, EnvConfig)):
+        if not isinstance(env_class, type) or not (
+            isinstance(config_class, type) and issubclass(config_class, EnvConfig)
+        ):
             raise ValueError(f"{env_id} has no config schema to design (no EnvConfig config_class)")
         return cls(
             env_id=env_id,

@@ -8,7 +8,7 @@ import io
 import re
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import gymnasium as gym
 import numpy as np
@@ -26,6 +26,9 @@ from llmgym.core import (
     split_of,
 )
 from llmgym.core.text import join_names
+
+if TYPE_CHECKING:
+    from minigrid.minigrid_env import MiniGridEnv
 
 minigrid = optional_import("minigrid", extra="babyai")
 _bot_module = optional_import("minigrid.utils.baby_ai_bot", extra="babyai")
@@ -124,7 +127,7 @@ class _Seen:
         return abs(self.ahead) + abs(self.right)
 
 
-class BabyAIEnv(TextEnv):
+class BabyAIEnv(TextEnv[BabyAIConfig]):
     """Follow a BabyAI instruction in a MiniGrid world described in text.
 
     ## Description
@@ -185,9 +188,9 @@ class BabyAIEnv(TextEnv):
         "Action: go to red ball"
     )
 
-    def __init__(self, config: BabyAIConfig | dict | None = None, **kwargs: Any) -> None:
+    def __init__(self, config: BabyAIConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
-        self._levels: dict[str, Any] = {}
+        self._levels: dict[str, MiniGridEnv] = {}
         self._grid_env: Any = None
         self._level = ""
         self._turns = 0
@@ -199,9 +202,9 @@ class BabyAIEnv(TextEnv):
         self._instance_key = ""
 
     # ------------------------------------------------------------------ tasks
-    def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> TaskIdRange:
+    def task_ids(self, split: str = "train", config: BabyAIConfig | None = None) -> TaskIdRange:
         config = config or self.config
-        levels = 1 if config.level is not None else len(LEVELS)  # type: ignore[attr-defined]
+        levels = 1 if config.level is not None else len(LEVELS)
         seeds = TRAIN_SEEDS_PER_LEVEL if split == "train" else EVAL_SEEDS_PER_LEVEL
         return TaskIdRange(split, levels * seeds)
 
@@ -215,13 +218,13 @@ class BabyAIEnv(TextEnv):
             "you can carry one object at a time."
         )
 
-    def _reset_task(self, task: Task) -> tuple[str, str]:
-        config: BabyAIConfig = task.config  # type: ignore[assignment]
+    def _reset_task(self, task: Task[BabyAIConfig]) -> tuple[str, str]:
+        config = task.config
         self._level = config.level or LEVELS[task.index % len(LEVELS)]
         env = self._levels.get(self._level)
         if env is None:
-            env = gym.make(_GYM_IDS.get(self._level, f"BabyAI-{self._level}-v0")).unwrapped
-            self._levels[self._level] = env
+            level_id = _GYM_IDS.get(self._level, f"BabyAI-{self._level}-v0")
+            env = self._levels[self._level] = cast("MiniGridEnv", gym.make(level_id).unwrapped)
         self._grid_env = env
         for attempt in range(_MAX_ATTEMPTS):
             seed = TaskRng(self.env_name, task.task_id, attempt).randbelow(2**31)
@@ -403,9 +406,11 @@ class BabyAIEnv(TextEnv):
             dx, dy = _DIRECTIONS[direction]
             if (x + dx, y + dy) in targets:
                 actions = []
-                while previous[state] is not None:
-                    state, action = previous[state]  # type: ignore[misc]
+                step = previous[state]
+                while step is not None:
+                    state, action = step
                     actions.append(action)
+                    step = previous[state]
                 return actions[::-1]
             successors = [((x, y, (direction - 1) % 4), 0), ((x, y, (direction + 1) % 4), 1)]
             if self._free(x + dx, y + dy):
@@ -426,7 +431,7 @@ class BabyAIEnv(TextEnv):
         else:
             view = "You see no objects nearby."
         parts = [prefix, view, self._facing(), self._carrying()]
-        if self.task.config.show_admissible:  # type: ignore[attr-defined]
+        if self.task.config.show_admissible:
             parts.append("Available actions: " + ", ".join(self.admissible_actions()) + ".")
         return "\n".join(part for part in parts if part)
 
@@ -473,7 +478,9 @@ class BabyAIEnv(TextEnv):
             self._bot = _bot_module.BabyAIBot(self._grid_env)
             self._suggestion = self._replan(None)
         # The bot answers "done" only once the mission is complete; turning is harmless then.
-        return _ACTION_NAMES.get(self._suggestion, "turn left")  # type: ignore[arg-type]
+        if self._suggestion is None:
+            return "turn left"
+        return _ACTION_NAMES.get(self._suggestion, "turn left")
 
     def _replan(self, action_taken: int | None) -> int | None:
         try:

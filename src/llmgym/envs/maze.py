@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from llmgym.core import (
     EnvConfig,
@@ -94,7 +95,7 @@ def _instance_key(width: int, open_sides: tuple[int, ...] | list[int], goal: Cel
     return f"{width}|{bytes(open_sides).hex()}|{goal}"
 
 
-class MazeEnv(TextEnv):
+class MazeEnv(TextEnv[MazeConfig]):
     """Find the way to the goal through a maze, one move at a time.
 
     ## Description
@@ -149,13 +150,13 @@ class MazeEnv(TextEnv):
     train_size = 10_000
     eval_size = 1_000
 
-    def __init__(self, config: MazeConfig | dict | None = None, **kwargs) -> None:
+    def __init__(self, config: MazeConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
         self._layout: _Layout | None = None
         self._position: Cell = (0, 0)
         self._moves = 0
 
-    def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> TaskIdRange:
+    def task_ids(self, split: str = "train", config: MazeConfig | None = None) -> TaskIdRange:
         return TaskIdRange(split, self.train_size if split == "train" else self.eval_size)
 
     def rules(self) -> str:
@@ -169,8 +170,8 @@ class MazeEnv(TextEnv):
         assert self._layout is not None
         return self._layout.instance_key()
 
-    def _reset_task(self, task: Task) -> tuple[str, str]:
-        config: MazeConfig = task.config  # type: ignore[assignment]
+    def _reset_task(self, task: Task[MazeConfig]) -> tuple[str, str]:
+        config = task.config
         self._layout = _generate(
             task.env_name, task.task_id, task.split, config.width, config.height, config.loopiness
         )
@@ -183,9 +184,8 @@ class MazeEnv(TextEnv):
     def _step(self, action: str) -> Transition:
         layout = self._layout
         assert layout is not None
-        config: MazeConfig = self.task.config  # type: ignore[assignment]
         self._moves += 1
-        truncated = self._moves >= config.step_limit
+        truncated = self._moves >= self.task.config.step_limit
         direction = _ALIASES.get(normalize_command(action))
         if direction is None:
             return Transition(
@@ -239,7 +239,7 @@ class MazeEnv(TextEnv):
         else:
             walls = f"There are walls {join_names(blocked)}."
         text = f"The goal is at row {gr}, column {gc}. You are at row {r}, column {c}. {walls}"
-        if self.task.config.observability == "full":  # type: ignore[attr-defined]
+        if self.task.config.observability == "full":
             text += "\n" + self._draw()
         return text
 

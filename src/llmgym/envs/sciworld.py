@@ -120,7 +120,7 @@ def _instances(split: str, task: str | None, eval_variations: str) -> tuple[tupl
     return tuple(pairs)
 
 
-class SciWorldEnv(TextEnv):
+class SciWorldEnv(TextEnv[SciWorldConfig]):
     """Run elementary-science experiments in ScienceWorld's simulated world.
 
     ## Description
@@ -196,7 +196,9 @@ class SciWorldEnv(TextEnv):
         "Thought: Water and a stove are likely in the kitchen.\nAction: go to kitchen"
     )
 
-    def __init__(self, config: SciWorldConfig | dict | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, config: SciWorldConfig | dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(config, **kwargs)
         self._engine: Any = None
         self._instance = ("", 0)
@@ -209,9 +211,9 @@ class SciWorldEnv(TextEnv):
         self._gold_position = 0
 
     # ------------------------------------------------------------------ tasks
-    def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> TaskIdRange:
+    def task_ids(self, split: str = "train", config: SciWorldConfig | None = None) -> TaskIdRange:
         config = config or self.config
-        pairs = _instances(split, config.task, config.eval_variations)  # type: ignore[attr-defined]
+        pairs = _instances(split, config.task, config.eval_variations)
         return TaskIdRange(split, len(pairs))
 
     def instance_key(self) -> str:
@@ -228,8 +230,8 @@ class SciWorldEnv(TextEnv):
             "fails the task. When a request is ambiguous, answer with the number of an option."
         )
 
-    def _reset_task(self, task: Task) -> tuple[str, str]:
-        config: SciWorldConfig = task.config  # type: ignore[assignment]
+    def _reset_task(self, task: Task[SciWorldConfig]) -> tuple[str, str]:
+        config = task.config
         pairs = _instances(task.split, config.task, config.eval_variations)
         self._instance = pairs[task.index]
         name, variation = self._instance

@@ -9,9 +9,9 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cache, cached_property
 from importlib import resources
+from typing import Any
 
 from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob, split_of
-from llmgym.core.config import ConfigError
 from llmgym.core.tasks import TaskRng
 from llmgym.core.text import normalize_command
 
@@ -125,15 +125,10 @@ class TextCraftConfig(EnvConfig):
     )
 
     def validate(self) -> None:
-        if self.min_depth > self.max_depth:
-            raise ConfigError(
-                "TextCraftConfig.min_depth",
-                f"{self.min_depth} is larger than max_depth={self.max_depth}; "
-                "allowed: min_depth <= max_depth",
-            )
+        self.require_at_most("min_depth", "max_depth")
 
 
-class TextCraftEnv(TextEnv):
+class TextCraftEnv(TextEnv[TextCraftConfig]):
     """Craft a goal item from raw materials, following the recipes you are shown.
 
     ## Description
@@ -188,7 +183,9 @@ class TextCraftEnv(TextEnv):
         "Action: get 1 oak log"
     )
 
-    def __init__(self, config: TextCraftConfig | dict | None = None, **kwargs) -> None:
+    def __init__(
+        self, config: TextCraftConfig | dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(config, **kwargs)
         self.book = load_recipe_book()
         self._goal = ""
@@ -196,10 +193,10 @@ class TextCraftEnv(TextEnv):
         self._inventory: Counter[str] = Counter()
 
     # ------------------------------------------------------------------ tasks
-    def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> TaskIdRange:
+    def task_ids(self, split: str = "train", config: TextCraftConfig | None = None) -> TaskIdRange:
         return TaskIdRange(split, len(self._goals(split, config or self.config)))
 
-    def _goals(self, split: str, config: TextCraftConfig) -> tuple[str, ...]:  # type: ignore[override]
+    def _goals(self, split: str, config: TextCraftConfig) -> tuple[str, ...]:
         return _goals_for(split, config.min_depth, config.max_depth)
 
     def instance_key(self) -> str:
@@ -214,8 +211,8 @@ class TextCraftEnv(TextEnv):
             "quantities. Craft the goal item."
         )
 
-    def _reset_task(self, task: Task) -> tuple[str, str]:
-        config: TextCraftConfig = task.config  # type: ignore[assignment]
+    def _reset_task(self, task: Task[TextCraftConfig]) -> tuple[str, str]:
+        config = task.config
         goals = self._goals(task.split, config)
         self._goal = goals[task.index]
         rng = task.rng()
@@ -384,7 +381,7 @@ class TextCraftEnv(TextEnv):
             return f"get {min(missing, _MAX_GET)} {item}"
         recipe = min(self.book.recipes[item], key=lambda r: (self._recipe_depth(r), r.command))
         batches = math.ceil(missing / recipe.count)
-        parts = []
+        parts: list[tuple[str, int]] = []
         for ingredient, amount in recipe.inputs:
             concrete = self._concrete(ingredient, exclude={p[0] for p in parts})
             needed = amount * batches

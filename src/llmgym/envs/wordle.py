@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from typing import Any
 
 import numpy as np
 
@@ -82,7 +83,7 @@ def score_guess(guess: str, answer: str) -> tuple[str, ...]:
     return tuple(result)
 
 
-class WordleEnv(TextEnv):
+class WordleEnv(TextEnv[WordleConfig]):
     """Guess the hidden word in a limited number of tries.
 
     ## Description
@@ -132,22 +133,22 @@ class WordleEnv(TextEnv):
         "Action: heard"
     )
 
-    def __init__(self, config: WordleConfig | dict | None = None, **kwargs) -> None:
+    def __init__(self, config: WordleConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
         self._answer = ""
         self._board: list[tuple[str, tuple[str, ...]]] = []
         self._candidates: list[str] = []
         self._candidates_after = 0  # how many guesses of the board _candidates reflects
 
-    def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> TaskIdRange:
-        length = (config or self.config).word_length  # type: ignore[attr-defined]
+    def task_ids(self, split: str = "train", config: WordleConfig | None = None) -> TaskIdRange:
+        length = (config or self.config).word_length
         return TaskIdRange(split, len(_answers_for(length, split)))
 
     def instance_key(self) -> str:
         return self._answer
 
     def rules(self) -> str:
-        config: WordleConfig = self.task.config if self._task else self.config  # type: ignore[assignment]
+        config = self.task.config if self._task else self.config
         hard = (
             " Hard mode: keep green letters in place and reuse every yellow letter."
             if config.hard_mode
@@ -160,8 +161,8 @@ class WordleEnv(TextEnv):
             f"many times). Words not in the word list do not count as guesses.{hard}"
         )
 
-    def _reset_task(self, task: Task) -> tuple[str, str]:
-        config: WordleConfig = task.config  # type: ignore[assignment]
+    def _reset_task(self, task: Task[WordleConfig]) -> tuple[str, str]:
+        config = task.config
         self._answer = _answers_for(config.word_length, task.split)[task.index]
         self._board = []
         self._candidates = list(word_lists(config.word_length).answers)
@@ -172,7 +173,7 @@ class WordleEnv(TextEnv):
         return f"{instruction} Reply with a single word.", instruction
 
     def _step(self, action: str) -> Transition:
-        config: WordleConfig = self.task.config  # type: ignore[assignment]
+        config = self.task.config
         guess = _parse_guess(action)
         problem = self._problem_with(guess, config)
         if problem:
@@ -229,7 +230,7 @@ class WordleEnv(TextEnv):
         if len(candidates) > _SPLIT_AT:
             return max(candidates, key=lambda w: (coverage(w), w))
         pool = list(candidates)
-        config: WordleConfig = self.task.config  # type: ignore[assignment]
+        config = self.task.config
         if not config.hard_mode:
             extra = sorted(word_lists(config.word_length).guesses, key=lambda w: (-coverage(w), w))
             pool += extra[:80]
@@ -239,7 +240,7 @@ class WordleEnv(TextEnv):
         )
 
     def sample_action(self, rng: np.random.Generator) -> str:
-        words = word_lists(self.task.config.word_length).answers  # type: ignore[attr-defined]
+        words = word_lists(self.task.config.word_length).answers
         return words[int(rng.integers(len(words)))]
 
 

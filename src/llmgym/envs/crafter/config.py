@@ -49,6 +49,15 @@ def _rarity(default: str, resource: str, where: str) -> Any:
     )
 
 
+def _density(creature: str) -> Any:
+    return knob(
+        1.0,
+        low=0.0,
+        high=10.0,
+        doc=f"Multiplier of Crafter's {creature} spawn rates (0: no {creature}s).",
+    )
+
+
 @dataclass(frozen=True)
 class CrafterConfig(EnvConfig):
     """World and episode knobs of Crafter: EnvGen's (biome, resource rarity, starting
@@ -83,18 +92,9 @@ class CrafterConfig(EnvConfig):
         doc="Starting items: materials (sapling, wood, stone, coal, iron, diamond) 0-9, tools "
         "(wood/stone/iron pickaxe and sword) 0-1. Starting items never count as achievements.",
     )
-    cow_density: float = knob(
-        1.0, low=0.0, high=10.0, doc="Multiplier of Crafter's cow spawn rates (0: no cows)."
-    )
-    zombie_density: float = knob(
-        1.0, low=0.0, high=10.0, doc="Multiplier of Crafter's zombie spawn rates (0: no zombies)."
-    )
-    skeleton_density: float = knob(
-        1.0,
-        low=0.0,
-        high=10.0,
-        doc="Multiplier of Crafter's skeleton spawn rates (0: no skeletons).",
-    )
+    cow_density: float = _density("cow")
+    zombie_density: float = _density("zombie")
+    skeleton_density: float = _density("skeleton")
     length: int = knob(
         10_000, low=1, high=1_000_000, doc="Steps before the episode is truncated (Crafter: 10000)."
     )

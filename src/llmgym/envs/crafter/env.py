@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import Any, ClassVar
 
 import numpy as np
-from gymnasium import spaces
 
-from llmgym.core import Task, TaskIdRange, TextEnv, Transition
+from llmgym.core import ActT, ObsT, PixelAction, PixelEnv, Task, TaskIdRange, TextEnv, Transition
 from llmgym.core.text import join_names
 from llmgym.envs.crafter import ACHIEVEMENTS, ACTIONS
 from llmgym.envs.crafter.config import CrafterConfig
@@ -30,100 +30,9 @@ def _label(name: str) -> str:
     return name.replace("_", " ")
 
 
-class CrafterEnv(TextEnv):
-    """Crafter, the open-world survival and crafting game, in text: gather, craft, survive.
-
-    ## Description
-    The agent lives in a procedurally generated 64x64 world of grassland, forests, lakes, beaches,
-    mountains with caves, coal, iron, diamonds and lava, with cows, zombies and (in dark tunnels)
-    skeletons. It must keep its health, food, drink and energy up while collecting materials,
-    placing a table and a furnace and crafting wood, stone and iron tools. Crafter's 22
-    achievements (``collect_wood`` ... ``collect_diamond``, ``wake_up``) measure its abilities.
-
-    The game is the ``crafter`` package's own (its world, objects, creatures and rules, driven
-    call for call like ``crafter.Env.step``); llmgym adds the text interface, a vectorised world
-    generator (identical worlds, about 50x faster resets), EnvGen's world knobs and task targets.
-    With the default config, ``reset(seed=s)`` for ``0 <= s < 1,000,000`` is the world that
-    ``crafter.Env(seed=s)`` builds on its first reset: ``env.unwrapped.semantic_map()`` equals
-    crafter's ``info["semantic"]``. Crafter-v0 never renders pixels; ``llmgym/CrafterPixels-v0``
-    is the same game with crafter's 64x64 images and ``Discrete(17)`` actions.
-
-    ![A generated mountain world](img/crafter_mountain.png)
-    ![A generated beaches world](img/crafter_beaches.png)
-
-    *Worlds of the eval task 0 with `target_biome="mountain"` and `"beaches"` (64x64 cells, drawn
-    with crafter's textures; `python docs/crafter_images.py`).*
-
-    ## Action Space
-    Text: one of 17 commands — ``noop``, ``move left``/``right``/``up``/``down``, ``do`` (collect
-    the material in front, attack or eat the creature in front, drink water), ``sleep``,
-    ``place stone``/``table``/``furnace``/``plant``, ``make wood pickaxe``, ``make stone
-    pickaxe``, ``make iron pickaxe``, ``make wood sword``, ``make stone sword``, ``make iron
-    sword``. Case, underscores, hyphens and articles do not matter (``Place_Table``, ``make a wood
-    pickaxe``); ``north``/``south``/``west``/``east`` and ``craft ...`` are accepted. A command
-    that is understood always takes one game step, even if it has no effect (crafter's rule); the
-    observation then says why (for example the missing table). Any other text is invalid: nothing
-    happens and the observation lists the commands.
-
-    ## Observation Space
-    Text: the outcome of the last command, the nearest cell of each material and creature in the
-    9x7 view around the agent (the area the pixel observation shows) with its direction and
-    distance, what the agent faces, health/food/drink/energy out of 9, the inventory, the step
-    and daylight, and the target. With ``show_grid=True`` the view is also drawn as characters
-    with a legend. ``env.unwrapped.semantic_map()`` returns crafter's full 64x64 semantic map.
-
-    ## Rewards
-    Crafter's: +1 on a step that unlocks an achievement for the first time in the episode, plus
-    the change in health divided by 10. ``info["achievements"]`` is ``{"new": [...], "unlocked":
-    [...]}`` (unlocked this step, and so far). ``llmgym.envs.crafter.score(success_rates)``
-    computes Crafter's score from per-achievement success rates.
-
-    ## Starting State
-    The agent stands in the middle of the world (32, 32) on grass (a path in the mountain biome)
-    with full vitals and the config's starting ``inventory`` (starting items never count as
-    achievements). Each task is a world seed plus a target achievement: train task ``n`` is
-    Crafter's seed ``n``; eval tasks use world seeds crafter never produces. With
-    ``target="task"`` (the default) each task draws its target from the 22 achievements.
-
-    ## Episode End
-    Terminates when the agent dies (``success`` False) or, with ``end_on_target`` (default),
-    when the target achievement is unlocked (``success`` True). Truncated after ``length`` steps
-    (10,000). With ``target="none"`` success means being alive at the truncation.
-
-    The oracle (``env.unwrapped.oracle_action()``) is a scripted planner over the true state:
-    it gathers wood, places a table, makes pickaxes and swords, mines stone, coal, iron and
-    diamond, drinks, eats cows, plants saplings, digs a sealed pocket in stone to spend the
-    night and sleep, and fights zombies and skeletons, pursuing the task's target first.
-    Success for the conformance suite is the task's target achievement: the oracle reached it
-    in 28 of the first 30 eval tasks (the misses: make iron pickaxe, collect diamond); its
-    weakest target is eat plant (2 of 6 eval tasks with ``target="eat_plant"``). In default
-    worlds with ``target="none"`` (Crafter seeds 0-9, at most 10,000 steps;
-    ``python benchmarks/crafter_oracle.py``) it unlocked all eleven
-    of collect wood, place table, make wood pickaxe, collect stone, place stone, make stone
-    pickaxe, collect coal, collect sapling, place plant, collect drink and eat cow in 10 of 10
-    worlds; also place furnace, make wood/stone sword, defeat zombie and wake up 10/10,
-    collect iron 8/10, make iron pickaxe 6/10, make iron sword 4/10, collect diamond 3/10,
-    defeat skeleton 3/10 and eat plant 0/10 (a Crafter score of 67%). It is a poor survivor:
-    every one of those runs ended in death, between steps 219 and 1,226.
-
-    ## Arguments
-    ``gymnasium.make("llmgym/Crafter-v0", config=CrafterConfig(...))`` or keyword overrides
-    (``target_biome="mountain"``, ``inventory={"wood": 3}``). See the config table;
-    ``CrafterConfig.from_envgen(llm_output)`` reads one environment of EnvGen's LLM output.
-    ``reset(options=...)`` takes ``task_id``, ``split`` and ``config``.
-
-    Differences from EnvGen's modified crafter, on purpose: the biome transforms are EnvGen's,
-    but the rarity levels scale the probability inside crafter's own ore rules (EnvGen's code
-    replaced crafter's clustering noise by ``mountain > 0.18`` for every ore, which changes even
-    the default world — about ten times more iron); ``"very common"`` coal works (EnvGen's code
-    expects ``"very_common"`` and silently keeps the default); starting items never unlock
-    achievements (EnvGen's starting table counts as ``place_table``); and creatures despawn in a
-    reproducible order (crafter picks them by iterating a ``set``, whose order follows memory
-    addresses, so ``crafter.Env`` itself is not reproducible after the first despawn).
-
-    ## Version History
-    * v0: Initial version (crafter 1.8.3 rules).
-    """
+class _CrafterEnvBase(TextEnv[CrafterConfig, ObsT, ActT]):
+    """The game behind Crafter-v0 and CrafterPixels-v0: tasks, rules and feedback. A subclass
+    chooses the interface (:meth:`_observe`, :meth:`_invalid` and the spaces)."""
 
     config_class = CrafterConfig
     env_name = "crafter"
@@ -197,17 +106,9 @@ class CrafterEnv(TextEnv):
         "place_table": {"target_biome": "grassland", "inventory": {"wood": 5}},
         "wake_up": {"zombie_density": 0.0, "skeleton_density": 0.0},
     }
-    example = (
-        "Observation: You see (9x7 area around you, nearest of each kind):\n"
-        "- tree: 1 step left\n- grass: 1 step down (52 in view)\n"
-        "You face grass (down).\nHealth 9/9, food 9/9, drink 9/9, energy 9/9.\n"
-        "Inventory: empty.\nStep 0; it is day (daylight 80%).\nTarget: collect wood (not yet).\n"
-        "Thought: A tree is right next to me on the left. I turn to it, then collect it.\n"
-        "Action: move left"
-    )
     renders_pixels: ClassVar[bool] = False
 
-    def __init__(self, config: CrafterConfig | dict | None = None, **kwargs: Any) -> None:
+    def __init__(self, config: CrafterConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
         self.game = CrafterGame()
         self.oracle = CrafterOracle(self.game)
@@ -215,12 +116,12 @@ class CrafterEnv(TextEnv):
         self._world_seed = 0
 
     # ------------------------------------------------------------------ tasks
-    def task_ids(self, split: str = "train", config: Any = None) -> TaskIdRange:
+    def task_ids(self, split: str = "train", config: CrafterConfig | None = None) -> TaskIdRange:
         return TaskIdRange(split, TRAIN_SEEDS if split == "train" else EVAL_TASKS)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    ) -> tuple[ObsT, dict[str, Any]]:
         """Start an episode. Without a ``task_id``, a ``seed`` in ``[0, 1,000,000)`` plays the
         train task of that number — Crafter's own seed ``seed`` — unless ``split="eval"``."""
         options = dict(options or {})
@@ -233,7 +134,7 @@ class CrafterEnv(TextEnv):
             options["task_id"] = f"train/{seed:05d}"
         return super().reset(seed=seed, options=options)
 
-    def world_seed(self, task: Task) -> int:
+    def world_seed(self, task: Task[CrafterConfig]) -> int:
         """The seed of the world's ``RandomState`` for ``task``."""
         if task.split == "train":
             return crafter_world_seed(task.index)
@@ -242,8 +143,8 @@ class CrafterEnv(TextEnv):
     def instance_key(self) -> str:
         return f"world {self._world_seed}, target {self._target}"
 
-    def _reset_task(self, task: Task) -> tuple[Any, str]:
-        config: CrafterConfig = task.config  # type: ignore[assignment]
+    def _reset_task(self, task: Task[CrafterConfig]) -> tuple[ObsT, str]:
+        config = task.config
         self._world_seed = self.world_seed(task)
         if config.target == "task":
             self._target = task.rng("target").choice(ACHIEVEMENTS)
@@ -260,14 +161,14 @@ class CrafterEnv(TextEnv):
         return self._observe(""), instruction
 
     # ------------------------------------------------------------------ play
-    def _step(self, action: str) -> Transition:
+    def _step(self, action: str) -> Transition[ObsT]:
         index = parse_action(action)
         if index is None:
             return self._invalid(
                 f"{self.quote(action)} is not a Crafter command. Valid commands: "
                 f"{', '.join(COMMANDS)}."
             )
-        config: CrafterConfig = self.task.config  # type: ignore[assignment]
+        config = self.task.config
         game, player = self.game, self.game.player
         before = self._snapshot()
         hint = self._precondition_hint(index)
@@ -296,18 +197,13 @@ class CrafterEnv(TextEnv):
             info=info,
         )
 
-    def _invalid(self, message: str) -> Transition:
-        return self.invalid(f"{message}\n{self._observe('')}")
+    @abstractmethod
+    def _observe(self, message: str) -> ObsT:
+        """The observation after an action whose outcome ``message`` describes."""
 
-    def _observe(self, message: str) -> Any:
-        config: CrafterConfig = self.task.config  # type: ignore[assignment]
-        return describe(self.game, show_grid=config.show_grid, target=self._target, message=message)
-
-    def admissible_actions(self) -> list[str]:
-        return list(COMMANDS)
-
-    def oracle_action(self) -> str:
-        return COMMANDS[self.oracle.act()]
+    @abstractmethod
+    def _invalid(self, message: str) -> Transition[ObsT]:
+        """The transition for an action that is not a command, explained by ``message``."""
 
     def skills_achieved(self) -> frozenset[str]:
         return frozenset(self.game.unlocked)
@@ -404,7 +300,125 @@ class CrafterEnv(TextEnv):
         return " ".join(parts)
 
 
-class CrafterPixelsEnv(CrafterEnv):
+class CrafterEnv(_CrafterEnvBase[str, str]):
+    """Crafter, the open-world survival and crafting game, in text: gather, craft, survive.
+
+    ## Description
+    The agent lives in a procedurally generated 64x64 world of grassland, forests, lakes, beaches,
+    mountains with caves, coal, iron, diamonds and lava, with cows, zombies and (in dark tunnels)
+    skeletons. It must keep its health, food, drink and energy up while collecting materials,
+    placing a table and a furnace and crafting wood, stone and iron tools. Crafter's 22
+    achievements (``collect_wood`` ... ``collect_diamond``, ``wake_up``) measure its abilities.
+
+    The game is the ``crafter`` package's own (its world, objects, creatures and rules, driven
+    call for call like ``crafter.Env.step``); llmgym adds the text interface, a vectorised world
+    generator (identical worlds, about 50x faster resets), EnvGen's world knobs and task targets.
+    With the default config, ``reset(seed=s)`` for ``0 <= s < 1,000,000`` is the world that
+    ``crafter.Env(seed=s)`` builds on its first reset: ``env.unwrapped.semantic_map()`` equals
+    crafter's ``info["semantic"]``. Crafter-v0 never renders pixels; ``llmgym/CrafterPixels-v0``
+    is the same game with crafter's 64x64 images and ``Discrete(17)`` actions.
+
+    ![A generated mountain world](img/crafter_mountain.png)
+    ![A generated beaches world](img/crafter_beaches.png)
+
+    *Worlds of the eval task 0 with `target_biome="mountain"` and `"beaches"` (64x64 cells, drawn
+    with crafter's textures; `python docs/crafter_images.py`).*
+
+    ## Action Space
+    Text: one of 17 commands — ``noop``, ``move left``/``right``/``up``/``down``, ``do`` (collect
+    the material in front, attack or eat the creature in front, drink water), ``sleep``,
+    ``place stone``/``table``/``furnace``/``plant``, ``make wood pickaxe``, ``make stone
+    pickaxe``, ``make iron pickaxe``, ``make wood sword``, ``make stone sword``, ``make iron
+    sword``. Case, underscores, hyphens and articles do not matter (``Place_Table``, ``make a wood
+    pickaxe``); ``north``/``south``/``west``/``east`` and ``craft ...`` are accepted. A command
+    that is understood always takes one game step, even if it has no effect (crafter's rule); the
+    observation then says why (for example the missing table). Any other text is invalid: nothing
+    happens and the observation lists the commands.
+
+    ## Observation Space
+    Text: the outcome of the last command, the nearest cell of each material and creature in the
+    9x7 view around the agent (the area the pixel observation shows) with its direction and
+    distance, what the agent faces, health/food/drink/energy out of 9, the inventory, the step
+    and daylight, and the target. With ``show_grid=True`` the view is also drawn as characters
+    with a legend. ``env.unwrapped.semantic_map()`` returns crafter's full 64x64 semantic map.
+
+    ## Rewards
+    Crafter's: +1 on a step that unlocks an achievement for the first time in the episode, plus
+    the change in health divided by 10. ``info["achievements"]`` is ``{"new": [...], "unlocked":
+    [...]}`` (unlocked this step, and so far). ``llmgym.envs.crafter.score(success_rates)``
+    computes Crafter's score from per-achievement success rates.
+
+    ## Starting State
+    The agent stands in the middle of the world (32, 32) on grass (a path in the mountain biome)
+    with full vitals and the config's starting ``inventory`` (starting items never count as
+    achievements). Each task is a world seed plus a target achievement: train task ``n`` is
+    Crafter's seed ``n``; eval tasks use world seeds crafter never produces. With
+    ``target="task"`` (the default) each task draws its target from the 22 achievements.
+
+    ## Episode End
+    Terminates when the agent dies (``success`` False) or, with ``end_on_target`` (default),
+    when the target achievement is unlocked (``success`` True). Truncated after ``length`` steps
+    (10,000). With ``target="none"`` success means being alive at the truncation.
+
+    The oracle (``env.unwrapped.oracle_action()``) is a scripted planner over the true state:
+    it gathers wood, places a table, makes pickaxes and swords, mines stone, coal, iron and
+    diamond, drinks, eats cows, plants saplings, digs a sealed pocket in stone to spend the
+    night and sleep, and fights zombies and skeletons, pursuing the task's target first.
+    Success for the conformance suite is the task's target achievement: the oracle reached it
+    in 28 of the first 30 eval tasks (the misses: make iron pickaxe, collect diamond); its
+    weakest target is eat plant (2 of 6 eval tasks with ``target="eat_plant"``). In default
+    worlds with ``target="none"`` (Crafter seeds 0-9, at most 10,000 steps;
+    ``python benchmarks/crafter_oracle.py``) it unlocked all eleven
+    of collect wood, place table, make wood pickaxe, collect stone, place stone, make stone
+    pickaxe, collect coal, collect sapling, place plant, collect drink and eat cow in 10 of 10
+    worlds; also place furnace, make wood/stone sword, defeat zombie and wake up 10/10,
+    collect iron 8/10, make iron pickaxe 6/10, make iron sword 4/10, collect diamond 3/10,
+    defeat skeleton 3/10 and eat plant 0/10 (a Crafter score of 67%). It is a poor survivor:
+    every one of those runs ended in death, between steps 219 and 1,226.
+
+    ## Arguments
+    ``gymnasium.make("llmgym/Crafter-v0", config=CrafterConfig(...))`` or keyword overrides
+    (``target_biome="mountain"``, ``inventory={"wood": 3}``). See the config table;
+    ``CrafterConfig.from_envgen(llm_output)`` reads one environment of EnvGen's LLM output.
+    ``reset(options=...)`` takes ``task_id``, ``split`` and ``config``.
+
+    Differences from EnvGen's modified crafter, on purpose: the biome transforms are EnvGen's,
+    but the rarity levels scale the probability inside crafter's own ore rules (EnvGen's code
+    replaced crafter's clustering noise by ``mountain > 0.18`` for every ore, which changes even
+    the default world — about ten times more iron); ``"very common"`` coal works (EnvGen's code
+    expects ``"very_common"`` and silently keeps the default); starting items never unlock
+    achievements (EnvGen's starting table counts as ``place_table``); and creatures despawn in a
+    reproducible order (crafter picks them by iterating a ``set``, whose order follows memory
+    addresses, so ``crafter.Env`` itself is not reproducible after the first despawn).
+
+    ## Version History
+    * v0: Initial version (crafter 1.8.3 rules).
+    """
+
+    example = (
+        "Observation: You see (9x7 area around you, nearest of each kind):\n"
+        "- tree: 1 step left\n- grass: 1 step down (52 in view)\n"
+        "You face grass (down).\nHealth 9/9, food 9/9, drink 9/9, energy 9/9.\n"
+        "Inventory: empty.\nStep 0; it is day (daylight 80%).\nTarget: collect wood (not yet).\n"
+        "Thought: A tree is right next to me on the left. I turn to it, then collect it.\n"
+        "Action: move left"
+    )
+
+    def _invalid(self, message: str) -> Transition[str]:
+        return self.invalid(f"{message}\n{self._observe('')}")
+
+    def _observe(self, message: str) -> str:
+        config = self.task.config
+        return describe(self.game, show_grid=config.show_grid, target=self._target, message=message)
+
+    def admissible_actions(self) -> list[str]:
+        return list(COMMANDS)
+
+    def oracle_action(self) -> str:
+        return COMMANDS[self.oracle.act()]
+
+
+class CrafterPixelsEnv(_CrafterEnvBase[np.ndarray, PixelAction], PixelEnv[CrafterConfig]):
     """Crafter with crafter's 64x64 RGB observations and ``Discrete(17)`` actions, for RL agents.
 
     ## Description
@@ -448,48 +462,14 @@ class CrafterPixelsEnv(CrafterEnv):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 10}
     renders_pixels = True
-    example = ""
+    action_commands = ACTIONS
 
-    def __init__(self, config: CrafterConfig | dict | None = None, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
-        self.observation_space = spaces.Box(0, 255, (64, 64, 3), np.uint8)  # type: ignore[assignment]
-        self.action_space = spaces.Discrete(len(ACTIONS))  # type: ignore[assignment]
-
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        """Apply an action index (0-16) or an action name."""
-        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-            action = ACTIONS[int(action)] if 0 <= action < len(ACTIONS) else str(int(action))
-        elif not isinstance(action, str):
-            action = self.quote(action)
-        return super().step(action)  # type: ignore[return-value]
-
-    def _invalid(self, message: str) -> Transition:
+    def _invalid(self, message: str) -> Transition[np.ndarray]:
         message = message.replace("is not a Crafter command. Valid commands:", "is not an action:")
-        # the last frame again: rendering anew would draw night noise from the world's stream
-        return Transition(
-            np.array(self._last_observation),
-            invalid=True,
-            info={"feedback": f"{message} (or indices 0-16)"},
-        )
+        return self._repeat_frame(f"{message} (or indices 0-16)")
 
     def _observe(self, message: str) -> np.ndarray:
         return self.game.render()
 
-    def _emit(self, observation: Any) -> Any:
-        self._last_observation = observation
-        return observation
-
-    def admissible_actions(self) -> None:  # type: ignore[override]
-        return None
-
-    def sample_action(self, rng: np.random.Generator) -> int:  # type: ignore[override]
-        return int(rng.integers(len(ACTIONS)))
-
-    def oracle_action(self) -> int:  # type: ignore[override]
+    def oracle_action(self) -> int:
         return self.oracle.act()
-
-    def render(self) -> np.ndarray | None:  # type: ignore[override]
-        """The latest frame (``render_mode="rgb_array"``)."""
-        if self.render_mode == "rgb_array":
-            return np.array(self._last_observation)
-        return None

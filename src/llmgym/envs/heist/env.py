@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 
 from llmgym.core import (
+    ActT,
     ConfigError,
     EnvConfig,
+    ObsT,
+    PixelAction,
+    PixelEnv,
     Task,
     TaskIdRange,
     TaskRng,
@@ -120,7 +124,156 @@ def _layout(env_name: str, task_id: str, split: str, config: HeistConfig) -> Hei
         attempt += 1
 
 
-class HeistEnv(TextEnv):
+class _HeistEnvBase(TextEnv[HeistConfig, ObsT, ActT]):
+    """The game behind Heist-v0 and HeistPixels-v0: levels, moves, keys and doors. A subclass
+    chooses the interface (:meth:`_observe`, :meth:`_invalid`, :meth:`_bump` and the spaces)."""
+
+    config_class = HeistConfig
+    env_name = "heist"
+    skills = HEIST_SKILLS
+    train_size = 10_000
+    eval_size = 1_000
+
+    def __init__(self, config: HeistConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(config, **kwargs)
+        self._state: HeistState | None = None
+        self._base_rows: tuple[str, ...] = ()
+        self._open_moves: list[str] = []
+        self._open_moves_key: tuple[object, ...] = ()
+        self._cleared_key: tuple[object, ...] = ()
+        self._achieved: set[str] = set()
+
+    def task_ids(self, split: str = "train", config: HeistConfig | None = None) -> TaskIdRange:
+        return TaskIdRange(split, self.train_size if split == "train" else self.eval_size)
+
+    def instance_key(self) -> str:
+        assert self._state is not None
+        return self._state.layout.instance_key()
+
+    def rules(self) -> str:
+        return (
+            "You are in a maze (a grid; row 0 at the top). Reach the gem ($). Locked doors "
+            "(B, G, R) block the way; walking into a door opens it if you hold the key of its "
+            "colour (b, g, r), collected by walking onto it. Keys come before their doors: blue, "
+            "then green, then red. Actions: move up, move down, move left, move right."
+        )
+
+    @property
+    def state(self) -> HeistState:
+        """The episode's state (layout, position, keys, doors)."""
+        assert self._state is not None
+        return self._state
+
+    def _reset_task(self, task: Task[HeistConfig]) -> tuple[ObsT, str]:
+        config = task.config
+        layout = _layout(task.env_name, task.task_id, task.split, config)
+        held = min(config.keys_at_start, len(layout.keys))
+        self._state = HeistState(layout, keys_held=held)
+        self._cleared_key = ()
+        self._open_moves_key = ()
+        self._achieved = {f"collect_{COLORS[i]}_key" for i in range(held)}
+        instruction = "Reach the gem ($), collecting each key before its locked door."
+        return self._observe(""), instruction
+
+    def _step(self, action: str) -> Transition[ObsT]:
+        state = self._state
+        assert state is not None and self._task is not None
+        config = self._task.config
+        direction = _ALIASES.get(normalize_command(action, max_length=100))
+        if direction is None:
+            return self._invalid(
+                f"{self.quote(action)} is not a move. Valid actions: move up, move down, "
+                "move left, move right."
+            )
+        state.steps += 1
+        truncated = state.steps >= config.max_steps
+        dr, dc = DIRECTIONS[direction]
+        blocker = state.blocked_by((state.position[0] + dr, state.position[1] + dc))
+        if blocker is not None:
+            return self._bump(f"You cannot move {direction}: {blocker} is in the way.", truncated)
+        events = state.move(direction)
+        messages = [f"You moved {direction}."]
+        for event in events:
+            kind, _, index = event.partition(":")
+            if kind == "key":
+                self._achieved.add(f"collect_{COLORS[int(index)]}_key")
+                messages.append(f"You picked up the {COLORS[int(index)]} key.")
+            elif kind == "door":
+                self._achieved.add(f"open_{COLORS[int(index)]}_door")
+                messages.append(f"You opened the {COLORS[int(index)]} door.")
+        if state.gem_taken:
+            self._achieved.add("steal_gem")
+            return Transition(
+                self._observe("You reached the gem. Success!"),
+                reward=config.gem_reward,
+                terminated=True,
+                success=True,
+            )
+        return Transition(self._observe(" ".join(messages)), truncated=truncated)
+
+    @abstractmethod
+    def _observe(self, message: str) -> ObsT:
+        """The observation after a move whose outcome ``message`` describes."""
+
+    @abstractmethod
+    def _invalid(self, message: str) -> Transition[ObsT]:
+        """The transition for an action that is not a move, explained by ``message``."""
+
+    @abstractmethod
+    def _bump(self, message: str, truncated: bool) -> Transition[ObsT]:
+        """The transition for a move into a wall or a locked door, explained by ``message``."""
+
+    def _unblocked_moves(self) -> list[str]:
+        """The moves that do not bump into a wall or a locked door, as commands."""
+        state = self.state
+        key = (state.position, *state.keys_held, *state.doors_open)
+        if key != self._open_moves_key:
+            r, c = state.position
+            self._open_moves = [
+                f"move {name}"
+                for name, (dr, dc) in DIRECTIONS.items()
+                if state.blocked_by((r + dr, c + dc)) is None
+            ]
+            self._open_moves_key = key
+        return list(self._open_moves)
+
+    def skills_achieved(self) -> frozenset[str]:
+        return frozenset(self._achieved)
+
+    def _map_rows(self) -> list[str]:
+        """The map as rows of characters (collected keys, opened doors and the taken gem shown
+        as floor; cells out of view as ``?`` with local observability)."""
+        state = self._state
+        assert state is not None and self._task is not None
+        layout = state.layout
+        config = self._task.config
+        key = (*state.doors_open, *state.keys_held, state.gem_taken)
+        if key != self._cleared_key:  # a door opened or a key was taken: redraw the base
+            rows = list(_base_grid(layout))
+            cleared = [d for d, done in zip(layout.doors, state.doors_open, strict=True) if done]
+            cleared += [k for k, done in zip(layout.keys, state.keys_held, strict=True) if done]
+            if state.gem_taken:
+                cleared.append(layout.gem)
+            for cell in cleared:
+                row = rows[cell[0]]
+                rows[cell[0]] = row[: cell[1]] + "." + row[cell[1] + 1 :]
+            self._base_rows, self._cleared_key = tuple(rows), key
+        rows = list(self._base_rows)
+        r, c = state.position
+        rows[r] = rows[r][:c] + "@" + rows[r][c + 1 :]
+        if config.observability == "local":
+            radius = config.view_radius
+            left, right = max(0, c - radius), c + radius + 1
+            rows = [
+                "?" * len(row)
+                if abs(i - r) > radius
+                else "?" * left + row[left:right] + "?" * max(0, len(row) - right)
+                for i, row in enumerate(rows)
+            ]
+        return rows
+
+
+class HeistEnv(_HeistEnvBase[str, str]):
     """Steal the gem from a maze of locked doors: collect each key before its door.
 
     ## Description
@@ -170,124 +323,27 @@ class HeistEnv(TextEnv):
     * v0: Initial version.
     """
 
-    config_class = HeistConfig
-    env_name = "heist"
-    skills = HEIST_SKILLS
     example = (
         "Observation: #########\n#@..#...#\n#.#.B.#$#\n...\nYou are at row 1, column 1. "
         "Keys held: none. The blue key is at row 5, column 3.\n"
         "Thought: The gem is behind the blue door; fetch the blue key first.\n"
         "Action: move down"
     )
-    train_size = 10_000
-    eval_size = 1_000
 
-    def __init__(self, config: HeistConfig | dict | None = None, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
-        self._state: HeistState | None = None
-        self._base_rows: tuple[str, ...] = ()
-        self._admissible: list[str] = []
-        self._admissible_key: tuple = ()
-        self._cleared_key: tuple = ()
-        self._achieved: set[str] = set()
-
-    def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> TaskIdRange:
-        return TaskIdRange(split, self.train_size if split == "train" else self.eval_size)
-
-    def instance_key(self) -> str:
-        assert self._state is not None
-        return self._state.layout.instance_key()
-
-    def rules(self) -> str:
-        return (
-            "You are in a maze (a grid; row 0 at the top). Reach the gem ($). Locked doors "
-            "(B, G, R) block the way; walking into a door opens it if you hold the key of its "
-            "colour (b, g, r), collected by walking onto it. Keys come before their doors: blue, "
-            "then green, then red. Actions: move up, move down, move left, move right."
-        )
-
-    @property
-    def state(self) -> HeistState:
-        """The episode's state (layout, position, keys, doors)."""
-        assert self._state is not None
-        return self._state
-
-    def _reset_task(self, task: Task) -> tuple[Any, str]:
-        config: HeistConfig = task.config  # type: ignore[assignment]
-        layout = _layout(task.env_name, task.task_id, task.split, config)
-        held = min(config.keys_at_start, len(layout.keys))
-        self._state = HeistState(layout, keys_held=held)
-        self._cleared_key: tuple = ()
-        self._admissible_key = ()
-        self._achieved = {f"collect_{COLORS[i]}_key" for i in range(held)}
-        instruction = "Reach the gem ($), collecting each key before its locked door."
-        return self._observe(""), instruction
-
-    def _step(self, action: str) -> Transition:
-        state = self._state
-        assert state is not None and self._task is not None
-        config: HeistConfig = self._task.config  # type: ignore[assignment]
-        direction = _ALIASES.get(normalize_command(action, max_length=100))
-        if direction is None:
-            return self._invalid(
-                f"{self.quote(action)} is not a move. Valid actions: move up, move down, "
-                "move left, move right."
-            )
-        state.steps += 1
-        truncated = state.steps >= config.max_steps
-        dr, dc = DIRECTIONS[direction]
-        blocker = state.blocked_by((state.position[0] + dr, state.position[1] + dc))
-        if blocker is not None:
-            return self._bump(f"You cannot move {direction}: {blocker} is in the way.", truncated)
-        events = state.move(direction)
-        messages = [f"You moved {direction}."]
-        for event in events:
-            kind, _, index = event.partition(":")
-            if kind == "key":
-                self._achieved.add(f"collect_{COLORS[int(index)]}_key")
-                messages.append(f"You picked up the {COLORS[int(index)]} key.")
-            elif kind == "door":
-                self._achieved.add(f"open_{COLORS[int(index)]}_door")
-                messages.append(f"You opened the {COLORS[int(index)]} door.")
-        if state.gem_taken:
-            self._achieved.add("steal_gem")
-            return Transition(
-                self._observe("You reached the gem. Success!"),
-                reward=config.gem_reward,
-                terminated=True,
-                success=True,
-            )
-        return Transition(self._observe(" ".join(messages)), truncated=truncated)
-
-    def _invalid(self, message: str) -> Transition:
+    def _invalid(self, message: str) -> Transition[str]:
         return self.invalid(f"{message}\n{self._observe('')}")
 
-    def _bump(self, message: str, truncated: bool) -> Transition:
+    def _bump(self, message: str, truncated: bool) -> Transition[str]:
         return Transition(self._observe(message), invalid=True, truncated=truncated)
 
     def admissible_actions(self) -> list[str]:
-        state = self._state
-        assert state is not None
-        key = (state.position, *state.keys_held, *state.doors_open)
-        if key != self._admissible_key:
-            r, c = state.position
-            self._admissible = [
-                f"move {name}"
-                for name, (dr, dc) in DIRECTIONS.items()
-                if state.blocked_by((r + dr, c + dc)) is None
-            ]
-            self._admissible_key = key
-        return list(self._admissible)
+        return self._unblocked_moves()
 
     def oracle_action(self) -> str:
         path = self.state.shortest_path()
         return f"move {path[0]}" if path else "move up"
 
-    def skills_achieved(self) -> frozenset[str]:
-        return frozenset(self._achieved)
-
-    # ------------------------------------------------------------------ text
-    def _observe(self, message: str) -> Any:
+    def _observe(self, message: str) -> str:
         rows = self._map_rows()
         state = self._state
         assert state is not None
@@ -300,38 +356,6 @@ class HeistEnv(TextEnv):
             f"You are at row {r}, column {c}. Keys held: {', '.join(held) if held else 'none'}."
         )
         return "\n".join(lines)
-
-    def _map_rows(self) -> list[str]:
-        """The map as rows of characters (collected keys, opened doors and the taken gem shown
-        as floor; cells out of view as ``?`` with local observability)."""
-        state = self._state
-        assert state is not None and self._task is not None
-        layout = state.layout
-        config: HeistConfig = self._task.config  # type: ignore[assignment]
-        key = (*state.doors_open, *state.keys_held, state.gem_taken)
-        if key != self._cleared_key:  # a door opened or a key was taken: redraw the base
-            rows = list(_base_grid(layout))
-            cleared = [d for d, done in zip(layout.doors, state.doors_open, strict=True) if done]
-            cleared += [k for k, done in zip(layout.keys, state.keys_held, strict=True) if done]
-            if state.gem_taken:
-                cleared.append(layout.gem)
-            for cell in cleared:
-                row = rows[cell[0]]
-                rows[cell[0]] = row[: cell[1]] + "." + row[cell[1] + 1 :]
-            self._base_rows, self._cleared_key = tuple(rows), key
-        rows = list(self._base_rows)
-        r, c = state.position
-        rows[r] = rows[r][:c] + "@" + rows[r][c + 1 :]
-        if config.observability == "local":
-            radius = config.view_radius
-            left, right = max(0, c - radius), c + radius + 1
-            rows = [
-                "?" * len(row)
-                if abs(i - r) > radius
-                else "?" * left + row[left:right] + "?" * max(0, len(row) - right)
-                for i, row in enumerate(rows)
-            ]
-        return rows
 
 
 def _base_grid(layout: HeistLayout) -> tuple[str, ...]:
@@ -404,7 +428,7 @@ def render_rgb(rows: list[str], size: int = 64) -> np.ndarray:
     return canvas
 
 
-class HeistPixelsEnv(HeistEnv):
+class HeistPixelsEnv(_HeistEnvBase[np.ndarray, PixelAction], PixelEnv[HeistConfig]):
     """Heist with 64x64 RGB observations from llmgym's renderer and ``Discrete(4)`` actions.
 
     ## Description
@@ -436,30 +460,12 @@ class HeistPixelsEnv(HeistEnv):
     * v0: Initial version.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 15}
-    example = ""
-    ACTIONS: ClassVar[tuple[str, ...]] = tuple(DIRECTIONS)
+    action_commands = tuple(f"move {direction}" for direction in DIRECTIONS)
 
-    def __init__(self, config: HeistConfig | dict | None = None, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
-        self.observation_space = spaces.Box(0, 255, (64, 64, 3), np.uint8)  # type: ignore[assignment]
-        self.action_space = spaces.Discrete(len(self.ACTIONS))  # type: ignore[assignment]
+    def _invalid(self, message: str) -> Transition[np.ndarray]:
+        return self._repeat_frame(f"{message} (or 0-3)")
 
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        """Apply an action index (0 up, 1 down, 2 left, 3 right) or a move name."""
-        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-            n = len(self.ACTIONS)
-            action = f"move {self.ACTIONS[int(action)]}" if 0 <= action < n else str(int(action))
-        elif not isinstance(action, str):
-            action = self.quote(action)
-        return super().step(action)  # type: ignore[return-value]
-
-    def _invalid(self, message: str) -> Transition:
-        return Transition(
-            np.array(self._last_observation), invalid=True, info={"feedback": f"{message} (or 0-3)"}
-        )
-
-    def _bump(self, message: str, truncated: bool) -> Transition:
+    def _bump(self, message: str, truncated: bool) -> Transition[np.ndarray]:
         return Transition(
             self._observe(""), invalid=True, truncated=truncated, info={"feedback": message}
         )
@@ -467,22 +473,6 @@ class HeistPixelsEnv(HeistEnv):
     def _observe(self, message: str) -> np.ndarray:
         return render_rgb(self._map_rows())
 
-    def _emit(self, observation: Any) -> Any:
-        self._last_observation = observation
-        return observation
-
-    def admissible_actions(self) -> None:  # type: ignore[override]
-        return None
-
-    def sample_action(self, rng: np.random.Generator) -> int:  # type: ignore[override]
-        return int(rng.integers(len(self.ACTIONS)))
-
-    def oracle_action(self) -> int:  # type: ignore[override]
+    def oracle_action(self) -> int:
         path = self.state.shortest_path()
-        return self.ACTIONS.index(path[0]) if path else 0
-
-    def render(self) -> np.ndarray | None:  # type: ignore[override]
-        """The latest frame (``render_mode="rgb_array"``)."""
-        if self.render_mode == "rgb_array":
-            return np.array(self._last_observation)
-        return None
+        return list(DIRECTIONS).index(path[0]) if path else 0

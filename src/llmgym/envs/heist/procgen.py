@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, Protocol
 
 import numpy as np
-from gymnasium import spaces
 
-from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob, optional_import
+from llmgym.core import EnvConfig, PixelEnv, Task, TaskIdRange, Transition, knob, optional_import
 from llmgym.core.text import normalize_command
 
 procgen = optional_import("procgen", extra="procgen", package="procgen-mirror")
@@ -27,6 +26,17 @@ PROCGEN_ACTIONS: tuple[str, ...] = (
 )  # fmt: skip
 """procgen's 15 actions; 9-14 are special keys that do nothing in Heist."""
 EVAL_LEVEL_BASE = 1_000_000
+Cell = tuple[int, int]
+
+
+class _Gym3Env(Protocol):
+    """The part of procgen's gym3 environment that :class:`ProcgenHeistEnv` drives."""
+
+    def act(self, action: np.ndarray) -> None: ...
+
+    def observe(self) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]: ...
+
+    def get_info(self) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -44,7 +54,7 @@ class ProcgenHeistConfig(EnvConfig):
     use_monochrome_assets: bool = knob(False, doc="procgen's plain-coloured assets.")
 
 
-class ProcgenHeistEnv(TextEnv):
+class ProcgenHeistEnv(PixelEnv[ProcgenHeistConfig]):
     """procgen's Heist itself (64x64 RGB, ``Discrete(15)``), for comparison with Heist-v0.
 
     ## Description
@@ -84,31 +94,32 @@ class ProcgenHeistEnv(TextEnv):
 
     config_class = ProcgenHeistConfig
     env_name = "procgen-heist"
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 15}
     skills = ("steal_gem",)
+    action_commands = PROCGEN_ACTIONS
 
-    def __init__(self, config: ProcgenHeistConfig | dict | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, config: ProcgenHeistConfig | dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(config, **kwargs)
-        self.observation_space = spaces.Box(0, 255, (64, 64, 3), np.uint8)  # type: ignore[assignment]
-        self.action_space = spaces.Discrete(len(PROCGEN_ACTIONS))  # type: ignore[assignment]
-        self._game = None
-        self._game_key: tuple | None = None
+        self._game: _Gym3Env | None = None
         self._steps = 0
         self._won = False
 
-    def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> TaskIdRange:
+    def task_ids(
+        self, split: str = "train", config: ProcgenHeistConfig | None = None
+    ) -> TaskIdRange:
         return TaskIdRange(split, 100_000 if split == "train" else 10_000)
 
-    def level_seed(self, task: Task) -> int:
+    def level_seed(self, task: Task[ProcgenHeistConfig]) -> int:
         """procgen's level seed of ``task``."""
         return task.index + (EVAL_LEVEL_BASE if task.split == "eval" else 0)
 
     def instance_key(self) -> str:
         return f"procgen heist level {self.level_seed(self.task)}"
 
-    def _reset_task(self, task: Task) -> tuple[Any, str]:
-        config: ProcgenHeistConfig = task.config  # type: ignore[assignment]
-        self._game = procgen.ProcgenGym3Env(
+    def _reset_task(self, task: Task[ProcgenHeistConfig]) -> tuple[np.ndarray, str]:
+        config = task.config
+        game: _Gym3Env = procgen.ProcgenGym3Env(
             num=1,
             env_name="heist",
             distribution_mode=config.distribution,
@@ -119,28 +130,18 @@ class ProcgenHeistEnv(TextEnv):
             use_monochrome_assets=config.use_monochrome_assets,
             rand_seed=0,
         )
+        self._game = game
         self._steps = 0
         self._won = False
-        _, observation, _ = self._game.observe()
+        _, observation, _ = game.observe()
         self._frame = np.array(observation["rgb"][0])
         return self._frame, "Reach the gem, collecting each key before its locked door."
 
-    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        """Apply a procgen action index (0-14) or its name."""
-        if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-            n = len(PROCGEN_ACTIONS)
-            action = PROCGEN_ACTIONS[int(action)] if 0 <= action < n else str(int(action))
-        elif not isinstance(action, str):
-            action = self.quote(action)
-        return super().step(action)  # type: ignore[return-value]
-
-    def _step(self, action: str) -> Transition:
+    def _step(self, action: str) -> Transition[np.ndarray]:
         text = normalize_command(action, max_length=100).replace("-", " ")
         if text not in PROCGEN_ACTIONS:
-            return Transition(
-                np.array(self._frame),
-                invalid=True,
-                info={"feedback": f"{self.quote(action)} is not a procgen action (0-14 or a name)"},
+            return self._repeat_frame(
+                f"{self.quote(action)} is not a procgen action (0-14 or a name)"
             )
         assert self._game is not None
         self._game.act(np.array([PROCGEN_ACTIONS.index(text)]))
@@ -158,28 +159,15 @@ class ProcgenHeistEnv(TextEnv):
             success=won,
         )
 
-    def _emit(self, observation: Any) -> Any:
-        self._last_observation = observation
-        return observation
-
-    def sample_action(self, rng: np.random.Generator) -> int:  # type: ignore[override]
-        return int(rng.integers(len(PROCGEN_ACTIONS)))
-
-    def render(self) -> np.ndarray | None:  # type: ignore[override]
-        """The latest frame (``render_mode="rgb_array"``)."""
-        if self.render_mode == "rgb_array":
-            return np.array(self._last_observation)
-        return None
-
     # ------------------------------------------------------------------ oracle
-    def oracle_action(self) -> int:  # type: ignore[override]
+    def oracle_action(self) -> int:
         """Steer towards the next cell of a shortest path read from the frame."""
-        config: ProcgenHeistConfig = self.task.config  # type: ignore[assignment]
+        config = self.task.config
         world = {"easy": 9, "hard": 13, "memory": 23}[config.distribution]
         return read_frame_and_steer(self._frame, world)
 
 
-def _cell_of(mask: np.ndarray, cell: float) -> tuple[int, int] | None:
+def _cell_of(mask: np.ndarray, cell: float) -> Cell | None:
     ys, xs = np.nonzero(mask)
     if len(ys) == 0:
         return None
@@ -216,7 +204,8 @@ def read_frame_and_steer(frame: np.ndarray, world: int) -> int:
     )  # fmt: skip
     # the floor looks like the gem's cell (the gem is small); walls have another texture
     walls = np.abs(medians - medians[gem]).sum(axis=2) > 80
-    locks, keys = set(), []
+    locks: set[Cell] = set()
+    keys: list[Cell] = []
     for mask in colours:  # at most one key and one lock of each colour
         leftover = mask.copy()
         for y, (y0, y1) in enumerate(bounds):
@@ -249,15 +238,17 @@ def read_frame_and_steer(frame: np.ndarray, world: int) -> int:
     return (dx + 1) * 3 + (1 - dy)  # procgen: vx = a // 3 - 1, vy = a % 3 - 1 (up is +1)
 
 
-def _bfs(walls: np.ndarray, blocked: set, start, goals: set) -> list:
-    queue, parent = deque([start]), {start: None}
+def _bfs(walls: np.ndarray, blocked: set[Cell], start: Cell, goals: set[Cell]) -> list[Cell]:
+    queue = deque([start])
+    parent: dict[Cell, Cell | None] = {start: None}
     while queue:
         cell = queue.popleft()
         if cell in goals:
-            path = []
-            while cell is not None:
-                path.append(cell)
-                cell = parent[cell]
+            path = [cell]
+            previous = parent[cell]
+            while previous is not None:
+                path.append(previous)
+                previous = parent[previous]
             return path[::-1]
         for dy, dx in ((1, 0), (-1, 0), (0, 1), (0, -1)):
             nxt = (cell[0] + dy, cell[1] + dx)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from gymnasium.error import ResetNeeded
 
@@ -23,26 +24,27 @@ from llmgym.envs.household.world import World
 __all__ = ["HouseholdConfig", "HouseholdEnv"]
 
 
+def _weights(names: tuple[str, ...], doc: str) -> Any:
+    """A knob of relative frequencies over ``names`` (each 0-100; all 1 by default)."""
+    return knob(
+        default_factory=lambda: dict.fromkeys(names, 1), low=0, high=100, choices=names, doc=doc
+    )
+
+
 @dataclass(frozen=True)
 class HouseholdConfig(EnvConfig):
     """Difficulty knobs of :class:`HouseholdEnv`."""
 
-    task_types: dict[str, float] = knob(
-        default_factory=lambda: dict.fromkeys(TASK_TYPES, 1),
-        low=0,
-        high=100,
-        choices=TASK_TYPES,
-        doc="Relative frequency of ALFWorld's six task types; a type left out or at 0 never "
+    task_types: dict[str, float] = _weights(
+        TASK_TYPES,
+        "Relative frequency of ALFWorld's six task types; a type left out or at 0 never "
         "appears. Each type is set in a room that supports it: heat and cool in kitchens, "
         "clean in kitchens and bathrooms, examine_in_light in bedrooms and living rooms, "
         "pick_and_place and pick_two anywhere.",
     )
-    room_types: dict[str, float] = knob(
-        default_factory=lambda: dict.fromkeys(ROOM_TYPES, 1),
-        low=0,
-        high=100,
-        choices=ROOM_TYPES,
-        doc="Relative frequency of the room types among those that support a task's type; a "
+    room_types: dict[str, float] = _weights(
+        ROOM_TYPES,
+        "Relative frequency of the room types among those that support a task's type; a "
         "type left out or at 0 never appears.",
     )
     extra_receptacles: int = knob(
@@ -90,7 +92,7 @@ class HouseholdConfig(EnvConfig):
             )
 
 
-class HouseholdEnv(TextEnv):
+class HouseholdEnv(TextEnv[HouseholdConfig]):
     """ALFWorld's household tasks in procedurally generated rooms, in pure Python.
 
     ## Description
@@ -181,22 +183,25 @@ class HouseholdEnv(TextEnv):
         "Action: go to countertop 1"
     )
 
-    def __init__(self, config: HouseholdConfig | dict | None = None, **kwargs) -> None:
+    def __init__(
+        self, config: HouseholdConfig | dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(config, **kwargs)
         self.world: World | None = None
         """The room of the current episode (after :meth:`reset`)."""
         self.layout: Layout | None = None
 
     # ------------------------------------------------------------------ tasks
-    def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> TaskIdRange:
+    def task_ids(self, split: str = "train", config: HouseholdConfig | None = None) -> TaskIdRange:
         return TaskIdRange(split, len(self.rooms(split, config)) * TASKS_PER_LAYOUT)
 
-    def rooms(self, split: str = "train", config: EnvConfig | None = None) -> tuple[Room, ...]:
+    def rooms(
+        self, split: str = "train", config: HouseholdConfig | None = None
+    ) -> tuple[Room, ...]:
         """The rooms (a layout and a task type) behind the task ids of ``split``: task
         ``"<split>/<i>"`` is set in room ``i // 4``, so ``rooms(split)[i // 4].task_type`` is
         its type, for picking the tasks of one type."""
         config = config or self.config
-        assert isinstance(config, HouseholdConfig)
         task_types = tuple((t, float(config.task_types.get(t, 0))) for t in TASK_TYPES)
         room_types = tuple((r, float(config.room_types.get(r, 0))) for r in ROOM_TYPES)
         return layout_pool(task_types, room_types, config.extra_receptacles).get(split, ())
@@ -229,8 +234,8 @@ class HouseholdEnv(TextEnv):
             "'Nothing happens.' with the reason."
         )
 
-    def _reset_task(self, task: Task) -> tuple[str, str]:
-        config: HouseholdConfig = task.config  # type: ignore[assignment]
+    def _reset_task(self, task: Task[HouseholdConfig]) -> tuple[str, str]:
+        config = task.config
         room = self.rooms(task.split, config)[task.index // TASKS_PER_LAYOUT]
         self.layout = room.layout
         self.world = build_world(

@@ -253,8 +253,8 @@ def build_world(
         items.append(item)
         by_name[place].contents.append(item.name)
     lamps = {name: name for name in names if by_name[name].lamp}
-    for number, support in enumerate(layout.desklamps, start=1):
-        lamp = Item(f"desklamp {number}", "desklamp", support, pickupable=False)
+    for lamp_number, support in enumerate(layout.desklamps, start=1):
+        lamp = Item(f"desklamp {lamp_number}", "desklamp", support, pickupable=False)
         items.append(lamp)
         contents = by_name[support].contents
         contents.insert(rng.randint(0, len(contents)), lamp.name)

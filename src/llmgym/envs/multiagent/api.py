@@ -2,8 +2,8 @@
 
 Each game module defines ``raw_env`` (a :class:`TextAECEnv` subclass), ``env()`` (``raw_env``
 inside PettingZoo's ``OrderEnforcingWrapper``) and ``parallel_env`` (a :class:`TextParallelEnv`
-subclass), following PettingZoo's conventions. Both share the task, seed and invalid-move
-semantics of the single-agent environments:
+subclass), following PettingZoo's conventions; :func:`pettingzoo_api` makes the three. Both
+environments share the task, seed and invalid-move semantics of the single-agent environments:
 
 * ``reset(seed=None, options=None)`` understands ``task_id``, ``split`` and ``config`` like
   :meth:`llmgym.TextEnv.reset`; the seed picks the task when no ``task_id`` is given and seeds
@@ -18,8 +18,8 @@ semantics of the single-agent environments:
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from gymnasium.utils import seeding
@@ -28,9 +28,13 @@ from llmgym.core import SPLITS, Task, TaskRng, optional_import, text_space
 from llmgym.core.text import clip_text, sanitize_text
 from llmgym.envs.multiagent.game import Game, GameConfig, Referee, player_names
 
-pettingzoo = optional_import("pettingzoo", extra="multiagent")
+if TYPE_CHECKING:
+    from pettingzoo import AECEnv, ParallelEnv
+else:
+    _pettingzoo = optional_import("pettingzoo", extra="multiagent")
+    AECEnv, ParallelEnv = _pettingzoo.AECEnv, _pettingzoo.ParallelEnv
 
-__all__ = ["TextAECEnv", "TextObservation", "TextParallelEnv", "make_aec_env"]
+__all__ = ["TextAECEnv", "TextObservation", "TextParallelEnv", "make_aec_env", "pettingzoo_api"]
 
 RESET_OPTIONS = ("task_id", "split", "config")
 MAX_OBSERVATION_LENGTH = 16_384
@@ -52,7 +56,7 @@ class TextObservation(str):
 class _GameHost:
     """What the AEC and Parallel environments share: config, spaces, task choice, referee."""
 
-    game_class: ClassVar[type[Game]]
+    game_class: ClassVar[type[Game[Any]]]
     metadata: ClassVar[dict[str, Any]]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -88,7 +92,7 @@ class _GameHost:
         }
         self._task_sampler: TaskRng | None = None
         self._np_random: np.random.Generator | None = None
-        self.referee: Referee | None = None
+        self._referee: Referee | None = None
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> Any:
@@ -105,10 +109,15 @@ class _GameHost:
         return self.game_class.task_ids(split, config or self.config)
 
     @property
-    def game(self) -> Game:
-        """The current episode's game (after ``reset``)."""
-        if self.referee is None:
+    def referee(self) -> Referee:
+        """The current episode's referee (after ``reset``)."""
+        if self._referee is None:
             raise RuntimeError("call reset() first")
+        return self._referee
+
+    @property
+    def game(self) -> Game[Any]:
+        """The current episode's game (after ``reset``)."""
         return self.referee.game
 
     @property
@@ -118,7 +127,7 @@ class _GameHost:
             self._np_random, _ = seeding.np_random()
         return self._np_random
 
-    def _start(self, seed: int | None, options: Mapping[str, Any] | None) -> Game:
+    def _start(self, seed: int | None, options: Mapping[str, Any] | None) -> Game[Any]:
         options = dict(options or {})
         unknown = sorted(set(options) - set(RESET_OPTIONS))
         if unknown:
@@ -167,11 +176,10 @@ class _GameHost:
             split = task_split
         game = self.game_class(Task(self.game_class.name, task_id, split, config))
         budgets = dict.fromkeys(game.players, config.invalid_move_retries)
-        self.referee = Referee(game, budgets, config.invalid_move_policy, self.np_random)
+        self._referee = Referee(game, budgets, config.invalid_move_policy, self.np_random)
         return game
 
     def _observation(self, agent: str) -> TextObservation:
-        assert self.referee is not None
         text = clip_text(sanitize_text(self.referee.observation(agent)), MAX_OBSERVATION_LENGTH)
         return TextObservation(text)
 
@@ -181,11 +189,11 @@ class _GameHost:
             "task_id": game.task.task_id,
             "split": game.task.split,
             "instruction": game.instruction(agent),
-            **self.referee.status(agent),  # type: ignore[union-attr]
+            **self.referee.status(agent),
         }
 
     def _info(self, agent: str, done: bool) -> dict[str, Any]:
-        info = self.referee.status(agent)  # type: ignore[union-attr]
+        info = self.referee.status(agent)
         if done:
             info["outcome"] = self.game.outcome(agent)
             info["score"] = self.game.scores[agent]
@@ -194,7 +202,7 @@ class _GameHost:
 
     def render(self) -> str | None:
         """``"ansi"``: the whole state (hidden information included); ``"human"``: print it."""
-        if self.render_mode is None or self.referee is None:
+        if self.render_mode is None or self._referee is None:
             return None
         text = self.game.render()
         if self.render_mode == "human":
@@ -206,7 +214,7 @@ class _GameHost:
         """Nothing to release."""
 
 
-class TextAECEnv(_GameHost, pettingzoo.AECEnv):
+class TextAECEnv(_GameHost, AECEnv):
     """A PettingZoo AEC environment for a text game (``raw_env`` of each game module).
 
     ``agent_selection`` is the next player the game awaits; after an invalid move with retries
@@ -233,7 +241,7 @@ class TextAECEnv(_GameHost, pettingzoo.AECEnv):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {agent: self._reset_info(agent) for agent in self.agents}
-        self.agent_selection = self.referee.awaiting()[0]  # type: ignore[union-attr]
+        self.agent_selection = self.referee.awaiting()[0]
         self._skip_agent_selection = None
 
     def observe(self, agent: str) -> TextObservation:
@@ -247,7 +255,6 @@ class TextAECEnv(_GameHost, pettingzoo.AECEnv):
             self._was_dead_step(action)
             return
         referee = self.referee
-        assert referee is not None
         self._cumulative_rewards[agent] = 0.0
         ruling = referee.submit(agent, action)
         game = referee.game
@@ -265,7 +272,7 @@ class TextAECEnv(_GameHost, pettingzoo.AECEnv):
             self.render()
 
 
-class TextParallelEnv(_GameHost, pettingzoo.ParallelEnv):
+class TextParallelEnv(_GameHost, ParallelEnv):
     """A PettingZoo Parallel environment for a text game (``parallel_env`` of each module).
 
     Every live agent may send an action each step; the game uses the actions of the players it
@@ -305,7 +312,7 @@ class TextParallelEnv(_GameHost, pettingzoo.ParallelEnv):
     ]:
         """Apply the awaited players' actions; return per-agent dicts for the agents that were
         live before the step (agents that finish are dropped from ``agents`` afterwards)."""
-        referee = self.referee
+        referee = self._referee
         if referee is None:
             raise RuntimeError("call reset() before step()")
         live = list(self.agents)
@@ -334,3 +341,37 @@ def make_aec_env(raw_env_class: type[TextAECEnv], **kwargs: Any) -> Any:
     from pettingzoo.utils import wrappers
 
     return wrappers.OrderEnforcingWrapper(raw_env_class(**kwargs))
+
+
+def pettingzoo_api(
+    game: type[Game[Any]], title: str
+) -> tuple[type[TextAECEnv], type[TextParallelEnv], Callable[..., Any]]:
+    """A game module's PettingZoo entry points, ``raw_env, parallel_env, env = ...``: the AEC
+    class, the Parallel class and ``env()`` (the AEC environment in PettingZoo's
+    ``OrderEnforcingWrapper``), named and documented for ``game`` (``title``: "Connect Four")."""
+    if game.simultaneous:
+        aec_turns = "the players of a round are selected in turn and their moves stay sealed "
+        aec_turns += "until the last one is in"
+        parallel_turns = "every player moves each step"
+    else:
+        aec_turns = "the player to move is selected"
+        parallel_turns = "only the player to move acts"
+
+    class raw_env(TextAECEnv):
+        __doc__ = f"{title} as a PettingZoo AEC environment: {aec_turns}."
+        __module__ = game.__module__
+        __qualname__ = "raw_env"
+        game_class = game
+
+    class parallel_env(TextParallelEnv):
+        __doc__ = f"{title} as a PettingZoo Parallel environment: {parallel_turns}."
+        __module__ = game.__module__
+        __qualname__ = "parallel_env"
+        game_class = game
+
+    def env(**kwargs: Any) -> Any:
+        return make_aec_env(raw_env, **kwargs)
+
+    env.__module__, env.__qualname__ = game.__module__, "env"
+    env.__doc__ = f"{title} as a PettingZoo AEC environment in the ``OrderEnforcingWrapper``."
+    return raw_env, parallel_env, env

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from llmgym.core import Task, TaskIdRange, TaskRng, knob, normalize_command, quote_action, split_of
-from llmgym.envs.multiagent.api import TextAECEnv, TextParallelEnv, make_aec_env
+from llmgym.envs.multiagent.api import pettingzoo_api
 from llmgym.envs.multiagent.game import Game, GameConfig, IllegalMove
 from llmgym.envs.multiagent.versus import VersusEnv, versus_config
 
@@ -120,7 +120,7 @@ class _Result:
     price: int
 
 
-class AuctionGame(Game):
+class AuctionGame(Game[AuctionConfig]):
     """Rules of the sealed-bid auction for :class:`raw_env`, :class:`parallel_env` and
     :class:`AuctionEnv`."""
 
@@ -139,16 +139,16 @@ class AuctionGame(Game):
     )
 
     @classmethod
-    def player_count(cls, config: GameConfig) -> int:
-        return config.players  # type: ignore[attr-defined]
+    def player_count(cls, config: AuctionConfig) -> int:
+        return config.players
 
     @classmethod
-    def task_ids(cls, split: str, config: GameConfig) -> TaskIdRange:
+    def task_ids(cls, split: str, config: AuctionConfig) -> TaskIdRange:
         return TaskIdRange(split, 10_000 if split == "train" else 1_000)
 
-    def __init__(self, task: Task) -> None:
+    def __init__(self, task: Task[AuctionConfig]) -> None:
         super().__init__(task)
-        c: AuctionConfig = self.config  # type: ignore[assignment]
+        c = self.config
         self.instance = _generate(task.env_name, task.task_id, task.split, c)
         self.round = 0
         self.budget = dict.fromkeys(self.players, c.budget)
@@ -179,7 +179,7 @@ class AuctionGame(Game):
         return amount
 
     def apply(self, moves: Mapping[str, Any]) -> dict[str, float]:
-        c: AuctionConfig = self.config  # type: ignore[assignment]
+        c = self.config
         bids = {player: int(moves[player]) for player in self.live}
         item = self.instance.items[self.round]
         top = max(bids.values())
@@ -209,7 +209,7 @@ class AuctionGame(Game):
     # ------------------------------------------------------------------ text
     def _result_text(self, index: int, result: _Result) -> str:
         head = f"Round {index + 1} ({result.item}):"
-        if self.config.reveal == "all":  # type: ignore[attr-defined]
+        if self.config.reveal == "all":
             bids = ", ".join(f"{p} {b}" for p, b in result.bids.items())
             head += f" bids {bids};"
         if result.winner is None:
@@ -217,7 +217,7 @@ class AuctionGame(Game):
         return f"{head} {result.winner} won and paid {result.price}."
 
     def observe(self, player: str) -> str:
-        c: AuctionConfig = self.config  # type: ignore[assignment]
+        c = self.config
         rule = (
             "the highest bid wins and pays its bid"
             if c.pricing == "first"
@@ -260,8 +260,8 @@ class AuctionGame(Game):
         )
 
     @classmethod
-    def rules(cls, config: GameConfig) -> str:
-        c: AuctionConfig = config  # type: ignore[assignment]
+    def rules(cls, config: AuctionConfig) -> str:
+        c = config
         pricing = (
             "pays its own bid"
             if c.pricing == "first"
@@ -302,7 +302,7 @@ class AuctionGame(Game):
 
     def _scripted_bid(self, player: str, policy: str, round_index: int, budget: int) -> int:
         value = self.value(player, round_index)
-        if policy == "truthful" or self.config.pricing == "second":  # type: ignore[attr-defined]
+        if policy == "truthful" or self.config.pricing == "second":
             return min(budget, value)
         shade = self.instance.shading[self.players.index(player)]
         return min(budget, int(shade * value))
@@ -319,7 +319,7 @@ class AuctionGame(Game):
         the shader's, then plays the plan — which of the remaining items to win, each by
         outbidding the rivals by 1 — that first makes it finish strictly ahead of every rival
         and then earns the most. With more than 8 rounds left it plans the next 8."""
-        c: AuctionConfig = self.config  # type: ignore[assignment]
+        c = self.config
         remaining = list(range(self.round, min(c.rounds, self.round + 8)))
         best_key: tuple[bool, float, float] | None = None
         best_bid = 0
@@ -340,7 +340,7 @@ class AuctionGame(Game):
         """Play ``rounds`` with ``player`` winning exactly the rounds in ``chosen`` (by the
         smallest winning bid) against shader rivals; ``None`` if the budget does not allow it.
         Returns (its final profit, the best rival's final profit, its bid this round)."""
-        c: AuctionConfig = self.config  # type: ignore[assignment]
+        c = self.config
         budget = dict(self.budget)
         profit = dict(self.scores)
         rivals = [p for p in self.live if p != player]
@@ -383,24 +383,7 @@ class AuctionGame(Game):
 
 
 # ---------------------------------------------------------------------- PettingZoo
-class raw_env(TextAECEnv):
-    """The auction as a PettingZoo AEC environment: the bidders of a round are selected in turn
-    and their bids stay sealed until the last one is in."""
-
-    game_class = AuctionGame
-
-
-class parallel_env(TextParallelEnv):
-    """The auction as a PettingZoo Parallel environment: every bidder bids each step."""
-
-    game_class = AuctionGame
-
-
-def env(**kwargs: Any) -> Any:
-    """The AEC environment wrapped in PettingZoo's ``OrderEnforcingWrapper``."""
-    return make_aec_env(raw_env, **kwargs)
-
-
+raw_env, parallel_env, env = pettingzoo_api(AuctionGame, "The auction")
 AuctionVersusConfig = versus_config(AuctionConfig, AuctionGame, max_players=6)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from llmgym.core import ConfigError, Task, TaskIdRange, knob, normalize_command, quote_action
 from llmgym.core.text import join_names
-from llmgym.envs.multiagent.api import TextAECEnv, TextParallelEnv, make_aec_env
+from llmgym.envs.multiagent.api import pettingzoo_api
 from llmgym.envs.multiagent.game import Game, GameConfig, IllegalMove
 from llmgym.envs.multiagent.versus import VersusEnv, versus_config
 
@@ -148,7 +148,7 @@ def _openings(rows: int, columns: int, connect: int, plies: int) -> dict[str, tu
     return {split: tuple(moves) for split, moves in splits.items()}
 
 
-class ConnectFourGame(Game):
+class ConnectFourGame(Game[ConnectFourConfig]):
     """Rules of Connect Four for :class:`raw_env`, :class:`parallel_env` and
     :class:`ConnectFourEnv`."""
 
@@ -165,15 +165,15 @@ class ConnectFourGame(Game):
     )
 
     @classmethod
-    def task_ids(cls, split: str, config: GameConfig) -> TaskIdRange:
-        c: ConnectFourConfig = config  # type: ignore[assignment]
+    def task_ids(cls, split: str, config: ConnectFourConfig) -> TaskIdRange:
+        c = config
         return TaskIdRange(
             split, len(_openings(c.rows, c.columns, c.connect, c.opening_plies)[split])
         )
 
-    def __init__(self, task: Task) -> None:
+    def __init__(self, task: Task[ConnectFourConfig]) -> None:
         super().__init__(task)
-        c: ConnectFourConfig = self.config  # type: ignore[assignment]
+        c = self.config
         self.board = board_geometry(c.rows, c.columns, c.connect)
         self.stones = [0, 0]
         self.mask = 0
@@ -310,8 +310,8 @@ class ConnectFourGame(Game):
         return f"Play Connect Four as {mark}: get {self.board.connect} of your discs in a line."
 
     @classmethod
-    def rules(cls, config: GameConfig) -> str:
-        c: ConnectFourConfig = config  # type: ignore[assignment]
+    def rules(cls, config: ConnectFourConfig) -> str:
+        c = config
         last = chr(ord("a") + c.columns - 1)
         return (
             f"Connect Four on a board of {c.rows} rows and {c.columns} columns. Two players, X "
@@ -451,23 +451,7 @@ def _best_column(rows: int, columns: int, connect: int, me: int, mask: int) -> i
 
 
 # ---------------------------------------------------------------------- PettingZoo
-class raw_env(TextAECEnv):
-    """Connect Four as a PettingZoo AEC environment (see docs/environments/multiagent)."""
-
-    game_class = ConnectFourGame
-
-
-class parallel_env(TextParallelEnv):
-    """Connect Four as a PettingZoo Parallel environment; only the player to move acts."""
-
-    game_class = ConnectFourGame
-
-
-def env(**kwargs: Any) -> Any:
-    """The AEC environment wrapped in PettingZoo's ``OrderEnforcingWrapper``."""
-    return make_aec_env(raw_env, **kwargs)
-
-
+raw_env, parallel_env, env = pettingzoo_api(ConnectFourGame, "Connect Four")
 ConnectFourVersusConfig = versus_config(ConnectFourConfig, ConnectFourGame, max_players=2)
 
 

@@ -13,13 +13,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 
 from llmgym.core import EnvConfig, Task, knob
 
-__all__ = ["Game", "GameConfig", "IllegalMove", "Referee", "Ruling", "player_names"]
+__all__ = [
+    "Game",
+    "GameConfig",
+    "GameConfigT",
+    "IllegalMove",
+    "Referee",
+    "Ruling",
+    "player_names",
+]
 
 INVALID_MOVE_POLICIES = ("forfeit", "default_move")
 
@@ -48,13 +56,20 @@ class GameConfig(EnvConfig):
     )
 
 
+GameConfigT = TypeVar("GameConfigT", bound=GameConfig)
+"""A game's config class, as in ``class ConnectFourGame(Game[ConnectFourConfig])``."""
+
+
 class IllegalMove(Exception):
     """Raised by :meth:`Game.parse` for a move that is not understood or not allowed now; the
     message says why and what would be valid."""
 
 
-class Game:
+class Game(Generic[GameConfigT]):
     """The rules of one episode of a multi-agent text game (subclass per game).
+
+    A subclass names its config class as the type parameter and in ``config_class``, so
+    :attr:`config` is typed.
 
     Players are named ``player_0`` .. ``player_{n-1}``. A turn-based game awaits one player at a
     time; a simultaneous game (``simultaneous = True``) awaits every live player and resolves
@@ -82,18 +97,18 @@ class Game:
 
     # ------------------------------------------------------------------ instance
     @classmethod
-    def player_count(cls, config: GameConfig) -> int:
+    def player_count(cls, config: GameConfigT) -> int:
         """How many players a game under ``config`` has."""
         return 2
 
     @classmethod
-    def task_ids(cls, split: str, config: GameConfig) -> Sequence[str]:
+    def task_ids(cls, split: str, config: GameConfigT) -> Sequence[str]:
         """The task ids of ``split``; train and eval never share an instance."""
         raise NotImplementedError
 
-    def __init__(self, task: Task) -> None:
+    def __init__(self, task: Task[GameConfigT]) -> None:
         self.task = task
-        self.config: GameConfig = task.config  # type: ignore[assignment]
+        self.config = task.config
         self.players = player_names(self.player_count(self.config))
         self.live = list(self.players)
         self.finished = False
@@ -148,7 +163,7 @@ class Game:
         raise NotImplementedError
 
     @classmethod
-    def rules(cls, config: GameConfig) -> str:
+    def rules(cls, config: GameConfigT) -> str:
         """The game's rules and action grammar under ``config``, for prompts."""
         raise NotImplementedError
 
@@ -226,7 +241,7 @@ class Referee:
 
     def __init__(
         self,
-        game: Game,
+        game: Game[Any],
         budgets: Mapping[str, int | None],
         policy: str,
         rng: np.random.Generator,

@@ -18,7 +18,7 @@ import numpy as np
 
 from llmgym.core import Task, TaskIdRange, TaskRng, knob, normalize_command, quote_action, split_of
 from llmgym.core.text import join_names
-from llmgym.envs.multiagent.api import TextAECEnv, TextParallelEnv, make_aec_env
+from llmgym.envs.multiagent.api import pettingzoo_api
 from llmgym.envs.multiagent.game import Game, GameConfig, IllegalMove
 from llmgym.envs.multiagent.versus import VersusEnv, versus_config
 
@@ -145,7 +145,7 @@ def _generate(env_name: str, task_id: str, split: str, config: NegotiationConfig
             return instance
 
 
-class NegotiationGame(Game):
+class NegotiationGame(Game[NegotiationConfig]):
     """Rules of the negotiation for :class:`raw_env`, :class:`parallel_env` and
     :class:`NegotiationEnv`."""
 
@@ -162,12 +162,12 @@ class NegotiationGame(Game):
     )
 
     @classmethod
-    def task_ids(cls, split: str, config: GameConfig) -> TaskIdRange:
+    def task_ids(cls, split: str, config: NegotiationConfig) -> TaskIdRange:
         return TaskIdRange(split, 10_000 if split == "train" else 1_000)
 
-    def __init__(self, task: Task) -> None:
+    def __init__(self, task: Task[NegotiationConfig]) -> None:
         super().__init__(task)
-        c: NegotiationConfig = self.config  # type: ignore[assignment]
+        c = self.config
         instance = _generate(task.env_name, task.task_id, task.split, c)
         self.counts = instance.counts
         self.values = dict(zip(self.players, instance.values, strict=True))
@@ -190,7 +190,7 @@ class NegotiationGame(Game):
         return [] if self.finished else [self.mover()]
 
     def parse(self, player: str, action: str) -> tuple[str, Any]:
-        c: NegotiationConfig = self.config  # type: ignore[assignment]
+        c = self.config
         said = _SAY.match(action)
         if said:
             message = " ".join(action[said.end() :].split())
@@ -275,7 +275,7 @@ class NegotiationGame(Game):
             self.finished = True
             self.ending = f"{player} walked away: no deal"
         self.turn += 1
-        if not self.finished and self.turn >= self.config.max_turns:  # type: ignore[attr-defined]
+        if not self.finished and self.turn >= self.config.max_turns:
             self.finished = True
             self.ending = "the turns ran out: no deal"
         return rewards
@@ -317,7 +317,7 @@ class NegotiationGame(Game):
         return ", ".join(parts)
 
     def observe(self, player: str) -> str:
-        c: NegotiationConfig = self.config  # type: ignore[assignment]
+        c = self.config
         other = self.other(player)
         lines = [
             f"You are {player}, negotiating with {other}.",
@@ -377,8 +377,8 @@ class NegotiationGame(Game):
         )
 
     @classmethod
-    def rules(cls, config: GameConfig) -> str:
-        c: NegotiationConfig = config  # type: ignore[assignment]
+    def rules(cls, config: NegotiationConfig) -> str:
+        c = config
         names = join_names([plural for _, plural in ITEMS[: c.item_types]])
         return (
             f"Two players split a pool of items ({names}). Each player has private values "
@@ -411,7 +411,7 @@ class NegotiationGame(Game):
         if self.deal is None:
             return False
         worth = _value(self.values[player], self.deal[player])
-        return 2 * worth >= self.config.total_value  # type: ignore[attr-defined]
+        return 2 * worth >= self.config.total_value
 
     def sample_action(self, player: str, rng: np.random.Generator) -> str:
         choice = int(rng.integers(3))
@@ -425,7 +425,7 @@ class NegotiationGame(Game):
     def _aspiration(self, player: str, policy: str, turn: int) -> float:
         """The share of the pool's worth ``policy`` insists on at ``turn``: 0.9 at its first
         turn down to 0.5 at its last (linearly for the conceder, late for the boulware)."""
-        own_turns = [t for t in range(self.config.max_turns) if self.players[t % 2] == player]  # type: ignore[attr-defined]
+        own_turns = [t for t in range(self.config.max_turns) if self.players[t % 2] == player]
         progress = own_turns.index(turn) / max(1, len(own_turns) - 1)
         if policy == "boulware":
             progress = progress**3
@@ -436,7 +436,7 @@ class NegotiationGame(Game):
     ) -> str:
         if policy not in ("conceder", "boulware"):
             return super().policy_action(player, policy, rng, pending)
-        total = self.config.total_value  # type: ignore[attr-defined]
+        total = self.config.total_value
         wanted = self._aspiration(player, policy, self.turn) * total
         values = self.values[player]
         if self.standing is not None and self.standing[0] != player:
@@ -462,8 +462,8 @@ class NegotiationGame(Game):
         worth more."""
         other = self.other(player)
         mine, theirs = self.values[player], self.values[other]
-        max_turns = self.config.max_turns  # type: ignore[attr-defined]
-        total = self.config.total_value  # type: ignore[attr-defined]
+        max_turns = self.config.max_turns
+        total = self.config.total_value
         own_later = [t for t in range(self.turn, max_turns) if self.players[t % 2] == player]
 
         options = _options(self.counts, mine, theirs)
@@ -500,23 +500,7 @@ class NegotiationGame(Game):
 
 
 # ---------------------------------------------------------------------- PettingZoo
-class raw_env(TextAECEnv):
-    """The negotiation as a PettingZoo AEC environment (see docs/environments/multiagent)."""
-
-    game_class = NegotiationGame
-
-
-class parallel_env(TextParallelEnv):
-    """The negotiation as a PettingZoo Parallel environment; only the player to move acts."""
-
-    game_class = NegotiationGame
-
-
-def env(**kwargs: Any) -> Any:
-    """The AEC environment wrapped in PettingZoo's ``OrderEnforcingWrapper``."""
-    return make_aec_env(raw_env, **kwargs)
-
-
+raw_env, parallel_env, env = pettingzoo_api(NegotiationGame, "The negotiation")
 NegotiationVersusConfig = versus_config(NegotiationConfig, NegotiationGame, max_players=2)
 
 

@@ -133,7 +133,7 @@ class AgentSeat:
 
     def reset(self, view: PlayerView, seed: int) -> None:
         self._view = view
-        self.agent.reset(view, seed=seed)  # type: ignore[arg-type]
+        self.agent.reset(view, seed=seed)
         self.system_prompt = system_prompt(view.rules(), view.example, react=self.agent.react)
         self.messages = [{"role": "system", "content": self.system_prompt}]
         self.format_errors = 0

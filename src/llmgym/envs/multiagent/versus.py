@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from llmgym.core import ConfigError, EnvConfig, Task, TaskRng, TextEnv, Transition, knob
+from llmgym.core import ConfigError, Task, TaskRng, TextEnv, Transition, knob
 from llmgym.envs.multiagent.api import TextAECEnv
 from llmgym.envs.multiagent.game import Game, GameConfig, player_names
 from llmgym.envs.multiagent.seats import AgentSeat, PlayerView, ScriptedSeat, Seat
@@ -22,23 +22,33 @@ from llmgym.envs.multiagent.seats import AgentSeat, PlayerView, ScriptedSeat, Se
 if TYPE_CHECKING:
     from llmgym.agents.base import Agent
 
-__all__ = ["VersusEnv", "versus_config"]
+__all__ = ["VersusConfig", "VersusEnv", "versus_config"]
 
 MAX_OPPONENT_ACTIONS = 10_000
 """Opponent actions within one step after which the environment gives up (reachable only with
 unlimited retries for an opponent that never makes a valid move)."""
 
 
+class VersusConfig(GameConfig):
+    """The knobs a single-agent view adds to its game's config. Not a dataclass of its own:
+    :func:`versus_config` declares these fields after the game's, each game with its own
+    choices; this class names them for type checkers and ``isinstance``."""
+
+    opponent: str
+    seat: str
+    agent_invalid_move_retries: int | None
+
+
 def versus_config(
-    base: type[GameConfig], game: type[Game], *, max_players: int
-) -> type[GameConfig]:
+    base: type[GameConfig], game: type[Game[Any]], *, max_players: int
+) -> type[VersusConfig]:
     """The single-agent config of ``game``: ``base``'s knobs plus ``opponent``, ``seat`` and
     ``agent_invalid_move_retries`` (named ``<Base>VersusConfig``, e.g.
     ``ConnectFourVersusConfig``)."""
     seats = ("random", *player_names(max_players))
     name = base.__name__.removesuffix("Config") + "VersusConfig"
 
-    def validate(self: Any) -> None:
+    def validate(self: VersusConfig) -> None:
         base.validate(self)
         if self.seat != "random":
             count = game.player_count(self)
@@ -52,7 +62,7 @@ def versus_config(
     namespace = {
         "__module__": base.__module__,
         "__qualname__": name,
-        "__doc__": f"{base.__doc__.strip()} Plus the single-agent knobs: the opponent, the "
+        "__doc__": f"{(base.__doc__ or '').strip()} Plus the single-agent knobs: the opponent, the "
         "agent's seat and its own retry budget.",
         "__annotations__": {
             "opponent": str,
@@ -81,10 +91,10 @@ def versus_config(
         ),
         "validate": validate,
     }
-    return dataclasses.dataclass(frozen=True)(type(name, (base,), namespace))
+    return dataclasses.dataclass(frozen=True)(type(name, (base, VersusConfig), namespace))
 
 
-class VersusEnv(TextEnv):
+class VersusEnv(TextEnv[VersusConfig]):
     """Base class of the single-agent view of a multi-agent game (see the module docstring).
 
     Subclasses set ``raw_env_class`` (the game's PettingZoo AEC class) and ``config_class``
@@ -109,65 +119,66 @@ class VersusEnv(TextEnv):
 
     def __init__(
         self,
-        config: EnvConfig | dict[str, Any] | None = None,
+        config: VersusConfig | dict[str, Any] | None = None,
         *,
         opponent: str | Agent | Sequence[Agent] | None = None,
         render_mode: str | None = None,
         **overrides: Any,
     ) -> None:
+        agents: Agent | Sequence[Agent] | None = None
         if isinstance(opponent, str):
             overrides["opponent"] = opponent
-            opponent = None
+        else:
+            agents = opponent
         super().__init__(config, render_mode=render_mode, **overrides)
         self._aec = self.raw_env_class(self.config)
-        if opponent is None or isinstance(opponent, Sequence):
-            self._opponent_agents = list(opponent or [])
+        if agents is None or isinstance(agents, Sequence):
+            self._opponent_agents = list(agents or [])
         else:
-            self._opponent_agents = [opponent]
+            self._opponent_agents = [agents]
         self.seat = ""
         self._seats: dict[str, Seat] = {}
         self._carried_reward = 0.0
 
     @property
-    def game_class(self) -> type[Game]:
+    def game_class(self) -> type[Game[Any]]:
         return self.raw_env_class.game_class
 
     @property
-    def game(self) -> Game:
+    def game(self) -> Game[Any]:
         """The running game."""
         return self._aec.game
 
     # ------------------------------------------------------------------ contract
-    def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> Sequence[str]:
-        return self.game_class.task_ids(split, config or self.config)  # type: ignore[arg-type]
+    def task_ids(self, split: str = "train", config: VersusConfig | None = None) -> Sequence[str]:
+        return self.game_class.task_ids(split, config or self.config)
 
     def rules(self) -> str:
         config = self._task.config if self._task is not None else self.config
         if self._opponent_agents:
             opponents = "llmgym agents"
         else:
-            opponents = f"the scripted '{config.opponent}' player"  # type: ignore[attr-defined]
-        rules = self.game_class.rules(config)  # type: ignore[arg-type]
+            opponents = f"the scripted '{config.opponent}' player"
+        rules = self.game_class.rules(config)
         return f"{rules} The other seats are played by {opponents}."
 
     def instance_key(self) -> str:
         return self.game.instance_key()
 
-    def _reset_task(self, task: Task) -> tuple[str, str]:
+    def _reset_task(self, task: Task[VersusConfig]) -> tuple[str, str]:
         config = task.config
         aec = self._aec
         seed = int(self.np_random.integers(2**62))  # the game's and each opponent's
         aec.reset(seed=seed, options={"task_id": task.task_id, "config": config})
         players = aec.possible_agents
-        seat = config.seat  # type: ignore[attr-defined]
+        seat = config.seat
         self.seat = (
             TaskRng(task.env_name, task.task_id, "seat").choice(players)
             if (seat == "random")
             else seat
         )
         referee = aec.referee
-        assert referee is not None
-        referee.set_budget(self.seat, config.agent_invalid_move_retries)  # type: ignore[attr-defined]
+        referee.set_budget(self.seat, config.agent_invalid_move_retries)
         self._seats = {}
         opponents = [p for p in players if p != self.seat]
         for index, player in enumerate(opponents):
@@ -175,7 +186,7 @@ class VersusEnv(TextEnv):
                 agent = self._opponent_agents[index % len(self._opponent_agents)]
                 seat_player: Seat = AgentSeat(agent.fork())
             else:
-                seat_player = ScriptedSeat(config.opponent)  # type: ignore[attr-defined]
+                seat_player = ScriptedSeat(config.opponent)
             seat_player.reset(PlayerView(referee, player), seed=seed + 1 + index)
             self._seats[player] = seat_player
         self._carried_reward = self._play_opponents()
@@ -186,7 +197,7 @@ class VersusEnv(TextEnv):
         if aec.agent_selection != self.seat or self._finished():
             return self._final(str(aec.observe(self.seat)), 0.0)
         aec.step(action)
-        ruling = aec.referee.last_ruling[self.seat]  # type: ignore[union-attr]
+        ruling = aec.referee.last_ruling[self.seat]
         if not ruling.valid and not (ruling.forfeited or ruling.defaulted):
             info = {"seat": self.seat, "retries_left": aec.infos[self.seat]["retries_left"]}
             return Transition(str(aec.observe(self.seat)), invalid=True, info=info)
@@ -200,7 +211,7 @@ class VersusEnv(TextEnv):
         )
 
     def oracle_action(self) -> str:
-        return self.game.oracle_action(self.seat, self._aec.referee.pending)  # type: ignore[union-attr]
+        return self.game.oracle_action(self.seat, self._aec.referee.pending)
 
     def admissible_actions(self) -> list[str] | None:
         if self._task is None or self._finished():

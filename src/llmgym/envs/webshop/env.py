@@ -10,7 +10,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob
-from llmgym.core.config import ConfigError
 from llmgym.core.text import normalize_command
 from llmgym.envs.webshop import pages
 from llmgym.envs.webshop.catalogue import Product, load_vocabulary
@@ -63,15 +62,10 @@ class WebShopConfig(EnvConfig):
     )
 
     def validate(self) -> None:
-        if self.results_per_page > self.max_results:
-            raise ConfigError(
-                "WebShopConfig.results_per_page",
-                f"{self.results_per_page} is larger than max_results={self.max_results}; "
-                "allowed: results_per_page <= max_results",
-            )
+        self.require_at_most("results_per_page", "max_results")
 
 
-class WebShopEnv(TextEnv):
+class WebShopEnv(TextEnv[WebShopConfig]):
     """Find and buy the product an instruction describes, in an offline web shop.
 
     ## Description
@@ -174,7 +168,7 @@ class WebShopEnv(TextEnv):
         "Action: search[waterproof bluetooth speaker deep bass]"
     )
 
-    def __init__(self, config: WebShopConfig | dict | None = None, **kwargs) -> None:
+    def __init__(self, config: WebShopConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
         self.vocabulary = load_vocabulary()
         self.shop = self._shop_for(self.config)
@@ -190,10 +184,10 @@ class WebShopEnv(TextEnv):
 
     # ------------------------------------------------------------------ tasks
     @staticmethod
-    def _shop_for(config: EnvConfig) -> Shop:
-        return Shop.open(config.catalogue_seed, config.catalogue_size)  # type: ignore[attr-defined]
+    def _shop_for(config: WebShopConfig) -> Shop:
+        return Shop.open(config.catalogue_seed, config.catalogue_size)
 
-    def task_ids(self, split: str = "train", config: EnvConfig | None = None) -> TaskIdRange:
+    def task_ids(self, split: str = "train", config: WebShopConfig | None = None) -> TaskIdRange:
         shop = self._shop_for(config or self.config)
         return TaskIdRange(split, len(shop.split_ids(split)))
 
@@ -217,8 +211,8 @@ class WebShopEnv(TextEnv):
             "option the instruction asks for on the product page before clicking 'buy now'."
         )
 
-    def _reset_task(self, task: Task) -> tuple[str, str]:
-        config: WebShopConfig = task.config  # type: ignore[assignment]
+    def _reset_task(self, task: Task[WebShopConfig]) -> tuple[str, str]:
+        config = task.config
         self.shop = self._shop_for(config)
         product = self.shop.product(self.shop.split_ids(task.split)[task.index])
         self._goal = make_goal(
@@ -347,7 +341,7 @@ class WebShopEnv(TextEnv):
     @property
     def config_for_episode(self) -> WebShopConfig:
         """The config of the current episode (the env's config with per-episode overrides)."""
-        return self.task.config  # type: ignore[return-value]
+        return self.task.config
 
     def _render(self) -> str:
         config = self.config_for_episode

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from tqdm.auto import tqdm
 
@@ -194,41 +194,25 @@ class Shop:
         return connection
 
     # ------------------------------------------------------------------ queries
-    def _load_product(self, product_id: int) -> Product:
-        row = (
-            self._connection()
-            .execute(
-                "SELECT id, asin, title, price, data FROM products WHERE id = ?", (product_id,)
-            )
-            .fetchone()
-        )
+    def _product_row(self, columns: str, product_id: int) -> tuple[Any, ...]:
+        """The ``columns`` (a constant SQL column list) of one product; ``KeyError`` if none."""
+        query = f"SELECT {columns} FROM products WHERE id = ?"
+        row = self._connection().execute(query, (product_id,)).fetchone()
         if row is None:
             raise KeyError(f"no product with id {product_id}")
-        return Product.from_row(*row)
+        return row
+
+    def _load_product(self, product_id: int) -> Product:
+        return Product.from_row(*self._product_row("id, asin, title, price, data", product_id))
 
     def _load_views(self, product_id: int) -> dict[str, pages.View]:
         """The stored views of the product page's summary and options (see :mod:`.pages`)."""
-        row = (
-            self._connection()
-            .execute("SELECT page_views FROM products WHERE id = ?", (product_id,))
-            .fetchone()
-        )
-        if row is None:
-            raise KeyError(f"no product with id {product_id}")
-        return {name: _view_from_data(data) for name, data in json.loads(row[0]).items()}
+        (views,) = self._product_row("page_views", product_id)
+        return {name: _view_from_data(data) for name, data in json.loads(views).items()}
 
     def _load_listing(self, product_id: int) -> pages.Listing:
         """The product as a search result shows it, without decoding the whole product."""
-        row = (
-            self._connection()
-            .execute(
-                "SELECT asin, title, price, result_view FROM products WHERE id = ?", (product_id,)
-            )
-            .fetchone()
-        )
-        if row is None:
-            raise KeyError(f"no product with id {product_id}")
-        asin, title, price, view = row
+        asin, title, price, view = self._product_row("asin, title, price, result_view", product_id)
         return pages.Listing(asin, title, price, _view_from_data(json.loads(view)))
 
     def product_by_asin(self, asin: str) -> Product | None:
