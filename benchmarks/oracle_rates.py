@@ -66,15 +66,17 @@ def random_success(env_id: str, task_ids: list[str]) -> dict[str, Any]:
 
 
 def oracle_success(env_id: str, task_ids: list[str]) -> dict[str, Any]:
-    """The oracle on each task, as ``llmgym.testing.oracle_success_rate`` plays it."""
+    """The oracle on each task, as ``llmgym.testing.oracle_success_rate`` plays it (the tasks it
+    failed are listed)."""
     env = gym.make(env_id)
-    successes, steps = 0, []
+    failed, steps = [], []
     for task_id in task_ids:
         trajectory = testing.run_episode(env, testing.oracle_policy, options={"task_id": task_id})
-        successes += bool(trajectory[-1][5].get("success"))
+        if not trajectory[-1][5].get("success"):
+            failed.append(task_id)
         steps.append(len(trajectory) - 1)
     env.close()
-    return summary(successes, steps)
+    return {**summary(len(task_ids) - len(failed), steps), "failed_tasks": failed}
 
 
 def summary(successes: int, steps: list[int]) -> dict[str, Any]:
