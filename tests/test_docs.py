@@ -119,3 +119,9 @@ def test_envgen_table_shows_missing_runs(tmp_path, monkeypatch) -> None:
     assert table.count("not run") == 3
     assert "| PPO (`--designer none`) | not run | 3.00 (130 episodes) | 3.00 |" in table
     assert "| collect wood | 50% |" in table and "1 of 4 runs committed" in table
+
+
+def test_readme_counts_the_suite_tasks() -> None:
+    suite = json.loads((ROOT / "src" / "llmgym" / "suites" / "agenteval.json").read_text())
+    total = sum(len(ids) for ids in suite["tasks"].values())
+    assert f"{total:,}-task evaluation suite" in (ROOT / "README.md").read_text()
