@@ -5,12 +5,13 @@
 
 Plays the first ``--tasks`` tasks of the eval split (``env.task_ids("eval")[:N]``) of each
 environment made with ``gymnasium.make(env_id)`` (its registered turn limit applies): once with
-its oracle (``llmgym.testing.oracle_success_rate``, what the conformance suite checks) and once
-with random valid actions (``env.sample_action``, seeded per task). AgentEval's environments get
-their figures from ``benchmarks/agenteval_baselines.py``; pass them with ``--envs`` to measure
-them here too. Each environment's row records its N, the date and the commit it was measured
-at, and replaces that environment's previous row in ``benchmarks/results/oracle_rates.json``;
-``python docs/generate.py`` puts the figures on the environment pages.
+its oracle (as ``llmgym.testing.oracle_success_rate``, what the conformance suite checks) and
+once with random valid actions (``env.sample_action``); episode ``i`` is reset with seed ``i``.
+AgentEval's environments get their figures from ``benchmarks/agenteval_baselines.py``; pass
+them with ``--envs`` to measure them here too. Each environment's row records its N, the date
+and the commit it was measured at, and replaces that environment's previous row in
+``benchmarks/results/oracle_rates.json``; ``python docs/generate.py`` puts the figures on the
+environment pages.
 """
 
 from __future__ import annotations
@@ -66,12 +67,15 @@ def random_success(env_id: str, task_ids: list[str]) -> dict[str, Any]:
 
 
 def oracle_success(env_id: str, task_ids: list[str]) -> dict[str, Any]:
-    """The oracle on each task, as ``llmgym.testing.oracle_success_rate`` plays it (the tasks it
-    failed are listed)."""
+    """The oracle on each task, as ``llmgym.testing.oracle_success_rate`` plays it but seeded
+    (episode ``i`` is reset with seed ``i``: opponents' and worlds' randomness repeats); the
+    tasks it failed are listed."""
     env = gym.make(env_id)
     failed, steps = [], []
-    for task_id in task_ids:
-        trajectory = testing.run_episode(env, testing.oracle_policy, options={"task_id": task_id})
+    for index, task_id in enumerate(task_ids):
+        trajectory = testing.run_episode(
+            env, testing.oracle_policy, seed=index, options={"task_id": task_id}
+        )
         if not trajectory[-1][5].get("success"):
             failed.append(task_id)
         steps.append(len(trajectory) - 1)
