@@ -273,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results_folder = str(RESULTS) if schedule_name != "custom" else ""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
+    started, commit = time.perf_counter(), _commit()
 
     spec = DesignSpec.from_env_id(args.env)
     designer = None
@@ -378,7 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     for c in cycles
                 ],
                 "seconds": results["seconds"],
-                "commit": _commit(),
+                "commit": commit,
                 "date": datetime.date.today().isoformat(),
             },
         )

@@ -96,7 +96,7 @@ def summary(successes: int, steps: list[int]) -> dict[str, Any]:
 
 def measure(env_id: str, tasks: int) -> dict[str, Any]:
     """One environment's row: oracle and random on its first ``tasks`` eval tasks."""
-    started = time.perf_counter()
+    started, measured_at = time.perf_counter(), commit()
     probe = gym.make(env_id)
     task_ids = list(probe.unwrapped.task_ids("eval")[:tasks])  # type: ignore[attr-defined]
     probe.close()
@@ -109,7 +109,7 @@ def measure(env_id: str, tasks: int) -> dict[str, Any]:
     }
     row["seconds"] = round(time.perf_counter() - started, 1)
     row["date"] = datetime.date.today().isoformat()
-    row["commit"] = commit()
+    row["commit"] = measured_at
     return row
 
 
