@@ -1,4 +1,4 @@
-"""Generate ``docs/environments/<name>.md`` and the README's environment table from the code.
+"""Generate ``docs/environments/<name>.md`` and the generated parts of README.md and docs/*.md.
 
     python docs/generate.py           # rewrite the pages
     python docs/generate.py --check   # exit 1 if a page is out of date (the test suite does this)
