@@ -470,13 +470,13 @@ def oracle_lines(env_id: str) -> list[str]:
     row = (load("oracle_rates.json") or {}).get("environments", {}).get(env_id)
     if row:
         oracle, random = row["oracle"], row["random"]
-        failed = oracle.get("failed_tasks")
-        misses = f"; failed: {', '.join(f'`{t}`' for t in failed)}" if failed else ""
+        failed = oracle.get("failed_tasks") or []
+        misses = f"; failed: {', '.join(f'`{t}`' for t in failed)}" if 0 < len(failed) <= 5 else ""
         lines.append(
             f"The first {row['tasks']} eval tasks, default config: the oracle solves "
             f"{oracle['successes']} ({oracle['success_rate']:.1%}) in "
-            f"{oracle['mean_steps']:g} steps on average ({oracle['min_steps']}-"
-            f"{oracle['max_steps']}){misses}; random valid actions solve {random['successes']} "
+            f"{oracle['mean_steps']:.1f} steps on average ({oracle['min_steps']:,}-"
+            f"{oracle['max_steps']:,}){misses}; random valid actions solve {random['successes']} "
             f"({random['success_rate']:.1%}) — `python benchmarks/oracle_rates.py`, "
             f"{row['date']}, commit {(row['commit'] or 'unknown')[:7]}"
         )
