@@ -46,6 +46,11 @@ def span(values: Iterable[float], fmt: str = "{:.0f}") -> str:
     return low if low == high else f"{low}-{high}"
 
 
+def _percent(value: float) -> str:
+    """A percentage without decimals, ``<1%`` for a rate that rounds to 0 but is not 0."""
+    return "<1%" if 0 < value < 0.5 else f"{value:.0f}%"
+
+
 def _interval(rate: float, total: int) -> str:
     low, high = wilson_interval(round(rate * total), total)
     return f"{low:.0%}-{high:.0%}"
@@ -197,6 +202,7 @@ def envgen_table(schedule: str = "cpu") -> str:
     parts = ["\n".join(rows)]
     if not runs:
         return parts[0]
+    parts.append(_envgen_gaps(runs))
     parts.append(_envgen_achievements(runs))
     seconds = [run["seconds"] for run in runs.values()]
     rates = [run["total_steps"] / run["seconds"] for run in runs.values()]
@@ -212,6 +218,29 @@ def envgen_table(schedule: str = "cpu") -> str:
         f"{span((PAPER_STEPS / r / 3600 for r in rates), '{:.1f}')} hours a run here."
     )
     return "\n\n".join(parts)
+
+
+def _envgen_gaps(runs: dict[tuple[str, int], dict[str, Any]]) -> str:
+    """The gap between the arms' mean scores against the spread between seeds of one arm."""
+    scores = {
+        arm: [run["score"] for (a, _), run in runs.items() if a == arm] for arm in ENVGEN_ARMS
+    }
+    means = {arm: statistics.fmean(values) for arm, values in scores.items() if values}
+    spreads = {arm: max(v) - min(v) for arm, v in scores.items() if len(v) > 1}
+    text = []
+    if len(means) == len(ENVGEN_ARMS):
+        first, second = ENVGEN_ARMS
+        text.append(
+            f"Gap between the arms' means: {means[first] - means[second]:+.2f} "
+            f"({ENVGEN_ARMS[first]} minus {ENVGEN_ARMS[second]})."
+        )
+    if spreads:
+        text.append(
+            "Gap between the seeds of one arm: "
+            + "; ".join(f"{spread:.2f} ({ENVGEN_ARMS[arm]})" for arm, spread in spreads.items())
+            + "."
+        )
+    return " ".join(text) or "One run per arm at most: no gap to compare yet."
 
 
 def _envgen_achievements(runs: dict[tuple[str, int], dict[str, Any]]) -> str:
@@ -236,7 +265,7 @@ def _envgen_achievements(runs: dict[tuple[str, int], dict[str, Any]]) -> str:
     for skill in unlocked:
         rows.append(
             f"| {skill.replace('_', ' ')} | "
-            + " | ".join(f"{means[arm][skill]:.0f}%" for arm in arms)
+            + " | ".join(_percent(means[arm][skill]) for arm in arms)
             + " |"
         )
     never = len(skills) - len(unlocked)
