@@ -8,9 +8,8 @@
 2. Rollout throughput: a scripted agent that answers after a fixed delay (standing in for an LLM
    server) plays Maze (whose oracle costs microseconds) at concurrency 1, 8 and 64; throughput
    should scale nearly linearly. Worker threads share one interpreter, so the ceiling is one core
-   running every step's Python (environment, wrappers, trajectory: a few hundred µs): at 20 ms
-   per reply and 64 workers that ceiling is what binds, at 200 ms (closer to a real model) it
-   does not.
+   running every step's Python (environment, wrappers, trajectory); the results show at which
+   reply delay and concurrency that ceiling binds.
 """
 
 from __future__ import annotations

@@ -1,16 +1,17 @@
-"""Oracle and random baselines on the frozen AgentEval suite; updates docs/agenteval.md.
+"""Oracle and random baselines on the frozen AgentEval suite; updates the docs.
 
     python benchmarks/agenteval_baselines.py [--concurrency 2]
 
 Runs ``llmgym eval --suite agenteval`` for the oracle and the random agent (ReAct replies, as an
-LLM would give them), writes ``benchmarks/results/agenteval_baselines.json`` and rewrites the
-table between the ``baselines`` markers of ``docs/agenteval.md``. Environments whose extra is
-not installed are skipped (and shown as such).
+LLM would give them), writes ``benchmarks/results/agenteval_baselines.json`` and runs
+``docs/generate.py``, which renders it in ``docs/agenteval.md`` and on the environment pages.
+Environments whose extra is not installed are skipped (and shown as such).
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from pathlib import Path
 
@@ -22,8 +23,6 @@ from llmgym.runner.evaluation import evaluate
 from llmgym.suites import load_suite
 
 ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "agenteval.md"
-START, END = "<!-- baselines:start -->", "<!-- baselines:end -->"
 
 
 def run(concurrency: int) -> dict[str, dict[str, dict[str, float]]]:
@@ -47,39 +46,16 @@ def run(concurrency: int) -> dict[str, dict[str, dict[str, float]]]:
     return table
 
 
-def markdown(table: dict[str, dict[str, dict[str, float]]]) -> str:
-    rows = [
-        "| environment | tasks | oracle success | oracle reward | random success | random reward |"
-    ]
-    rows.append("|---|---|---|---|---|---|")
-    for env_id, agents in table.items():
-        if not agents:
-            rows.append(f"| `{env_id}` | — | not measured (extra not installed) | | | |")
-            continue
-        oracle, random = agents["oracle"], agents["random"]
-        rows.append(
-            f"| `{env_id}` | {oracle['episodes']} | {oracle['success_rate']:.1%} "
-            f"| {oracle['mean_reward']:.3f} | {random['success_rate']:.1%} "
-            f"| {random['mean_reward']:.3f} |"
-        )
-    return "\n".join(rows)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--concurrency", type=int, default=2)
     args = parser.parse_args(argv)
     table = run(args.concurrency)
-    out = write_json(
+    write_json(
         ROOT / "benchmarks" / "results" / "agenteval_baselines.json",
         {"benchmark": "agenteval_baselines", "suite": "agenteval", "baselines": table},
     )
-    text = DOC.read_text()
-    head, rest = text.split(START, 1)
-    _, tail = rest.split(END, 1)
-    DOC.write_text(f"{head}{START}\n{markdown(table)}\n{END}{tail}")
-    print(f"wrote {out} and the table in {DOC}")
-    return 0
+    return subprocess.run([sys.executable, str(ROOT / "docs" / "generate.py")]).returncode
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@
 1. **Behaviour cloning**: collect oracle trajectories (ReAct replies, chat messages) on the train
    split and fine-tune a causal LM on them (loss on the assistant turns only). By default the
    model is tiny and trained from scratch, with a byte-level BPE tokenizer trained on the data,
-   so BC trains on a CPU in minutes (about 4 with the defaults on a 2-core machine) with no
-   download; ``--model PATH`` takes a local Hugging Face checkpoint instead.
+   so BC trains on a CPU in minutes with no download; ``--model PATH`` takes a local Hugging
+   Face checkpoint instead.
 2. **Evolution**, ``--iterations`` times. *Explore*: the current model samples ``--k``
    trajectories per instruction on a train instruction set larger than the BC set (the BC tasks
    plus unseen ones), scored by the environments. *Learn*: retrain **from the base model** on the

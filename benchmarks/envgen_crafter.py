@@ -19,13 +19,19 @@ Schedules: ``paper`` — 4 cycles of 0.12M designed + 0.12M original steps, then
 steps; PPO with gamma 0.95, GAE lambda 0.65, 4096-step rollouts (512 x 8 environments),
 3 epochs, 8 minibatches, entropy 0.01, clip 0.2, lr 3e-4. ``cpu`` (default) — the same loop and
 PPO settings scaled down to finish in minutes on a laptop CPU (episodes capped at 1,000 steps).
-Writes ``results.json`` and ``success.png`` (per-skill success per cycle) in ``--out``.
+Writes ``results.json`` and ``success.png`` (per-skill success per cycle) in ``--out``, and the
+run's result (arm, seed, schedule, steps, score, per-achievement success) to
+``benchmarks/results/envgen/<env>-<arm>-<schedule>-seed<seed>.json`` when the schedule is a named
+one (a run with an overridden knob writes it only where ``--results`` says), from which
+``python docs/generate.py`` builds the table in docs/envgen.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -35,8 +41,10 @@ from typing import Any
 from llmgym.core.registry import optional_import
 
 sb3 = optional_import("stable_baselines3", extra="train", package="stable-baselines3")
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_utils, also when the tests load us
 
 import gymnasium as gym  # noqa: E402
+from bench_utils import write_json  # noqa: E402
 from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv  # noqa: E402
 
@@ -65,6 +73,33 @@ SCHEDULES = {
         "length": 1_000,
     },
 }
+
+
+RESULTS = Path(__file__).resolve().parent / "results" / "envgen"
+
+
+def arm(designer: str) -> str:
+    """The arm a run belongs to: ``ppo`` (no designer) or ``ppo-envgen-<designer kind>``."""
+    return "ppo" if designer == "none" else f"ppo-envgen-{designer.split(':')[0]}"
+
+
+def result_name(env_id: str, designer: str, schedule: str, seed: int) -> str:
+    """``crafterpixels-ppo-envgen-offline-cpu-seed0.json``: one file per run."""
+    env = env_id.split("/")[-1].split("-")[0].lower()
+    return f"{env}-{arm(designer)}-{schedule}-seed{seed}.json"
+
+
+def _commit() -> str | None:
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
 
 
 class SkillTracker(BaseCallback):
@@ -207,6 +242,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--subproc", action="store_true", help="one process per environment")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default="runs/envgen")
+    parser.add_argument(
+        "--results",
+        help="folder for the run's result JSON (default: benchmarks/results/envgen for a named "
+        "schedule, none when a schedule knob is overridden; empty: none)",
+    )
     parser.add_argument("--quiet", action="store_true")
     return parser.parse_args(argv)
 
@@ -227,9 +267,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             schedule[key] = getattr(args, key)
     if args.length is not None:
         schedule["length"] = args.length or None
+    schedule_name = args.schedule if schedule == SCHEDULES[args.schedule] else "custom"
+    results_folder = args.results
+    if results_folder is None:
+        results_folder = str(RESULTS) if schedule_name != "custom" else ""
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    started = time.perf_counter()
+    started, commit = time.perf_counter(), _commit()
 
     spec = DesignSpec.from_env_id(args.env)
     designer = None
@@ -314,6 +358,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     vec.close()
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    if results_folder:
+        write_json(
+            Path(results_folder) / result_name(args.env, args.designer, schedule_name, args.seed),
+            {
+                "benchmark": "envgen",
+                "env": args.env,
+                "arm": arm(args.designer),
+                "designer": args.designer,
+                "schedule_name": schedule_name,
+                "schedule": schedule,
+                "seed": args.seed,
+                "total_steps": results["total_steps"],
+                "score": results["final"]["score"],
+                "final_episodes": results["final"]["episodes"],
+                "success": rates,
+                "cycles": [
+                    {"cycle": c["cycle"], "designs": c["designs"], "eval": c["eval"]}
+                    for c in cycles
+                ],
+                "seconds": results["seconds"],
+                "commit": commit,
+                "date": datetime.date.today().isoformat(),
+            },
+        )
     plot(results, out / "success.png")
     print(
         f"final score {results['final']['score']:.2f} over {len(tracker.episodes)} episodes; "

@@ -45,8 +45,8 @@ TARGETS: dict[str, dict[str, float]] = {
         "random_steps_per_s": 5_000,
         "resets_per_s": 2_000,
     },
-    # Every SQL step parses the reply and runs a real query in the sandbox (gold queries: median
-    # 0.05 ms, mean 0.2 ms, joins with grouping over thousands of rows up to 2 ms), then grades.
+    # Every SQL step parses the reply and runs a real query in the sandbox (the gold queries' cost
+    # is measured by benchmarks/sql_sandbox.py; joins with grouping cost most), then grades.
     # 2,000 steps/s keeps the environment under 0.1% of an episode's time next to an LLM call.
     "llmgym/SQL-v0": {
         "oracle_steps_per_s": 2_000,
@@ -81,7 +81,7 @@ TARGETS: dict[str, dict[str, float]] = {
     # next to an LLM call (>= 20 ms per turn) even for a batch of 16 episodes on one core. Resets
     # of Weather, Movie and Academia only draw a goal over a shared read-only service; Sheet
     # generates a workbook and Todo an account per task (Todo's eval split rejects accounts that
-    # hash to train, about 5 draws per eval reset), hence their lower reset targets.
+    # hash to train, so an eval reset may draw several), hence their lower reset targets.
     "llmgym/Weather-v0": {
         "oracle_steps_per_s": 5_000,
         "random_steps_per_s": 5_000,

@@ -1,11 +1,15 @@
-"""Generate ``docs/environments/<name>.md`` and the README's environment table from the code.
+"""Generate ``docs/environments/<name>.md`` and the generated parts of README.md and docs/*.md.
 
     python docs/generate.py           # rewrite the pages
     python docs/generate.py --check   # exit 1 if a page is out of date (the test suite does this)
 
 Each page mirrors the environment class's docstring (Gymnasium's sections), adds the config
-knobs from its JSON Schema, the task counts, and the throughput measured by
-``benchmarks/throughput.py`` (``benchmarks/results/throughput.json``).
+knobs from its JSON Schema, the task counts, and a *Measured* section: throughput, oracle and
+random success and the environment's own benchmarks, from ``benchmarks/results/*.json``.
+
+Every other measured figure in README.md and docs/*.md is generated too, between
+``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` markers (``BLOCKS``), by the functions of
+``benchmarks/figures.py``: a figure in the docs is the committed result of a committed script.
 """
 
 from __future__ import annotations
@@ -16,20 +20,20 @@ import inspect
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
+sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 
 import llmgym  # noqa: E402
+from benchmarks import figures  # noqa: E402
 from llmgym.core.config import describe_allowed  # noqa: E402
 from llmgym.core.registry import EnvEntry  # noqa: E402
 
 PAGES = ROOT / "docs" / "environments"
 README = ROOT / "README.md"
-AGENTEVAL = ROOT / "docs" / "agenteval.md"
-THROUGHPUT = ROOT / "benchmarks" / "results" / "throughput.json"
-TABLE_START, TABLE_END = "<!-- environments:start -->", "<!-- environments:end -->"
+DOCS = ROOT / "docs"
 
 
 def page_name(entry: EnvEntry) -> str:
@@ -49,21 +53,6 @@ def _config_table(schema: dict) -> str:
         description = field.get("description", "").replace("|", "\\|")
         rows.append(f"| `{name}` | `{default}` | {describe_allowed(field)} | {description} |")
     return "\n".join(rows)
-
-
-def _throughput(entry: EnvEntry) -> str:
-    if not THROUGHPUT.exists():
-        return "not measured yet (run `python benchmarks/throughput.py`)"
-    for row in json.loads(THROUGHPUT.read_text())["results"]:
-        if row["env_id"] == entry.id:
-            oracle, random, resets = (
-                row[k] for k in ("oracle_steps_per_s", "random_steps_per_s", "resets_per_s")
-            )
-            return (
-                f"{oracle:,.0f} steps/s (oracle), {random:,.0f} steps/s (random valid actions), "
-                f"{resets:,.0f} resets/s — one CPU core, `python benchmarks/throughput.py`"
-            )
-    return "not measured yet (run `python benchmarks/throughput.py`)"
 
 
 def _longest_backtick_run(text: str) -> int:
@@ -92,9 +81,10 @@ def render_page(entry: EnvEntry) -> str:
         f"| Install | {install} |",
         f"| Turn limit | {entry.max_episode_steps or 'set by the environment (see Episode End)'} |",
         f"| Tasks | {counts} |",
-        f"| Throughput | {_throughput(entry)} |",
         "",
         body.strip(),
+        "",
+        figures.measured_section(entry.id),
         "",
         "## Config",
         "",
@@ -134,12 +124,32 @@ def suite_table() -> str:
     return "\n".join(rows)
 
 
-def _between(path: Path, start: str, end: str, content: str) -> str | None:
-    if not path.exists():
-        return None
-    text = path.read_text()
-    if start not in text or end not in text:
-        return None
+BLOCKS: tuple[tuple[Path, str, Callable[[], str]], ...] = (
+    (README, "environments", readme_table),
+    (README, "speed", figures.readme_speed),
+    (DOCS / "agenteval.md", "suite", suite_table),
+    (DOCS / "agenteval.md", "baselines", figures.agenteval_baselines),
+    (DOCS / "envgen.md", "envgen", figures.envgen_table),
+    (DOCS / "agentevol.md", "agentevol", figures.agentevol_run),
+    (DOCS / "multiagent.md", "multiagent-oracles", figures.multiagent_oracles),
+    (DOCS / "multiagent.md", "multiagent-speed", figures.multiagent_speed),
+    (DOCS / "serving.md", "serving", lambda: figures.serving_table("serving.json")),
+    (DOCS / "serving.md", "serving-pixels", lambda: figures.serving_table("serving_pixels.json")),
+    (DOCS / "serving.md", "serving-pixels-summary", figures.serving_pixels_summary),
+    (DOCS / "serving.md", "serving-summary", figures.serving_summary),
+)
+"""The generated parts of hand-written files: ``(file, marker name, content)``."""
+
+
+def markers(name: str) -> tuple[str, str]:
+    """``<!-- NAME:start -->`` and ``<!-- NAME:end -->``."""
+    return f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+
+
+def _replace_block(text: str, name: str, content: str, path: Path) -> str:
+    start, end = markers(name)
+    if text.count(start) != 1 or text.count(end) != 1:
+        raise SystemExit(f"{path.relative_to(ROOT)} must hold {start} and {end} once each")
     head, rest = text.split(start, 1)
     _, tail = rest.split(end, 1)
     return f"{head}{start}\n{content}\n{end}{tail}"
@@ -148,13 +158,9 @@ def _between(path: Path, start: str, end: str, content: str) -> str | None:
 def expected_files() -> dict[Path, str]:
     """Every generated file and its content (environments whose extra is missing are left out)."""
     files = {PAGES / page_name(e): render_page(e) for e in llmgym.ENVIRONMENTS if e.available}
-    for path, start, end, content in (
-        (README, TABLE_START, TABLE_END, readme_table()),
-        (AGENTEVAL, "<!-- suite:start -->", "<!-- suite:end -->", suite_table()),
-    ):
-        text = _between(path, start, end, content)
-        if text is not None:
-            files[path] = text
+    for path, name, render in BLOCKS:
+        text = files.get(path, path.read_text())
+        files[path] = _replace_block(text, name, render(), path)
     return files
 
 

@@ -1,8 +1,12 @@
 """Documentation stays true: generated pages are current, every page has Gymnasium's sections,
-and docs/index.md documents what ``import llmgym`` exports."""
+docs/index.md documents what ``import llmgym`` exports, and every measured figure in README.md
+and docs/*.md is rendered from a committed result under benchmarks/results/."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -10,8 +14,18 @@ from pathlib import Path
 import pytest
 
 import llmgym
+from benchmarks import figures
 
 ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("generate", ROOT / "docs" / "generate.py")
+generate = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(generate)
+
+MEASURED = re.compile(
+    r"\d[\d,.]*\s?(?:steps/s|resets/s|queries/s|µs|ms\b|×|x faster|times faster|minutes|hours)"
+    r"|\d+ of (?:the first )?\d[\d,]* (?:eval|tasks|games|worlds|levels)"
+)
+"""What a measured figure looks like in prose: a speed, a duration, a count of successes."""
 SECTIONS = (
     "Description",
     "Action Space",
@@ -52,3 +66,62 @@ def test_readme_quick_start_names_two_commands() -> None:
     text = (ROOT / "README.md").read_text()
     assert "<!-- test-command -->" in text
     assert text.count("python3 -m venv .venv") == 2
+
+
+@pytest.mark.parametrize(
+    "path, name, render", generate.BLOCKS, ids=[f"{p.name}:{n}" for p, n, _ in generate.BLOCKS]
+)
+def test_generated_figures_match_the_results(path, name, render) -> None:
+    start, end = generate.markers(name)
+    text = path.read_text()
+    block = text.split(start, 1)[1].split(end, 1)[0]
+    assert block == f"\n{render()}\n", f"{path.name}:{name} is stale: run `python docs/generate.py`"
+
+
+def test_readme_speed_table_quotes_the_results() -> None:
+    throughput = json.loads((ROOT / "benchmarks/results/throughput.json").read_text())
+    wordle = next(r for r in throughput["results"] if r["env_id"] == "llmgym/Wordle-v0")
+    readme = (ROOT / "README.md").read_text()
+    assert f"Wordle {figures.sig(wordle['oracle_steps_per_s'])}" in readme
+    assert figures.readme_speed() in readme
+
+
+@pytest.mark.parametrize(
+    "path", [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))], ids=lambda p: p.name
+)
+def test_no_hand_written_measured_figures(path) -> None:
+    """Outside code and generated blocks, the docs carry no speed, duration or success count:
+    those are rendered from benchmarks/results/ by docs/generate.py."""
+    text = re.sub(r"<!-- ([\w-]+):start -->.*?<!-- \1:end -->", "", path.read_text(), flags=re.S)
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    found = [m.group(0) for m in MEASURED.finditer(text)]
+    assert not found, f"{path.name}: figures without a result JSON: {found}"
+
+
+def test_envgen_table_shows_missing_runs(tmp_path, monkeypatch) -> None:
+    run = {
+        "env": figures.ENVGEN_ENV,
+        "schedule_name": "cpu",
+        "arm": "ppo",
+        "seed": 1,
+        "score": 3.0,
+        "final_episodes": 130,
+        "success": {"collect_wood": 50.0, "eat_plant": 0.0},
+        "total_steps": 73_728,
+        "seconds": 600.0,
+        "machine": {"load_average_1m": 1.5},
+        "date": "2026-01-01",
+    }
+    (tmp_path / "envgen").mkdir()
+    (tmp_path / "envgen" / "crafterpixels-ppo-cpu-seed1.json").write_text(json.dumps(run))
+    monkeypatch.setattr(figures, "RESULTS", tmp_path)
+    table = figures.envgen_table()
+    assert table.count("not run") == 3
+    assert "| PPO (`--designer none`) | not run | 3.00 (130 episodes) | 3.00 |" in table
+    assert "| collect wood | 50% |" in table and "1 of 4 runs committed" in table
+
+
+def test_readme_counts_the_suite_tasks() -> None:
+    suite = json.loads((ROOT / "src" / "llmgym" / "suites" / "agenteval.json").read_text())
+    total = sum(len(ids) for ids in suite["tasks"].values())
+    assert f"{total:,}-task evaluation suite" in (ROOT / "README.md").read_text()

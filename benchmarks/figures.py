@@ -1,0 +1,629 @@
+"""The measured figures in the docs, rendered from ``benchmarks/results/*.json``.
+
+``docs/generate.py`` writes what these functions return between markers in README.md and
+docs/*.md and on every environment page, and ``python docs/generate.py --check`` (a test) fails
+when a committed result and the docs disagree. A figure that no committed result holds is not
+printed: a missing result reads "not run" or "not measured yet".
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from llmgym.evaluation import wilson_interval
+
+RESULTS = Path(__file__).resolve().parent / "results"
+NOT_MEASURED = "not measured yet"
+
+
+def load(name: str) -> dict[str, Any] | None:
+    """``benchmarks/results/<name>`` as JSON, or ``None`` when it was never written."""
+    path = RESULTS / name
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def sig(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant figures, with thousands separators: 29,800; 4.35."""
+    rounded = float(f"{value:.{digits}g}")
+    if abs(rounded) >= 10 ** (digits - 1):
+        return f"{rounded:,.0f}"
+    return f"{rounded:g}"
+
+
+def short_name(env_id: str) -> str:
+    """``llmgym/Wordle-v0`` -> ``Wordle``."""
+    return env_id.split("/")[-1].rsplit("-", 1)[0]
+
+
+def span(values: Iterable[float], fmt: str = "{:.0f}") -> str:
+    """``low-high`` of ``values`` (one number when they agree once formatted)."""
+    values = sorted(values)
+    low, high = fmt.format(values[0]), fmt.format(values[-1])
+    return low if low == high else f"{low}-{high}"
+
+
+def _percent(value: float) -> str:
+    """A percentage without decimals, ``<1%`` for a rate that rounds to 0 but is not 0."""
+    return "<1%" if 0 < value < 0.5 else f"{value:.0f}%"
+
+
+def _interval(rate: float, total: int) -> str:
+    low, high = wilson_interval(round(rate * total), total)
+    return f"{low:.0%}-{high:.0%}"
+
+
+# README.md ------------------------------------------------------------------------------------
+
+README_THROUGHPUT = (
+    "llmgym/Wordle-v0",
+    "llmgym/Maze-v0",
+    "llmgym/TextCraft-v0",
+    "llmgym/Household-v0",
+    "llmgym/Heist-v0",
+    "llmgym/SQL-v0",
+)
+
+
+def readme_speed() -> str:
+    """The README's Speed table: one row per benchmark script, from its result JSON."""
+    rows = ["| what | figure | script |", "|---|---|---|"]
+    throughput = load("throughput.json")
+    if throughput:
+        by_id = {row["env_id"]: row for row in throughput["results"]}
+        figure = " · ".join(
+            f"{short_name(e)} {sig(by_id[e]['oracle_steps_per_s'])}"
+            for e in README_THROUGHPUT
+            if e in by_id
+        )
+        rows.append(f"| steps/s on one core (oracle actions) | {figure} | `throughput.py` |")
+    crafter = load("crafter_speed.json")
+    if crafter:
+        speedups = crafter["speedups"]
+        rows.append(
+            "| Crafter (text) against Crafter itself | "
+            f"reset {speedups['reset_speedup']:.0f}× faster, "
+            f"step {speedups['text_step_speedup']:.0f}× faster | `crafter_speed.py` |"
+        )
+    textworld = load("textworld_overhead.json")
+    if textworld:
+        rows.append(
+            "| TextWorld through llmgym against TextWorld | "
+            f"{textworld['step_overhead']:+.1%} per step | `textworld_overhead.py` |"
+        )
+    loop = load("agent_loop.json")
+    if loop:
+        overheads = [row["overhead_us"] for row in loop["wrapper_overhead"]]
+        rows.append(
+            f"| ReAct + chat-history wrappers | {span(overheads)} µs per step | `agent_loop.py` |"
+        )
+        delay = max(row["agent_delay_s"] for row in loop["rollout_scaling"])
+        widest = max(
+            (row for row in loop["rollout_scaling"] if row["agent_delay_s"] == delay),
+            key=lambda row: row["concurrency"],
+        )
+        rows.append(
+            f"| rollouts, agent answering in {delay * 1000:.0f} ms | "
+            f"{widest['speedup']:.0f}× faster at {widest['concurrency']} concurrent episodes "
+            "than at 1 | `agent_loop.py` |"
+        )
+    serving = load("serving.json")
+    if serving:
+        measured = serving["measured"]
+        rows.append(
+            f"| `llmgym serve` over WebSocket ({short_name(serving['env_id'])}) | "
+            f"{measured['added_ms_at_1 (websocket)']:.2f} ms added per step; "
+            f"{sig(measured['steps_per_s_at_64 (websocket)'])} steps/s at 64 sessions | "
+            "`serving.py` |"
+        )
+    webshop = load("webshop_search.json")
+    if webshop:
+        every = next(row for row in webshop["results"] if row["query_set"] == "all")
+        rows.append(
+            f"| WebShop search over {webshop['catalogue']['products']:,} products | "
+            f"{every['p50_ms']:.1f} ms median | `webshop_search.py` |"
+        )
+    return "\n".join(rows)
+
+
+# docs/agenteval.md ----------------------------------------------------------------------------
+
+
+def agenteval_baselines() -> str:
+    """The oracle and random baselines on the AgentEval suite, and where the oracle falls short."""
+    data = load("agenteval_baselines.json")
+    if not data:
+        return f"Baselines: {NOT_MEASURED} (run `python benchmarks/agenteval_baselines.py`)."
+    rows = [
+        "| environment | tasks | oracle success | oracle reward | random success | random reward |",
+        "|---|---|---|---|---|---|",
+    ]
+    short = []
+    for env_id, agents in data["baselines"].items():
+        if not agents:
+            rows.append(f"| `{env_id}` | — | not measured (extra not installed) | | | |")
+            continue
+        oracle, random = agents["oracle"], agents["random"]
+        rows.append(
+            f"| `{env_id}` | {oracle['episodes']} | {oracle['success_rate']:.1%} "
+            f"| {oracle['mean_reward']:.3f} | {random['success_rate']:.1%} "
+            f"| {random['mean_reward']:.3f} |"
+        )
+        failed = oracle["episodes"] - round(oracle["success_rate"] * oracle["episodes"])
+        if failed:
+            short.append(f"`{env_id.split('/')[-1]}` ({failed} of {oracle['episodes']})")
+    text = "\n".join(rows)
+    if short:
+        text += "\n\nThe oracle fails tasks only on " + " and ".join(short) + "."
+    return text
+
+
+# docs/envgen.md -------------------------------------------------------------------------------
+
+ENVGEN_ENV = "llmgym/CrafterPixels-v0"
+ENVGEN_ARMS = {
+    "ppo-envgen-offline": "PPO + EnvGen (offline designer)",
+    "ppo": "PPO (`--designer none`)",
+}
+ENVGEN_SEEDS = (0, 1)
+PAPER_STEPS = 4 * (120_000 + 120_000) + 1_000_000
+
+
+def envgen_runs(schedule: str = "cpu") -> dict[tuple[str, int], dict[str, Any]]:
+    """``{(arm, seed): result}`` of the committed runs of ``schedule`` on Crafter's pixels."""
+    runs = {}
+    for path in sorted((RESULTS / "envgen").glob("*.json")):
+        run = json.loads(path.read_text())
+        if run["env"] == ENVGEN_ENV and run["schedule_name"] == schedule:
+            runs[(run["arm"], run["seed"])] = run
+    return runs
+
+
+def envgen_table(schedule: str = "cpu") -> str:
+    """Crafter score per arm and seed (``not run`` where no result JSON exists), the
+    per-achievement success of each arm, and what the runs cost."""
+    runs = envgen_runs(schedule)
+    header = " | ".join(f"seed {seed}" for seed in ENVGEN_SEEDS)
+    rows = [f"| arm | {header} | mean |", "|---|" + "---|" * (len(ENVGEN_SEEDS) + 1)]
+    for arm, label in ENVGEN_ARMS.items():
+        cells, scores = [], []
+        for seed in ENVGEN_SEEDS:
+            run = runs.get((arm, seed))
+            if run is None:
+                cells.append("not run")
+                continue
+            scores.append(run["score"])
+            cells.append(f"{run['score']:.2f} ({run['final_episodes']} episodes)")
+        mean = f"{statistics.fmean(scores):.2f}" if scores else "—"
+        rows.append(f"| {label} | {' | '.join(cells)} | {mean} |")
+    parts = ["\n".join(rows)]
+    if not runs:
+        return parts[0]
+    parts.append(_envgen_gaps(runs))
+    parts.append(_envgen_achievements(runs))
+    seconds = [run["seconds"] for run in runs.values()]
+    rates = [run["total_steps"] / run["seconds"] for run in runs.values()]
+    steps = next(iter(runs.values()))["total_steps"]
+    loads = [run["machine"]["load_average_1m"] for run in runs.values()]
+    dates = sorted({run["date"] for run in runs.values()})
+    parts.append(
+        f"{len(runs)} of {len(ENVGEN_ARMS) * len(ENVGEN_SEEDS)} runs committed "
+        f"(`benchmarks/results/envgen/`, {', '.join(dates)}); {steps:,} steps each, "
+        f"{span(s / 60 for s in seconds)} minutes a run ({span(rates)} steps/s, load average "
+        f"{span(loads, '{:.1f}')} at the end). At that rate the paper's schedule "
+        f"(`--schedule paper`, {PAPER_STEPS:,} steps) would take about "
+        f"{span((PAPER_STEPS / r / 3600 for r in rates), '{:.1f}')} hours a run here."
+    )
+    return "\n\n".join(parts)
+
+
+def _envgen_gaps(runs: dict[tuple[str, int], dict[str, Any]]) -> str:
+    """The gap between the arms' mean scores against the spread between seeds of one arm."""
+    scores = {
+        arm: [run["score"] for (a, _), run in runs.items() if a == arm] for arm in ENVGEN_ARMS
+    }
+    means = {arm: statistics.fmean(values) for arm, values in scores.items() if values}
+    spreads = {arm: max(v) - min(v) for arm, v in scores.items() if len(v) > 1}
+    text = []
+    if len(means) == len(ENVGEN_ARMS):
+        first, second = ENVGEN_ARMS
+        text.append(
+            f"Gap between the arms' means: {means[first] - means[second]:+.2f} "
+            f"({ENVGEN_ARMS[first]} minus {ENVGEN_ARMS[second]})."
+        )
+    if spreads:
+        text.append(
+            "Gap between the seeds of one arm: "
+            + "; ".join(f"{spread:.2f} ({ENVGEN_ARMS[arm]})" for arm, spread in spreads.items())
+            + "."
+        )
+    return " ".join(text) or "One run per arm at most: no gap to compare yet."
+
+
+def _envgen_achievements(runs: dict[tuple[str, int], dict[str, Any]]) -> str:
+    """Success per achievement (mean over an arm's seeds), for those any run unlocked."""
+    skills = next(iter(runs.values()))["success"]
+    arms = [arm for arm in ENVGEN_ARMS if any(a == arm for a, _ in runs)]
+    means = {
+        arm: {
+            skill: statistics.fmean(
+                run["success"][skill] for (a, _), run in runs.items() if a == arm
+            )
+            for skill in skills
+        }
+        for arm in arms
+    }
+    unlocked = [s for s in skills if any(means[arm][s] > 0 for arm in arms)]
+    unlocked.sort(key=lambda s: -max(means[arm][s] for arm in arms))
+    rows = [
+        "| achievement (final phase) | " + " | ".join(ENVGEN_ARMS[a] for a in arms) + " |",
+        "|---|" + "---|" * len(arms),
+    ]
+    for skill in unlocked:
+        rows.append(
+            f"| {skill.replace('_', ' ')} | "
+            + " | ".join(_percent(means[arm][skill]) for arm in arms)
+            + " |"
+        )
+    never = len(skills) - len(unlocked)
+    return "\n".join(rows) + f"\n\nThe other {never} achievements: 0% in every run."
+
+
+# docs/agentevol.md ----------------------------------------------------------------------------
+
+
+def agentevol_run() -> str:
+    """The committed AgentEvol run: its stages, its timings and the oracle/random reference."""
+    run = load("agentevol.json")
+    if not run:
+        return f"AgentEvol: {NOT_MEASURED} (run `python benchmarks/agentevol.py`)."
+    (env_id,) = run["envs"]
+    eval_tasks = run["args"]["eval_tasks"]
+    rows = [
+        f"| stage | training examples | eval success ({eval_tasks} tasks, 95% interval) |",
+        "|---|---|---|",
+    ]
+    for stage in run["stages"]:
+        rate = stage["eval_success"][env_id]
+        success = f"{rate:.0%} ({_interval(rate, eval_tasks)})"
+        if stage["name"] == "bc":
+            rows.append(f"| BC | {stage['train_examples']} oracle trajectories | {success} |")
+            continue
+        explored = stage["explored_success"][env_id]
+        examples = (
+            f"{run['expert_trajectories']} expert + {stage['collected_kept']} of "
+            f"{stage['explored']} explored ({explored:.0%} of them succeeded)"
+        )
+        label = stage["name"].replace("iter", "iteration ")
+        rows.append(f"| {label} | {examples} | {success} |")
+    first, last = (run["stages"][i]["eval_success"][env_id] for i in (0, -1))
+    (low_first, high_first), (low_last, high_last) = (
+        wilson_interval(round(rate * eval_tasks), eval_tasks) for rate in (first, last)
+    )
+    overlap = low_last <= high_first and low_first <= high_last
+    verdict = (
+        "**Evolution made no difference we can measure at this scale**: the 95% intervals of BC "
+        "and of the last iteration overlap."
+        if overlap
+        else f"The last iteration's success differs from BC's beyond the 95% intervals "
+        f"({first:.0%} to {last:.0%})."
+    )
+    timings = run["timings_s"]
+    evals = [v for k, v in timings.items() if k.endswith("_eval")]
+    learn = sum(v for k, v in timings.items() if k.startswith("iter") and k.endswith("_learn"))
+    explore = sum(v for k, v in timings.items() if k.endswith("_explore"))
+    cost = (
+        f"{timings['total'] / 60:.0f} minutes in all (`benchmarks/results/agentevol.json`): "
+        f"BC training {timings['bc_train'] / 60:.0f} min, exploring {explore / 60:.0f} min, "
+        f"retraining from the base {learn / 60:.0f} min, each evaluation {span(evals)} s."
+    )
+    text = "\n".join(rows) + f"\n\n{verdict}\n\n{cost}"
+    reference = load("agentevol_reference.json")
+    if reference and reference["config"] == run["args"]["config"]:
+        agents = reference["agents"][env_id]
+        oracle, random = agents["oracle"], agents["random"]
+        text += (
+            f" For scale, on the same {reference['eval_tasks']} eval tasks "
+            "(`benchmarks/agentevol_reference.py`): the oracle solves "
+            f"{oracle['success_rate']:.0%} in {oracle['mean_steps']:.1f} moves on average, and "
+            f"a random walker {random['success_rate']:.0%} in {random['mean_steps']:.1f} "
+            f"(at most {random['max_steps']})."
+        )
+    return text
+
+
+# docs/multiagent.md ---------------------------------------------------------------------------
+
+MULTIAGENT = ("llmgym/ConnectFour-v0", "llmgym/Negotiation-v0", "llmgym/Auction-v0")
+
+
+def multiagent_oracles() -> str:
+    """Oracle and random success against the default opponent (``oracle_rates.json``)."""
+    rates = (load("oracle_rates.json") or {}).get("environments", {})
+    rows = ["| Id | oracle | random valid moves | tasks |", "|---|---|---|---|"]
+    for env_id in MULTIAGENT:
+        row = rates.get(env_id)
+        if row is None:
+            rows.append(f"| `{env_id}` | {NOT_MEASURED} | | |")
+            continue
+        rows.append(
+            f"| `{env_id}` | {row['oracle']['success_rate']:.1%} | "
+            f"{row['random']['success_rate']:.1%} | the first {row['tasks']} of the eval split |"
+        )
+    return "\n".join(rows)
+
+
+def multiagent_speed() -> str:
+    """The games' throughput (``throughput.json``) and Connect Four against PettingZoo's own."""
+    parts = []
+    throughput = load("throughput.json")
+    if throughput:
+        games = [row for row in throughput["results"] if row["env_id"] in MULTIAGENT]
+        parts.append(
+            f"{span((row['oracle_steps_per_s'] for row in games), '{:,.0f}')} steps/s (oracle "
+            f"actions) and {span((row['resets_per_s'] for row in games), '{:,.0f}')} resets/s on "
+            "one core (`benchmarks/throughput.py`)."
+        )
+    peer = load("multiagent_peer.json")
+    if peer:
+        by_side = {row["environment"].split()[0]: row["steps_per_s"] for row in peer["results"]}
+        parts.append(
+            "`python benchmarks/multiagent_peer.py` plays random legal Connect Four in llmgym "
+            "(text) and in PettingZoo's own `connect_four_v3` (NumPy arrays and action masks) in "
+            f"the same run: {by_side['llmgym']:,.0f} vs {by_side['pettingzoo']:,.0f} steps/s, a "
+            f"ratio of {peer['llmgym_over_pettingzoo_steps_ratio']:.2f}."
+        )
+    return "\n".join(parts) or NOT_MEASURED
+
+
+# docs/serving.md ------------------------------------------------------------------------------
+
+
+def serving_table(name: str) -> str:
+    """One ``benchmarks/serving.py`` result as a table, with the machine's load around it."""
+    data = load(name)
+    if not data:
+        return f"{NOT_MEASURED} (run `python benchmarks/serving.py`)"
+    rows = [
+        "| transport | sessions | steps/s | p50 ms | p99 ms | server CPU µs/step | "
+        "client CPU µs/step |",
+        "|---|---|---|---|---|---|---|",
+        f"| in-process | 1 | {data['in_process']['steps_per_s']:,.0f} | "
+        f"{data['in_process']['step_ms']:.3f} | | | |",
+    ]
+    for row in data["remote"]:
+        rows.append(
+            f"| {row['transport']} | {row['sessions']} | {row['steps_per_s']:,.0f} | "
+            f"{row['p50_ms']:.2f} | {row['p99_ms']:.2f} | {row['server_cpu_us_per_step']:,.0f} | "
+            f"{row['client_cpu_us_per_step']:,.0f} |"
+        )
+    before, after = data["load_average_before"][0], data["load_average_after"][0]
+    return "\n".join(rows) + (
+        f"\n\n`{data['env_id']}`, {data['client_processes']} client "
+        f"processes, {data['seconds_per_level']:g} s per level, load average {before:.1f} "
+        f"before the run and {after:.1f} after (`benchmarks/results/{name}`)."
+    )
+
+
+def serving_summary() -> str:
+    """What the WebSocket and HTTP transports cost against the targets, text and pixels."""
+    data = load("serving.json")
+    if not data:
+        return NOT_MEASURED
+    measured, targets = data["measured"], data["targets"]
+    remote = {(row["transport"], row["sessions"]): row for row in data["remote"]}
+
+    def ratios(key: str) -> str:
+        values = [
+            remote[("http", sessions)][key] / row[key]
+            for (transport, sessions), row in remote.items()
+            if transport == "websocket" and ("http", sessions) in remote
+        ]
+        return span(values, "{:.1f}")
+
+    def meets(transport: str) -> bool:
+        return (
+            measured[f"added_ms_at_1 ({transport})"] <= targets["added_ms_at_1"]
+            and measured[f"steps_per_s_at_64 ({transport})"] >= targets["steps_per_s_at_64"]
+        )
+
+    text = (
+        f"Over the WebSocket stream, which `RemoteEnv` uses by default: "
+        f"{measured['added_ms_at_1 (websocket)']:.2f} ms added per step at one session (target: "
+        f"at most {targets['added_ms_at_1']:g} ms) and "
+        f"{measured['steps_per_s_at_64 (websocket)']:,.0f} steps/s at 64 sessions (target: at "
+        f"least {targets['steps_per_s_at_64']:,.0f}): "
+        f"{'both targets met' if meets('websocket') else 'not both targets met'}. A request per "
+        f'step (`transport="http"`) costs the server {ratios("server_cpu_us_per_step")} times '
+        f"and the client {ratios('client_cpu_us_per_step')} times the CPU per step "
+        f"({measured['added_ms_at_1 (http)']:.2f} ms added at one session, "
+        f"{measured['steps_per_s_at_64 (http)']:,.0f} steps/s at 64): "
+        f"{'it meets both targets' if meets('http') else 'it does not meet the targets'}."
+    )
+    return text
+
+
+def serving_pixels_summary() -> str:
+    """What a pixel environment's frames add per step over the stream, against text."""
+    text, pixels = load("serving.json"), load("serving_pixels.json")
+    if not text or not pixels:
+        return NOT_MEASURED
+
+    def added(data: dict[str, Any]) -> float:
+        return next(
+            row["added_ms_p50"]
+            for row in data["remote"]
+            if row["transport"] == "websocket" and row["sessions"] == 1
+        )
+
+    return (
+        f"{added(pixels):.2f} ms is added per step at one session over the stream, against "
+        f"{added(text):.2f} ms for `{text['env_id']}`'s short text."
+    )
+
+
+# docs/environments/*.md -----------------------------------------------------------------------
+
+
+def throughput_line(env_id: str) -> str:
+    """An environment's steps/s and resets/s (``throughput.json``)."""
+    data = load("throughput.json")
+    for row in (data or {}).get("results", ()):
+        if row["env_id"] == env_id:
+            return (
+                f"{row['oracle_steps_per_s']:,.0f} steps/s (oracle), "
+                f"{row['random_steps_per_s']:,.0f} steps/s (random valid actions), "
+                f"{row['resets_per_s']:,.0f} resets/s — one CPU core, "
+                "`python benchmarks/throughput.py`"
+            )
+    return f"{NOT_MEASURED} (run `python benchmarks/throughput.py`)"
+
+
+def oracle_lines(env_id: str) -> list[str]:
+    """The oracle's and random play's success: on the AgentEval suite's tasks
+    (``agenteval_baselines.json``) and on the first eval tasks (``oracle_rates.json``)."""
+    lines = []
+    suite = (load("agenteval_baselines.json") or {}).get("baselines", {}).get(env_id)
+    if suite:
+        oracle, random = suite["oracle"], suite["random"]
+        lines.append(
+            f"AgentEval suite ({oracle['episodes']} eval tasks, ReAct replies): the oracle "
+            f"solves {oracle['success_rate']:.1%} (mean reward {oracle['mean_reward']:.3f}), "
+            f"random valid actions {random['success_rate']:.1%} "
+            f"(mean reward {random['mean_reward']:.3f}) — "
+            "`python benchmarks/agenteval_baselines.py`"
+        )
+    row = (load("oracle_rates.json") or {}).get("environments", {}).get(env_id)
+    if row:
+        oracle, random = row["oracle"], row["random"]
+        failed = oracle.get("failed_tasks") or []
+        misses = f"; failed: {', '.join(f'`{t}`' for t in failed)}" if 0 < len(failed) <= 5 else ""
+        lines.append(
+            f"The first {row['tasks']} eval tasks, default config: the oracle solves "
+            f"{oracle['successes']} ({oracle['success_rate']:.1%}) in "
+            f"{oracle['mean_steps']:.1f} steps on average ({oracle['min_steps']:,}-"
+            f"{oracle['max_steps']:,}){misses}; random valid actions solve {random['successes']} "
+            f"({random['success_rate']:.1%}) — `python benchmarks/oracle_rates.py`, "
+            f"{row['date']}, commit {(row['commit'] or 'unknown')[:7]}"
+        )
+    return lines or [f"Oracle success: {NOT_MEASURED} (run `python benchmarks/oracle_rates.py`)"]
+
+
+def _crafter_oracle() -> list[str]:
+    data = load("crafter_oracle.json")
+    if not data:
+        return []
+    worlds = data["worlds"]
+    counts = {k: round(v * worlds / 100) for k, v in data["success_rates_percent"].items()}
+    every = [k for k, n in counts.items() if n == worlds]
+    some = sorted((k for k, n in counts.items() if 0 < n < worlds), key=lambda k: -counts[k])
+    never = [k for k, n in counts.items() if n == 0]
+    lives = [episode["steps"] for episode in data["episodes"] if episode["died"]]
+
+    def names(keys: list[str]) -> str:
+        return ", ".join(k.replace("_", " ") for k in keys) or "none"
+
+    return [
+        f'Default worlds (`target="none"`, Crafter seeds 0-{worlds - 1}, at most '
+        f"{data['max_steps']:,} steps): the oracle unlocks {names(every)} in {worlds} of "
+        f"{worlds} worlds; "
+        + ", ".join(f"{k.replace('_', ' ')} {counts[k]}/{worlds}" for k in some)
+        + f"; {names(never)} in none. Crafter score {data['score_percent']:.1f}%. It died in "
+        f"{data['deaths']} of {worlds} worlds, between steps {min(lives):,} and {max(lives):,} "
+        "— `python benchmarks/crafter_oracle.py`"
+    ]
+
+
+def _crafter_speed(*keys: str) -> list[str]:
+    data = load("crafter_speed.json")
+    if not data:
+        return []
+    what = {"reset_speedup": "reset", "text_step_speedup": "step", "pixel_step_speedup": "step"}
+    faster = " and ".join(f"{what[key]} {data['speedups'][key]:.1f}×" for key in keys)
+    return [
+        f"Against Crafter {data['crafter_version']} itself: {faster} faster — "
+        "`python benchmarks/crafter_speed.py`"
+    ]
+
+
+def _textworld() -> list[str]:
+    data = load("textworld_overhead.json")
+    if not data:
+        return []
+    ours, theirs = data["results"]["llmgym"], data["results"]["textworld"]
+    return [
+        f"Against TextWorld {data['textworld_version']}'s own gym interface on the same "
+        f"{data['games']} games and commands: {data['step_overhead']:+.1%} per step "
+        f"({ours['us_per_step'] / 1000:.1f} vs {theirs['us_per_step'] / 1000:.1f} ms), reset of "
+        f"a cached game {ours['ms_per_reset']:.0f} vs {theirs['ms_per_reset']:.0f} ms — "
+        "`python benchmarks/textworld_overhead.py`"
+    ]
+
+
+def _webshop() -> list[str]:
+    data = load("webshop_search.json")
+    if not data:
+        return []
+    every = next(row for row in data["results"] if row["query_set"] == "all")
+    quality = data["ranking_quality"]
+    return [
+        f"Search over {data['catalogue']['products']:,} products: {every['p50_ms']:.1f} ms "
+        f"median, {every['p99_ms']:.1f} ms p99 over {every['queries']:,} queries; the goal "
+        f"product is in the top 10 for {quality['goal_hit_at_10']:.1%} of instructions — "
+        "`python benchmarks/webshop_search.py`"
+    ]
+
+
+def _sql() -> list[str]:
+    data = load("sql_sandbox.json")
+    if not data:
+        return []
+    return [
+        f"The sandbox's guards cost {data['sandbox_over_plain'] - 1:.0%} per query over plain "
+        f"sqlite3 ({data['queries']:,} questions' gold queries) — "
+        "`python benchmarks/sql_sandbox.py`"
+    ]
+
+
+def _connect_four() -> list[str]:
+    data = load("multiagent_peer.json")
+    if not data:
+        return []
+    return [
+        f"Random legal play through the AEC API runs at "
+        f"{data['llmgym_over_pettingzoo_steps_ratio']:.2f} times the steps/s of PettingZoo's "
+        "own `connect_four_v3` — `python benchmarks/multiagent_peer.py`"
+    ]
+
+
+EXTRAS = {
+    "llmgym/Crafter-v0": lambda: (
+        _crafter_oracle() + _crafter_speed("reset_speedup", "text_step_speedup")
+    ),
+    "llmgym/CrafterPixels-v0": lambda: _crafter_speed("reset_speedup", "pixel_step_speedup"),
+    "llmgym/TextWorld-v0": _textworld,
+    "llmgym/WebShop-v0": _webshop,
+    "llmgym/SQL-v0": _sql,
+    "llmgym/ConnectFour-v0": _connect_four,
+}
+"""Figures of one environment beyond throughput and oracle success, from its own benchmark."""
+
+
+def measured_section(env_id: str) -> str:
+    """The ``## Measured`` section of an environment's page."""
+    lines = [f"- Throughput: {throughput_line(env_id)}."]
+    lines += [f"- {line}." for line in oracle_lines(env_id)]
+    lines += [f"- {line}." for line in EXTRAS.get(env_id, lambda: [])()]
+    return "\n".join(
+        [
+            "## Measured",
+            "",
+            "On the project's 2-core machine; each figure names the script that writes it to "
+            "`benchmarks/results/`.",
+            "",
+            *lines,
+        ]
+    )
