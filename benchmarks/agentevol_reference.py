@@ -19,7 +19,7 @@ from pathlib import Path
 from bench_utils import write_json
 
 from llmgym.agents import OracleAgent, RandomAgent
-from llmgym.rollout import choose_tasks, rollout
+from llmgym.runner.rollout import choose_tasks, rollout
 from llmgym.wrappers import make_chat_env
 
 ROOT = Path(__file__).resolve().parent.parent

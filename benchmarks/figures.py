@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from llmgym.evaluation import wilson_interval
+from llmgym.runner.evaluation import wilson_interval
 
 RESULTS = Path(__file__).resolve().parent / "results"
 NOT_MEASURED = "not measured yet"

@@ -317,7 +317,7 @@ class ProxyEnv(gym.Env[Any, Any]):
 
 @functools.cache
 def _ssl_context() -> ssl.SSLContext:
-    """httpx's default context, built once: loading the CA bundle costs ~0.1 s each time."""
+    """httpx's default context, built once: loading the CA bundle is slow each time."""
     return httpx.create_ssl_context()
 
 

@@ -1,4 +1,4 @@
-"""Crafter's world generator, vectorised: the same worlds as ``crafter.worldgen``, ~50x faster.
+"""Crafter's world generator, vectorised: the same worlds as ``crafter.worldgen``, faster.
 
 ``crafter.worldgen.generate_world`` visits the 64x64 cells one by one, evaluating OpenSimplex noise
 per cell in pure Python and drawing from the world's ``RandomState`` when a rule needs a coin

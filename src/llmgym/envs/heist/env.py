@@ -311,8 +311,8 @@ class HeistEnv(_HeistEnvBase[str, str]):
     ## Episode End
     Terminates on reaching the gem (``success``). Truncated after ``max_steps`` moves (1,000,
     procgen's timeout); bumping into a wall or a locked door counts as a move (flagged invalid).
-    The oracle (a breadth-first search over position and keys held) solves every level: all of
-    the first 200 eval levels of each distribution when measured.
+    The oracle (a breadth-first search over position and keys held) solves every level
+    (measured: see docs/environments/heist.md).
 
     ## Arguments
     ``gymnasium.make("llmgym/Heist-v0", config=HeistConfig(...))`` or keyword overrides

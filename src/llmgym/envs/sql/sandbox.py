@@ -18,7 +18,7 @@ copy of a generated database) and runs one statement at a time under five indepe
    text, and, on Python 3.11+, SQLite's own limits on the length of any string or blob and on
    attached databases (``sqlite3.Connection.setlimit``). Sorting spills to memory, never to
    files; how much a statement can allocate is bounded by the time limit (sorting a huge cross
-   join grows by roughly 100 MB per second).
+   join grows quickly).
 5. **A private copy.** Each sandbox works on its own in-memory copy, so even a write would reach
    neither the shared master database nor any other environment.
 

@@ -74,7 +74,7 @@ class WebShopEnv(TextEnv[WebShopConfig]):
     each with a brand, a title, attributes, options (size, color, flavor, capacity, ...), a price,
     a rating, a description, a feature list and reviews — is generated from a seed by llmgym's
     own generator and vocabulary, stored in an sqlite database and searched with sqlite's FTS5
-    full-text index ranked by BM25. The database is built on first use (a progress bar, 5-20 s)
+    full-text index ranked by BM25. The database is built on first use (once, with a progress bar)
     and cached under ``platformdirs.user_cache_dir("llmgym")`` (``$LLMGYM_CACHE_DIR`` overrides).
     Pages are real HTML — search, results with pagination, item page with options, description,
     features, reviews, purchase confirmation — turned into WebShop's simple text mode with
@@ -137,7 +137,7 @@ class WebShopEnv(TextEnv[WebShopConfig]):
     can appear in train episodes as a distractor, as in WebShop). The oracle searches the goal's
     attributes and type, picks a product satisfying the whole instruction from the first two
     result pages (else searches the target's title, then its product id), selects the options
-    and buys: it solves every eval task in 4-6 steps. Needs ``pip install 'llmgym[webshop]'``
+    and buys, in a few steps (measured: see docs/environments/webshop.md). Needs ``pip install 'llmgym[webshop]'``
     (beautifulsoup4).
 
     ## Version History
@@ -152,7 +152,7 @@ class WebShopEnv(TextEnv[WebShopConfig]):
         "goal_options add attributes to match and options to select (the target product has 3-5 "
         "attributes and 1-3 option groups, so larger values are capped). A larger catalogue_size "
         "adds distractors of every type, but each new (catalogue_size, catalogue_seed) builds a "
-        "new database once (5-20 s per 10,000 products), so use few distinct values. Fewer "
+        "new database once (seconds per 10,000 products), so use few distinct values. Fewer "
         "results_per_page or max_results make the agent page or search again more often."
     )
     skill_practice: ClassVar[dict[str, dict[str, Any]]] = {

@@ -3,8 +3,8 @@
 The database is built once per (vocabulary, generator code, seed, size) and cached under
 ``platformdirs.user_cache_dir("llmgym")`` (or ``$LLMGYM_CACHE_DIR``); later processes open it
 read-only in milliseconds. Building 10,000 products — generating them, indexing them and reading
-each product's result entry and page with BeautifulSoup once — takes 5 to 20 seconds and shows
-a progress bar.
+each product's result entry and page with BeautifulSoup once — takes seconds and shows a
+progress bar.
 """
 
 from __future__ import annotations
