@@ -174,8 +174,9 @@ class SciWorldEnv(TextEnv[SciWorldConfig]):
     ScienceWorld's simulator is not seeded. Replaying a gold path twice can give different
     observations (seen in: melt, use-thermometer, measure-melting-point-unknown-substance,
     chemistry-mix-paint-tertiary-color, grow-fruit, identify-life-stages-2,
-    inclined-plane-determine-angle and both Mendelian-genetics tasks), so those episodes are not reproducible step by step; llmgym cannot seed the Java
-    simulator. Task instances (the variation, the first observation) are reproducible.
+    inclined-plane-determine-angle and both Mendelian-genetics tasks), so those episodes are
+    not reproducible step by step; llmgym cannot seed the Java simulator. Task instances (the
+    variation, the first observation) are reproducible.
 
     ## Arguments
     ``gymnasium.make("llmgym/SciWorld-v0", task="boil", simplifications="easy")``; see

@@ -312,7 +312,8 @@ class CrafterEnv(_CrafterEnvBase[str, str]):
 
     The game is the ``crafter`` package's own (its world, objects, creatures and rules, driven
     call for call like ``crafter.Env.step``); llmgym adds the text interface, a vectorised world
-    generator (identical worlds, faster resets; measured: see docs/environments/crafter.md), EnvGen's world knobs and task targets.
+    generator (identical worlds, faster resets; measured: see docs/environments/crafter.md),
+    EnvGen's world knobs and task targets.
     With the default config, ``reset(seed=s)`` for ``0 <= s < 1,000,000`` is the world that
     ``crafter.Env(seed=s)`` builds on its first reset: ``env.unwrapped.semantic_map()`` equals
     crafter's ``info["semantic"]``. Crafter-v0 never renders pixels; ``llmgym/CrafterPixels-v0``

@@ -137,8 +137,8 @@ class WebShopEnv(TextEnv[WebShopConfig]):
     can appear in train episodes as a distractor, as in WebShop). The oracle searches the goal's
     attributes and type, picks a product satisfying the whole instruction from the first two
     result pages (else searches the target's title, then its product id), selects the options
-    and buys, in a few steps (measured: see docs/environments/webshop.md). Needs ``pip install 'llmgym[webshop]'``
-    (beautifulsoup4).
+    and buys, in a few steps (measured: see docs/environments/webshop.md). Needs
+    ``pip install 'llmgym[webshop]'`` (beautifulsoup4).
 
     ## Version History
     * v0: Initial version.
