@@ -27,6 +27,7 @@ ObsT = TypeVar("ObsT", default=str)
 """An environment's observation type: text, unless it is a pixel variant (an RGB array)."""
 ActT = TypeVar("ActT", default=str)
 """An environment's action type: text, unless it is a pixel variant (an action index)."""
+StateT = TypeVar("StateT")
 
 
 class TextSpace(spaces.Text):
@@ -86,6 +87,14 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
     (``instruction``, ``task_id``, ``split``, ``success``, ``invalid_action``,
     ``admissible_actions``), keeping observations inside :attr:`observation_space`, and
     rejecting non-text actions without raising.
+
+    Per-episode state is declared in the class body and set by :meth:`_reset_task`: with a
+    default where the value is immutable (``_layout: Layout | None = None``, ``_moves = 0``),
+    as a bare annotation where it is a container that every reset creates anew
+    (``_board: list[Guess]``). State that is ``None`` until the first reset can be read through
+    :meth:`after_reset`. A subclass overrides ``__init__`` only for work each instance does once
+    (loading data, caches kept across episodes), calling ``super().__init__(config, **overrides)``
+    first.
 
     Observations and actions are text unless the second and third type parameters say
     otherwise: a pixel variant of a game (:class:`~llmgym.core.pixels.PixelEnv`) is a
@@ -200,12 +209,18 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
         """Render a (possibly hostile) action safely for a feedback message."""
         return quote_action(action)
 
+    @staticmethod
+    def after_reset(state: StateT | None) -> StateT:
+        """``state``, a piece of per-episode state that is ``None`` until the first reset;
+        raises :class:`~gymnasium.error.ResetNeeded` while it is ``None``."""
+        if state is None:
+            raise ResetNeeded("Call reset() before using the environment.")
+        return state
+
     @property
     def task(self) -> Task[ConfigT]:
         """The current task (after :meth:`reset`)."""
-        if self._task is None:
-            raise ResetNeeded("Call reset() before using the environment.")
-        return self._task
+        return self.after_reset(self._task)
 
     @property
     def success(self) -> bool:

@@ -188,18 +188,20 @@ class BabyAIEnv(TextEnv[BabyAIConfig]):
         "Action: go to red ball"
     )
 
+    _grid_env: Any = None
+    _level = ""
+    _turns = 0
+    _bot: Any = None
+    _suggestion: int | None = None
+    _seen: list[_Seen]
+    _image: np.ndarray
+    _reachable: set[tuple[int, int]]
+    _instance_key = ""
+
     def __init__(self, config: BabyAIConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
         self._levels: dict[str, MiniGridEnv] = {}
-        self._grid_env: Any = None
-        self._level = ""
-        self._turns = 0
-        self._bot: Any = None
-        self._suggestion: int | None = None
-        self._seen: list[_Seen] = []
-        self._image: np.ndarray = np.zeros((0, 0, 3), dtype=np.uint8)
-        self._reachable: set[tuple[int, int]] = set()
-        self._instance_key = ""
+        """The MiniGrid environment of each level played so far, reused across episodes."""
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: BabyAIConfig | None = None) -> TaskIdRange:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from llmgym.core import (
     EnvConfig,
@@ -150,11 +149,9 @@ class MazeEnv(TextEnv[MazeConfig]):
     train_size = 10_000
     eval_size = 1_000
 
-    def __init__(self, config: MazeConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
-        self._layout: _Layout | None = None
-        self._position: Cell = (0, 0)
-        self._moves = 0
+    _layout: _Layout | None = None
+    _position: Cell = (0, 0)
+    _moves = 0
 
     def task_ids(self, split: str = "train", config: MazeConfig | None = None) -> TaskIdRange:
         return TaskIdRange(split, self.train_size if split == "train" else self.eval_size)

@@ -196,19 +196,16 @@ class SciWorldEnv(TextEnv[SciWorldConfig]):
         "Thought: Water and a stove are likely in the kitchen.\nAction: go to kitchen"
     )
 
-    def __init__(
-        self, config: SciWorldConfig | dict[str, Any] | None = None, **kwargs: Any
-    ) -> None:
-        super().__init__(config, **kwargs)
-        self._engine: Any = None
-        self._instance = ("", 0)
-        self._simplifications = ""
-        self._score = 0
-        # a pending "Ambiguous request": the engine's number of each option, in the order shown
-        self._choices: list[int] = []
-        self._history: list[str] = []  # actions sent to the engine this episode
-        self._gold: list[str] | None = None
-        self._gold_position = 0
+    _engine: Any = None
+    _instance = ("", 0)
+    _simplifications = ""
+    _score = 0
+    _choices: list[int]
+    """A pending "Ambiguous request": the engine's number of each option, in the order shown."""
+    _history: list[str]
+    """The actions sent to the engine this episode."""
+    _gold: list[str] | None = None
+    _gold_position = 0
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: SciWorldConfig | None = None) -> TaskIdRange:

@@ -9,7 +9,6 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cache, cached_property
 from importlib import resources
-from typing import Any
 
 from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob, split_of
 from llmgym.core.tasks import TaskRng
@@ -183,14 +182,14 @@ class TextCraftEnv(TextEnv[TextCraftConfig]):
         "Action: get 1 oak log"
     )
 
-    def __init__(
-        self, config: TextCraftConfig | dict[str, Any] | None = None, **kwargs: Any
-    ) -> None:
-        super().__init__(config, **kwargs)
-        self.book = load_recipe_book()
-        self._goal = ""
-        self._shown: list[Recipe] = []
-        self._inventory: Counter[str] = Counter()
+    _goal = ""
+    _shown: list[Recipe]
+    _inventory: Counter[str]
+
+    @property
+    def book(self) -> RecipeBook:
+        """The recipe book (the same for every task)."""
+        return load_recipe_book()
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: TextCraftConfig | None = None) -> TaskIdRange:

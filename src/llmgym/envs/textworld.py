@@ -367,17 +367,13 @@ class TextWorldEnv(TextEnv[TextWorldConfig]):
         "the north.\nThought: The objective says to go north first.\nAction: go north"
     )
 
-    def __init__(
-        self, config: TextWorldConfig | dict[str, Any] | None = None, **kwargs: Any
-    ) -> None:
-        super().__init__(config, **kwargs)
-        self._game: Any = None  # the running textworld environment
-        self._game_kind = ""  # "textworld" (metadata available) or "zmachine"
-        self._state: Any = None
-        self._score = 0
-        self._max_score = 0
-        self._admissible: list[str] = []
-        self._admissible_set: frozenset[str] = frozenset()
+    _game: Any = None  # the running textworld environment
+    _game_kind = ""  # "textworld" (metadata available) or "zmachine"
+    _state: Any = None
+    _score = 0
+    _max_score = 0
+    _admissible: list[str]
+    _admissible_set: frozenset[str] = frozenset()
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: TextWorldConfig | None = None) -> TaskIdRange:

@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gymnasium.error import ResetNeeded
-
 from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob
 from llmgym.core.config import ConfigError
 from llmgym.envs.household.catalog import ROOM_TYPES, TASK_TYPES
@@ -183,13 +181,10 @@ class HouseholdEnv(TextEnv[HouseholdConfig]):
         "Action: go to countertop 1"
     )
 
-    def __init__(
-        self, config: HouseholdConfig | dict[str, Any] | None = None, **kwargs: Any
-    ) -> None:
-        super().__init__(config, **kwargs)
-        self.world: World | None = None
-        """The room of the current episode (after :meth:`reset`)."""
-        self.layout: Layout | None = None
+    world: World | None = None
+    """The room of the current episode (after :meth:`reset`)."""
+    layout: Layout | None = None
+    """The layout of that room (after :meth:`reset`)."""
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: HouseholdConfig | None = None) -> TaskIdRange:
@@ -213,9 +208,7 @@ class HouseholdEnv(TextEnv[HouseholdConfig]):
 
     @property
     def _world(self) -> World:
-        if self.world is None:
-            raise ResetNeeded("Call reset() before using the environment.")
-        return self.world
+        return self.after_reset(self.world)
 
     def instance_key(self) -> str:
         assert self.layout is not None

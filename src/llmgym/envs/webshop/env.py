@@ -168,19 +168,20 @@ class WebShopEnv(TextEnv[WebShopConfig]):
         "Action: search[waterproof bluetooth speaker deep bass]"
     )
 
+    _goal: Goal | None = None
+    _instruction_box: pages.Fragment
+    _page: pages.Page
+    _results: tuple[int, ...] = ()
+    _results_page = 1
+    _product: Product | None = None
+    _selected: dict[str, str]
+    _searches = 0
+    _score: Score | None = None
+
     def __init__(self, config: WebShopConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
         self.vocabulary = load_vocabulary()
         self.shop = self._shop_for(self.config)
-        self._goal: Goal | None = None
-        self._instruction_box = pages.instruction_fragment("")
-        self._page = pages.search_page(self._instruction_box)
-        self._results: tuple[int, ...] = ()
-        self._results_page = 1
-        self._product: Product | None = None
-        self._selected: dict[str, str] = {}
-        self._searches = 0
-        self._score: Score | None = None
 
     # ------------------------------------------------------------------ tasks
     @staticmethod
@@ -197,9 +198,7 @@ class WebShopEnv(TextEnv[WebShopConfig]):
     @property
     def goal(self) -> Goal:
         """The current goal (after reset)."""
-        if self._goal is None:
-            raise RuntimeError("call reset() first")
-        return self._goal
+        return self.after_reset(self._goal)
 
     def rules(self) -> str:
         return (
