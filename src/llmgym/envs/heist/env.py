@@ -326,7 +326,7 @@ class HeistEnv(_HeistEnvBase[str, str]):
     )
 
     def _invalid(self, message: str) -> Transition[str]:
-        return self.invalid(f"{message}\n{self._observe('')}")
+        return self.invalid(self._observe(message))
 
     def _bump(self, message: str, truncated: bool) -> Transition[str]:
         return Transition(self._observe(message), invalid=True, truncated=truncated)
