@@ -80,8 +80,9 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
     * :meth:`_step` — apply one action (any ``str``) and return a :class:`Transition`.
     * :meth:`oracle_action` — the next action of a planner that reads the true state.
     * optionally :meth:`admissible_actions`, :meth:`sample_action`, :meth:`instance_key`,
-      :meth:`rules` and ``example`` (used by prompting wrappers), ``skills`` and
-      :meth:`skills_achieved` (used by LLM-driven configuration).
+      :meth:`rules` (or ``rules_text``, where the rules do not depend on the config) and
+      ``example`` (used by prompting wrappers), ``skills`` and :meth:`skills_achieved` (used by
+      LLM-driven configuration).
 
     The base class handles seeding, task choice, config overrides, the standard ``info`` keys
     (``instruction``, ``task_id``, ``split``, ``success``, ``invalid_action``,
@@ -114,6 +115,8 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
     default_split: ClassVar[str] = "train"
     example: ClassVar[str] = ""
     """A short worked example of play (observation, thought, action), for prompts."""
+    rules_text: ClassVar[str] = ""
+    """What :meth:`rules` returns where the rules do not depend on the config."""
     skills: ClassVar[tuple[str, ...]] = ()
     """Named abilities the environment exercises (Crafter's achievements, Heist's keys). LLM-driven
     configuration (EnvGen) reads per-skill success to target weak skills; ``()`` means the only
@@ -195,8 +198,9 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
         return frozenset()
 
     def rules(self) -> str:
-        """The task's description and action grammar under the current config, for prompts."""
-        return (type(self).__doc__ or "").strip().split("\n\n")[0]
+        """The task's description and action grammar under the current config, for prompts:
+        ``rules_text``, else the first paragraph of the class docstring."""
+        return self.rules_text or (type(self).__doc__ or "").strip().split("\n\n")[0]
 
     # ---------------------------------------------------------------- helpers for subclasses
     @staticmethod

@@ -181,6 +181,11 @@ class BabyAIEnv(TextEnv[BabyAIConfig]):
 
     config_class = BabyAIConfig
     env_name = "babyai"
+    rules_text = (
+        "You are an agent in a grid world of rooms with doors, keys, balls and boxes. "
+        "Complete the goal. " + _HELP + " A locked door opens with the key of its color; "
+        "you can carry one object at a time."
+    )
     example = (
         "Observation: You see a red ball 2 steps ahead and 1 step to your right. You face "
         "nothing; a wall is 4 steps ahead. You are carrying nothing.\n"
@@ -212,13 +217,6 @@ class BabyAIEnv(TextEnv[BabyAIConfig]):
 
     def instance_key(self) -> str:
         return self._instance_key
-
-    def rules(self) -> str:
-        return (
-            "You are an agent in a grid world of rooms with doors, keys, balls and boxes. "
-            "Complete the goal. " + _HELP + " A locked door opens with the key of its color; "
-            "you can carry one object at a time."
-        )
 
     def _reset_task(self, task: Task[BabyAIConfig]) -> tuple[str, str]:
         config = task.config

@@ -190,6 +190,14 @@ class SciWorldEnv(TextEnv[SciWorldConfig]):
 
     config_class = SciWorldConfig
     env_name = "sciworld"
+    rules_text = (
+        "You are an agent in ScienceWorld, a simulated house with a kitchen, workshop, "
+        "greenhouse and more. Complete the science task by typing one command per turn: "
+        "look around, look at OBJ, go to LOC, open OBJ, pick up OBJ, move OBJ to OBJ, pour "
+        "OBJ in OBJ, activate OBJ, connect OBJ to OBJ, use OBJ on OBJ, focus on OBJ, wait, "
+        "inventory. Focus only on the object the task names; focusing on the wrong one "
+        "fails the task. When a request is ambiguous, answer with the number of an option."
+    )
     example = (
         "Observation: Your task is to boil water. ...\nThis room is called the hallway. In it, "
         "you see: ...\nA door to the kitchen (that is open)\n"
@@ -216,16 +224,6 @@ class SciWorldEnv(TextEnv[SciWorldConfig]):
     def instance_key(self) -> str:
         task, variation = self._instance
         return f"{task} variation {variation}"
-
-    def rules(self) -> str:
-        return (
-            "You are an agent in ScienceWorld, a simulated house with a kitchen, workshop, "
-            "greenhouse and more. Complete the science task by typing one command per turn: "
-            "look around, look at OBJ, go to LOC, open OBJ, pick up OBJ, move OBJ to OBJ, pour "
-            "OBJ in OBJ, activate OBJ, connect OBJ to OBJ, use OBJ on OBJ, focus on OBJ, wait, "
-            "inventory. Focus only on the object the task names; focusing on the wrong one "
-            "fails the task. When a request is ambiguous, answer with the number of an option."
-        )
 
     def _reset_task(self, task: Task[SciWorldConfig]) -> tuple[str, str]:
         config = task.config

@@ -175,6 +175,13 @@ class TextCraftEnv(TextEnv[TextCraftConfig]):
 
     config_class = TextCraftConfig
     env_name = "textcraft"
+    rules_text = (
+        "You are given crafting recipes to craft items in a Minecraft-like world. Use 'get N "
+        "ITEM' to take raw materials, 'craft N ITEM using K1 ITEM1, K2 ITEM2' to apply a "
+        "recipe with exactly its ingredient counts, and 'inventory' to see what you hold. A "
+        "generic ingredient (such as planks) accepts any of its listed members. Always give "
+        "quantities. Craft the goal item."
+    )
     example = (
         "Observation: Crafting commands:\ncraft 4 oak planks using 1 oak log\n"
         "craft 4 stick using 2 planks\n\nGoal: craft stick.\n"
@@ -200,15 +207,6 @@ class TextCraftEnv(TextEnv[TextCraftConfig]):
 
     def instance_key(self) -> str:
         return self._goal
-
-    def rules(self) -> str:
-        return (
-            "You are given crafting recipes to craft items in a Minecraft-like world. Use 'get N "
-            "ITEM' to take raw materials, 'craft N ITEM using K1 ITEM1, K2 ITEM2' to apply a "
-            "recipe with exactly its ingredient counts, and 'inventory' to see what you hold. A "
-            "generic ingredient (such as planks) accepts any of its listed members. Always give "
-            "quantities. Craft the goal item."
-        )
 
     def _reset_task(self, task: Task[TextCraftConfig]) -> tuple[str, str]:
         config = task.config

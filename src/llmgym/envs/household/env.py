@@ -172,6 +172,17 @@ class HouseholdEnv(TextEnv[HouseholdConfig]):
     config_class = HouseholdConfig
     env_name = "household"
     skills = TASK_TYPES
+    rules_text = (
+        "You are in a household room with numbered receptacles (cabinet 1, countertop 2, "
+        "fridge 1, ...) and numbered objects (apple 1, mug 2, ...); complete the task given "
+        "after 'Your task is to:'. Commands: go to X; open X; close X; take X from Y; put X "
+        "in/on Y; heat X with Y (microwave or stoveburner); cool X with Y (fridge); clean X "
+        "with Y (sinkbasin); use X (switch a desklamp or floorlamp); examine X; inventory; "
+        "look. You must be at a receptacle to use it, open closed ones before taking from or "
+        "putting into them, and hold the object you heat, cool, clean or examine under a "
+        "lamp. You can carry one object at a time. A command that does not apply answers "
+        "'Nothing happens.' with the reason."
+    )
     example = (
         "Observation: You are in the middle of a room. Looking quickly around you, you see a "
         "cabinet 1, a countertop 1, a fridge 1, a microwave 1, and a sinkbasin 1.\n\n"
@@ -213,19 +224,6 @@ class HouseholdEnv(TextEnv[HouseholdConfig]):
     def instance_key(self) -> str:
         assert self.layout is not None
         return f"{self.layout.instance_key}\n{self._world.instance_key()}"
-
-    def rules(self) -> str:
-        return (
-            "You are in a household room with numbered receptacles (cabinet 1, countertop 2, "
-            "fridge 1, ...) and numbered objects (apple 1, mug 2, ...); complete the task given "
-            "after 'Your task is to:'. Commands: go to X; open X; close X; take X from Y; put X "
-            "in/on Y; heat X with Y (microwave or stoveburner); cool X with Y (fridge); clean X "
-            "with Y (sinkbasin); use X (switch a desklamp or floorlamp); examine X; inventory; "
-            "look. You must be at a receptacle to use it, open closed ones before taking from or "
-            "putting into them, and hold the object you heat, cool, clean or examine under a "
-            "lamp. You can carry one object at a time. A command that does not apply answers "
-            "'Nothing happens.' with the reason."
-        )
 
     def _reset_task(self, task: Task[HouseholdConfig]) -> tuple[str, str]:
         config = task.config

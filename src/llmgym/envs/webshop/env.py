@@ -161,6 +161,14 @@ class WebShopEnv(TextEnv[WebShopConfig]):
         "options": {"goal_attributes": 0, "goal_options": 3},
         "budget": {"goal_attributes": 1, "goal_options": 0},
     }
+    rules_text = (
+        "You are shopping in a web shop. Find and buy the product the instruction describes: "
+        "its type, attributes, options (such as size and color) and price limit. Actions: "
+        "search[keywords] on the search page, and click[element] with the lower-case text of "
+        "a clickable element of the page: a product id, an option value, 'next >', '< prev', "
+        "'back to search', 'description', 'features', 'reviews' or 'buy now'. Select every "
+        "option the instruction asks for on the product page before clicking 'buy now'."
+    )
     example = (
         "Observation: WebShop [SEP] Instruction: [SEP] i need a waterproof bluetooth speaker with "
         "deep bass in black, and price lower than 60.00 dollars [SEP] Search\n"
@@ -199,16 +207,6 @@ class WebShopEnv(TextEnv[WebShopConfig]):
     def goal(self) -> Goal:
         """The current goal (after reset)."""
         return self.after_reset(self._goal)
-
-    def rules(self) -> str:
-        return (
-            "You are shopping in a web shop. Find and buy the product the instruction describes: "
-            "its type, attributes, options (such as size and color) and price limit. Actions: "
-            "search[keywords] on the search page, and click[element] with the lower-case text of "
-            "a clickable element of the page: a product id, an option value, 'next >', '< prev', "
-            "'back to search', 'description', 'features', 'reviews' or 'buy now'. Select every "
-            "option the instruction asks for on the product page before clicking 'buy now'."
-        )
 
     def _reset_task(self, task: Task[WebShopConfig]) -> tuple[str, str]:
         config = task.config
