@@ -27,6 +27,7 @@ ObsT = TypeVar("ObsT", default=str)
 """An environment's observation type: text, unless it is a pixel variant (an RGB array)."""
 ActT = TypeVar("ActT", default=str)
 """An environment's action type: text, unless it is a pixel variant (an action index)."""
+StateT = TypeVar("StateT")
 
 
 class TextSpace(spaces.Text):
@@ -79,13 +80,22 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
     * :meth:`_step` — apply one action (any ``str``) and return a :class:`Transition`.
     * :meth:`oracle_action` — the next action of a planner that reads the true state.
     * optionally :meth:`admissible_actions`, :meth:`sample_action`, :meth:`instance_key`,
-      :meth:`rules` and ``example`` (used by prompting wrappers), ``skills`` and
-      :meth:`skills_achieved` (used by LLM-driven configuration).
+      :meth:`rules` (or ``rules_text``, where the rules do not depend on the config) and
+      ``example`` (used by prompting wrappers), ``skills`` and :meth:`skills_achieved` (used by
+      LLM-driven configuration).
 
     The base class handles seeding, task choice, config overrides, the standard ``info`` keys
     (``instruction``, ``task_id``, ``split``, ``success``, ``invalid_action``,
     ``admissible_actions``), keeping observations inside :attr:`observation_space`, and
     rejecting non-text actions without raising.
+
+    Per-episode state is declared in the class body and set by :meth:`_reset_task`: with a
+    default where the value is immutable (``_layout: Layout | None = None``, ``_moves = 0``),
+    as a bare annotation where it is a container that every reset creates anew
+    (``_board: list[Guess]``). State that is ``None`` until the first reset can be read through
+    :meth:`after_reset`. A subclass overrides ``__init__`` only for work each instance does once
+    (loading data, caches kept across episodes), calling ``super().__init__(config, **overrides)``
+    first.
 
     Observations and actions are text unless the second and third type parameters say
     otherwise: a pixel variant of a game (:class:`~llmgym.core.pixels.PixelEnv`) is a
@@ -105,6 +115,8 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
     default_split: ClassVar[str] = "train"
     example: ClassVar[str] = ""
     """A short worked example of play (observation, thought, action), for prompts."""
+    rules_text: ClassVar[str] = ""
+    """What :meth:`rules` returns where the rules do not depend on the config."""
     skills: ClassVar[tuple[str, ...]] = ()
     """Named abilities the environment exercises (Crafter's achievements, Heist's keys). LLM-driven
     configuration (EnvGen) reads per-skill success to target weak skills; ``()`` means the only
@@ -186,8 +198,9 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
         return frozenset()
 
     def rules(self) -> str:
-        """The task's description and action grammar under the current config, for prompts."""
-        return (type(self).__doc__ or "").strip().split("\n\n")[0]
+        """The task's description and action grammar under the current config, for prompts:
+        ``rules_text``, else the first paragraph of the class docstring."""
+        return self.rules_text or (type(self).__doc__ or "").strip().split("\n\n")[0]
 
     # ---------------------------------------------------------------- helpers for subclasses
     @staticmethod
@@ -200,12 +213,18 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
         """Render a (possibly hostile) action safely for a feedback message."""
         return quote_action(action)
 
+    @staticmethod
+    def after_reset(state: StateT | None) -> StateT:
+        """``state``, a piece of per-episode state that is ``None`` until the first reset;
+        raises :class:`~gymnasium.error.ResetNeeded` while it is ``None``."""
+        if state is None:
+            raise ResetNeeded("Call reset() before using the environment.")
+        return state
+
     @property
     def task(self) -> Task[ConfigT]:
         """The current task (after :meth:`reset`)."""
-        if self._task is None:
-            raise ResetNeeded("Call reset() before using the environment.")
-        return self._task
+        return self.after_reset(self._task)
 
     @property
     def success(self) -> bool:

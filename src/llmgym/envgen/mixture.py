@@ -6,14 +6,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 
 from llmgym.envgen.parsing import Design
+from llmgym.wrappers.sampling import EpisodeChoiceWrapper
 
 __all__ = ["ConfigMixture", "make_mixture_vector_env"]
 
 
-class ConfigMixture(gym.Wrapper):
+class ConfigMixture(EpisodeChoiceWrapper):
     """Each episode is drawn from the designed configs (with probability ``ratio``, uniformly
     among them) or from the original environment. ``info["design"]`` is the index of the design
     used, ``-1`` for the original.
@@ -37,11 +37,10 @@ class ConfigMixture(gym.Wrapper):
         ratio: float = 0.5,
         seed: int | None = None,
     ) -> None:
-        super().__init__(env)
+        super().__init__(env, seed)
         if not 0.0 <= ratio <= 1.0:
             raise ValueError(f"ratio={ratio} must be in [0, 1]")
         self.ratio = ratio
-        self._rng = np.random.default_rng(seed)
         self.configs: list[dict[str, Any]] = []
         self.set_designs(designs)
 
@@ -49,12 +48,7 @@ class ConfigMixture(gym.Wrapper):
         """Replace the designed configs (takes effect at the next reset)."""
         self.configs = [dict(d.config) if isinstance(d, Design) else dict(d) for d in designs]
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
-        options = dict(options or {})
+    def _reset_with(self, seed: int | None, options: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         index = -1
         if self.configs and "config" not in options and self._rng.random() < self.ratio:
             index = int(self._rng.integers(len(self.configs)))

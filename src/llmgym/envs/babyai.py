@@ -181,6 +181,11 @@ class BabyAIEnv(TextEnv[BabyAIConfig]):
 
     config_class = BabyAIConfig
     env_name = "babyai"
+    rules_text = (
+        "You are an agent in a grid world of rooms with doors, keys, balls and boxes. "
+        "Complete the goal. " + _HELP + " A locked door opens with the key of its color; "
+        "you can carry one object at a time."
+    )
     example = (
         "Observation: You see a red ball 2 steps ahead and 1 step to your right. You face "
         "nothing; a wall is 4 steps ahead. You are carrying nothing.\n"
@@ -188,18 +193,20 @@ class BabyAIEnv(TextEnv[BabyAIConfig]):
         "Action: go to red ball"
     )
 
+    _grid_env: Any = None
+    _level = ""
+    _turns = 0
+    _bot: Any = None
+    _suggestion: int | None = None
+    _seen: list[_Seen]
+    _image: np.ndarray
+    _reachable: set[tuple[int, int]]
+    _instance_key = ""
+
     def __init__(self, config: BabyAIConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
         self._levels: dict[str, MiniGridEnv] = {}
-        self._grid_env: Any = None
-        self._level = ""
-        self._turns = 0
-        self._bot: Any = None
-        self._suggestion: int | None = None
-        self._seen: list[_Seen] = []
-        self._image: np.ndarray = np.zeros((0, 0, 3), dtype=np.uint8)
-        self._reachable: set[tuple[int, int]] = set()
-        self._instance_key = ""
+        """The MiniGrid environment of each level played so far, reused across episodes."""
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: BabyAIConfig | None = None) -> TaskIdRange:
@@ -210,13 +217,6 @@ class BabyAIEnv(TextEnv[BabyAIConfig]):
 
     def instance_key(self) -> str:
         return self._instance_key
-
-    def rules(self) -> str:
-        return (
-            "You are an agent in a grid world of rooms with doors, keys, balls and boxes. "
-            "Complete the goal. " + _HELP + " A locked door opens with the key of its color; "
-            "you can carry one object at a time."
-        )
 
     def _reset_task(self, task: Task[BabyAIConfig]) -> tuple[str, str]:
         config = task.config

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from llmgym.core import (
     EnvConfig,
@@ -141,6 +140,11 @@ class MazeEnv(TextEnv[MazeConfig]):
 
     config_class = MazeConfig
     env_name = "maze"
+    rules_text = (
+        "You are in a maze of cells. Reach the goal cell. Each turn you learn your position "
+        "(row, column), the goal's position and where the walls around you are. Rows grow "
+        "downwards, columns to the right. Actions: move up, move down, move left, move right."
+    )
     example = (
         "Observation: The goal is at row 2, column 1. You are at row 0, column 0. "
         "There are walls above you, to your left and to your right.\n"
@@ -150,21 +154,12 @@ class MazeEnv(TextEnv[MazeConfig]):
     train_size = 10_000
     eval_size = 1_000
 
-    def __init__(self, config: MazeConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
-        self._layout: _Layout | None = None
-        self._position: Cell = (0, 0)
-        self._moves = 0
+    _layout: _Layout | None = None
+    _position: Cell = (0, 0)
+    _moves = 0
 
     def task_ids(self, split: str = "train", config: MazeConfig | None = None) -> TaskIdRange:
         return TaskIdRange(split, self.train_size if split == "train" else self.eval_size)
-
-    def rules(self) -> str:
-        return (
-            "You are in a maze of cells. Reach the goal cell. Each turn you learn your position "
-            "(row, column), the goal's position and where the walls around you are. Rows grow "
-            "downwards, columns to the right. Actions: move up, move down, move left, move right."
-        )
 
     def instance_key(self) -> str:
         assert self._layout is not None

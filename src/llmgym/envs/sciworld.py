@@ -190,25 +190,30 @@ class SciWorldEnv(TextEnv[SciWorldConfig]):
 
     config_class = SciWorldConfig
     env_name = "sciworld"
+    rules_text = (
+        "You are an agent in ScienceWorld, a simulated house with a kitchen, workshop, "
+        "greenhouse and more. Complete the science task by typing one command per turn: "
+        "look around, look at OBJ, go to LOC, open OBJ, pick up OBJ, move OBJ to OBJ, pour "
+        "OBJ in OBJ, activate OBJ, connect OBJ to OBJ, use OBJ on OBJ, focus on OBJ, wait, "
+        "inventory. Focus only on the object the task names; focusing on the wrong one "
+        "fails the task. When a request is ambiguous, answer with the number of an option."
+    )
     example = (
         "Observation: Your task is to boil water. ...\nThis room is called the hallway. In it, "
         "you see: ...\nA door to the kitchen (that is open)\n"
         "Thought: Water and a stove are likely in the kitchen.\nAction: go to kitchen"
     )
 
-    def __init__(
-        self, config: SciWorldConfig | dict[str, Any] | None = None, **kwargs: Any
-    ) -> None:
-        super().__init__(config, **kwargs)
-        self._engine: Any = None
-        self._instance = ("", 0)
-        self._simplifications = ""
-        self._score = 0
-        # a pending "Ambiguous request": the engine's number of each option, in the order shown
-        self._choices: list[int] = []
-        self._history: list[str] = []  # actions sent to the engine this episode
-        self._gold: list[str] | None = None
-        self._gold_position = 0
+    _engine: Any = None
+    _instance = ("", 0)
+    _simplifications = ""
+    _score = 0
+    _choices: list[int]
+    """A pending "Ambiguous request": the engine's number of each option, in the order shown."""
+    _history: list[str]
+    """The actions sent to the engine this episode."""
+    _gold: list[str] | None = None
+    _gold_position = 0
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: SciWorldConfig | None = None) -> TaskIdRange:
@@ -219,16 +224,6 @@ class SciWorldEnv(TextEnv[SciWorldConfig]):
     def instance_key(self) -> str:
         task, variation = self._instance
         return f"{task} variation {variation}"
-
-    def rules(self) -> str:
-        return (
-            "You are an agent in ScienceWorld, a simulated house with a kitchen, workshop, "
-            "greenhouse and more. Complete the science task by typing one command per turn: "
-            "look around, look at OBJ, go to LOC, open OBJ, pick up OBJ, move OBJ to OBJ, pour "
-            "OBJ in OBJ, activate OBJ, connect OBJ to OBJ, use OBJ on OBJ, focus on OBJ, wait, "
-            "inventory. Focus only on the object the task names; focusing on the wrong one "
-            "fails the task. When a request is ambiguous, answer with the number of an option."
-        )
 
     def _reset_task(self, task: Task[SciWorldConfig]) -> tuple[str, str]:
         config = task.config

@@ -9,7 +9,6 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cache, cached_property
 from importlib import resources
-from typing import Any
 
 from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob, split_of
 from llmgym.core.tasks import TaskRng
@@ -176,6 +175,13 @@ class TextCraftEnv(TextEnv[TextCraftConfig]):
 
     config_class = TextCraftConfig
     env_name = "textcraft"
+    rules_text = (
+        "You are given crafting recipes to craft items in a Minecraft-like world. Use 'get N "
+        "ITEM' to take raw materials, 'craft N ITEM using K1 ITEM1, K2 ITEM2' to apply a "
+        "recipe with exactly its ingredient counts, and 'inventory' to see what you hold. A "
+        "generic ingredient (such as planks) accepts any of its listed members. Always give "
+        "quantities. Craft the goal item."
+    )
     example = (
         "Observation: Crafting commands:\ncraft 4 oak planks using 1 oak log\n"
         "craft 4 stick using 2 planks\n\nGoal: craft stick.\n"
@@ -183,14 +189,14 @@ class TextCraftEnv(TextEnv[TextCraftConfig]):
         "Action: get 1 oak log"
     )
 
-    def __init__(
-        self, config: TextCraftConfig | dict[str, Any] | None = None, **kwargs: Any
-    ) -> None:
-        super().__init__(config, **kwargs)
-        self.book = load_recipe_book()
-        self._goal = ""
-        self._shown: list[Recipe] = []
-        self._inventory: Counter[str] = Counter()
+    _goal = ""
+    _shown: list[Recipe]
+    _inventory: Counter[str]
+
+    @property
+    def book(self) -> RecipeBook:
+        """The recipe book (the same for every task)."""
+        return load_recipe_book()
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: TextCraftConfig | None = None) -> TaskIdRange:
@@ -201,15 +207,6 @@ class TextCraftEnv(TextEnv[TextCraftConfig]):
 
     def instance_key(self) -> str:
         return self._goal
-
-    def rules(self) -> str:
-        return (
-            "You are given crafting recipes to craft items in a Minecraft-like world. Use 'get N "
-            "ITEM' to take raw materials, 'craft N ITEM using K1 ITEM1, K2 ITEM2' to apply a "
-            "recipe with exactly its ingredient counts, and 'inventory' to see what you hold. A "
-            "generic ingredient (such as planks) accepts any of its listed members. Always give "
-            "quantities. Craft the goal item."
-        )
 
     def _reset_task(self, task: Task[TextCraftConfig]) -> tuple[str, str]:
         config = task.config

@@ -363,22 +363,26 @@ class TextWorldEnv(TextEnv[TextWorldConfig]):
 
     config_class = TextWorldConfig
     env_name = "textworld"
+    rules_text = (
+        "You are playing a text adventure. Read each observation, then reply with one "
+        "command such as 'go north', 'open door', 'take key', 'take apple from fridge', "
+        "'put apple on table', 'unlock door with key', 'examine cookbook', 'look' or "
+        "'inventory'. Only the admissible commands listed for the current state work. "
+        "Points are earned for progress towards the objective; the game is won when the "
+        "objective is completed."
+    )
     example = (
         "Observation: -= Cookhouse =-\nYou are in a cookhouse. There is an unguarded exit to "
         "the north.\nThought: The objective says to go north first.\nAction: go north"
     )
 
-    def __init__(
-        self, config: TextWorldConfig | dict[str, Any] | None = None, **kwargs: Any
-    ) -> None:
-        super().__init__(config, **kwargs)
-        self._game: Any = None  # the running textworld environment
-        self._game_kind = ""  # "textworld" (metadata available) or "zmachine"
-        self._state: Any = None
-        self._score = 0
-        self._max_score = 0
-        self._admissible: list[str] = []
-        self._admissible_set: frozenset[str] = frozenset()
+    _game: Any = None  # the running textworld environment
+    _game_kind = ""  # "textworld" (metadata available) or "zmachine"
+    _state: Any = None
+    _score = 0
+    _max_score = 0
+    _admissible: list[str]
+    _admissible_set: frozenset[str] = frozenset()
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: TextWorldConfig | None = None) -> TaskIdRange:
@@ -391,16 +395,6 @@ class TextWorldEnv(TextEnv[TextWorldConfig]):
         if self._game_kind != "textworld":
             return str(self.task.config.game_file)
         return _instance_key(self._state["game"])
-
-    def rules(self) -> str:
-        return (
-            "You are playing a text adventure. Read each observation, then reply with one "
-            "command such as 'go north', 'open door', 'take key', 'take apple from fridge', "
-            "'put apple on table', 'unlock door with key', 'examine cookbook', 'look' or "
-            "'inventory'. Only the admissible commands listed for the current state work. "
-            "Points are earned for progress towards the objective; the game is won when the "
-            "objective is completed."
-        )
 
     def _reset_task(self, task: Task[TextWorldConfig]) -> tuple[str, str]:
         config = task.config

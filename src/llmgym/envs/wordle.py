@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
 
 import numpy as np
 
@@ -133,12 +132,10 @@ class WordleEnv(TextEnv[WordleConfig]):
         "Action: heard"
     )
 
-    def __init__(self, config: WordleConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
-        self._answer = ""
-        self._board: list[tuple[str, tuple[str, ...]]] = []
-        self._candidates: list[str] = []
-        self._candidates_after = 0  # how many guesses of the board _candidates reflects
+    _answer = ""
+    _board: list[tuple[str, tuple[str, ...]]]
+    _candidates: list[str]
+    _candidates_after = 0  # how many guesses of the board _candidates reflects
 
     def task_ids(self, split: str = "train", config: WordleConfig | None = None) -> TaskIdRange:
         length = (config or self.config).word_length

@@ -8,10 +8,33 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-__all__ = ["InstructionSampler"]
+__all__ = ["EpisodeChoiceWrapper", "InstructionSampler"]
 
 
-class InstructionSampler(gym.Wrapper):
+class EpisodeChoiceWrapper(gym.Wrapper):
+    """Base of wrappers that make a random choice for each episode (:class:`InstructionSampler`,
+    :class:`~llmgym.envgen.ConfigMixture`): their draws come from ``self._rng``, seeded by
+    ``seed`` and re-seeded by ``reset(seed=...)``. A subclass implements :meth:`_reset_with`.
+    """
+
+    def __init__(self, env: gym.Env, seed: int | None = None) -> None:
+        super().__init__(env)
+        self._rng = np.random.default_rng(seed)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        return self._reset_with(seed, dict(options or {}))
+
+    def _reset_with(self, seed: int | None, options: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """Reset the wrapped environment: ``options`` is the caller's (a copy, free to change)
+        and the choice is made here."""
+        raise NotImplementedError
+
+
+class InstructionSampler(EpisodeChoiceWrapper):
     """Every reset plays a task drawn from ``split`` with a seeded RNG.
 
     Draws are uniform, or proportional to ``weights`` — a sequence aligned with
@@ -35,14 +58,13 @@ class InstructionSampler(gym.Wrapper):
         seed: int | None = None,
         task_ids: Sequence[str] | None = None,
     ) -> None:
-        super().__init__(env)
+        super().__init__(env, seed)
         self.split = split
         self.task_ids: Sequence[str] = (
             task_ids if task_ids is not None else env.unwrapped.task_ids(split)
         )
         if len(self.task_ids) == 0:
             raise ValueError(f"split {split!r} has no tasks")
-        self._rng = np.random.default_rng(seed)
         self._probabilities: np.ndarray | None = None
         self.set_weights(weights)
 
@@ -78,12 +100,7 @@ class InstructionSampler(gym.Wrapper):
             return self.task_ids[int(self._rng.integers(len(self.task_ids)))]
         return self.task_ids[int(self._rng.choice(len(self.task_ids), p=self._probabilities))]
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
-        options = dict(options or {})
+    def _reset_with(self, seed: int | None, options: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         if "task_id" not in options:
             options["task_id"] = self.sample_task()
             options.pop("split", None)

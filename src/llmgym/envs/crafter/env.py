@@ -108,12 +108,13 @@ class _CrafterEnvBase(TextEnv[CrafterConfig, ObsT, ActT]):
     }
     renders_pixels: ClassVar[bool] = False
 
+    _target: str | None = None
+    _world_seed = 0
+
     def __init__(self, config: CrafterConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
         self.game = CrafterGame()
         self.oracle = CrafterOracle(self.game)
-        self._target: str | None = None
-        self._world_seed = 0
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: CrafterConfig | None = None) -> TaskIdRange:

@@ -114,266 +114,231 @@ class OpenSimplexNoise:
         out[order] = values
         return out / _NORM
 
-    # The three regions of the stretched-cube super-cell, each a transcription of the scalar code
-    # with branches turned into ``np.where``.
+    # The three regions of the stretched-cube super-cell. Each adds up the contributions of the
+    # region's own lattice vertices and of two extra vertices chosen per point, with the scalar
+    # code's float operations in its order (its branches turned into ``np.where``). A vertex is
+    # ``(xsv, ysv, zsv, dx, dy, dz)``: its lattice coordinates and the point's offset from it.
 
     def _lower(self, xsb, ysb, zsb, xins, yins, zins, in_sum, dx0, dy0, dz0):
         """Inside the tetrahedron at (0,0,0)."""
-        w = np.where
-        a_point = np.full(xsb.shape, 1)
-        a_score = xins.copy()
-        b_point = np.full(xsb.shape, 2)
-        b_score = yins.copy()
-        first = (a_score >= b_score) & (zins > b_score)
-        second = ~first & (a_score < b_score) & (zins > a_score)
-        b_score = w(first, zins, b_score)
-        b_point = w(first, 4, b_point)
-        a_score = w(second, zins, a_score)
-        a_point = w(second, 4, a_point)
+        base = (xsb, ysb, zsb, dx0, dy0, dz0)
+        a_point, a_score, b_point, b_score = _two_closest((1, 2, 4), xins, yins, zins, np.greater)
         wins = 1 - in_sum
         origin_close = (wins > a_score) | (wins > b_score)
-
-        # (0,0,0) is one of the two closest vertices
-        c = w(b_score > a_score, b_point, a_point)
-        cx, cy, cz = (c & 1) == 0, (c & 2) == 0, (c & 4) == 0
-        o_xsv0 = w(cx, xsb - 1, xsb + 1)
-        o_xsv1 = w(cx, xsb, xsb + 1)
-        o_dx0 = w(cx, dx0 + 1, dx0 - 1)
-        o_dx1 = w(cx, dx0, dx0 - 1)
-        o_ysv0 = w(cy, w(cx, ysb, ysb - 1), ysb + 1)
-        o_ysv1 = w(cy, w(cx, ysb - 1, ysb), ysb + 1)
-        o_dy0 = w(cy, w(cx, dy0, dy0 + 1), dy0 - 1)
-        o_dy1 = w(cy, w(cx, dy0 + 1, dy0), dy0 - 1)
-        o_zsv0 = w(cz, zsb, zsb + 1)
-        o_zsv1 = w(cz, zsb - 1, zsb + 1)
-        o_dz0 = w(cz, dz0, dz0 - 1)
-        o_dz1 = w(cz, dz0 + 1, dz0 - 1)
-
-        # otherwise the two extra vertices follow from the two closest
-        c = a_point | b_point
-        cx, cy, cz = (c & 1) == 0, (c & 2) == 0, (c & 4) == 0
-        n_xsv0 = w(cx, xsb, xsb + 1)
-        n_xsv1 = w(cx, xsb - 1, xsb + 1)
-        n_dx0 = w(cx, dx0 - 2 * _SQUISH, dx0 - 1 - 2 * _SQUISH)
-        n_dx1 = w(cx, dx0 + 1 - _SQUISH, dx0 - 1 - _SQUISH)
-        n_ysv0 = w(cy, ysb, ysb + 1)
-        n_ysv1 = w(cy, ysb - 1, ysb + 1)
-        n_dy0 = w(cy, dy0 - 2 * _SQUISH, dy0 - 1 - 2 * _SQUISH)
-        n_dy1 = w(cy, dy0 + 1 - _SQUISH, dy0 - 1 - _SQUISH)
-        n_zsv0 = w(cz, zsb, zsb + 1)
-        n_zsv1 = w(cz, zsb - 1, zsb + 1)
-        n_dz0 = w(cz, dz0 - 2 * _SQUISH, dz0 - 1 - 2 * _SQUISH)
-        n_dz1 = w(cz, dz0 + 1 - _SQUISH, dz0 - 1 - _SQUISH)
-
-        o = origin_close
-        ext = (
-            (w(o, o_xsv0, n_xsv0), w(o, o_ysv0, n_ysv0), w(o, o_zsv0, n_zsv0),
-             w(o, o_dx0, n_dx0), w(o, o_dy0, n_dy0), w(o, o_dz0, n_dz0)),
-            (w(o, o_xsv1, n_xsv1), w(o, o_ysv1, n_ysv1), w(o, o_zsv1, n_zsv1),
-             w(o, o_dx1, n_dx1), w(o, o_dy1, n_dy1), w(o, o_dz1, n_dz1)),
-        )  # fmt: skip
-
-        contribution = self._contribution
-        value = contribution(xsb, ysb, zsb, dx0, dy0, dz0)
-        dx1 = dx0 - 1 - _SQUISH
-        dy1 = dy0 - 0 - _SQUISH
-        dz1 = dz0 - 0 - _SQUISH
-        value = value + contribution(xsb + 1, ysb, zsb, dx1, dy1, dz1)
-        dx2 = dx0 - 0 - _SQUISH
-        dy2 = dy0 - 1 - _SQUISH
-        dz2 = dz1
-        value = value + contribution(xsb, ysb + 1, zsb, dx2, dy2, dz2)
-        dx3 = dx2
-        dy3 = dy1
-        dz3 = dz0 - 1 - _SQUISH
-        value = value + contribution(xsb, ysb, zsb + 1, dx3, dy3, dz3)
-        for vertex in ext:
-            value = value + contribution(*vertex)
-        return value
+        closest = np.where(b_score > a_score, b_point, a_point)
+        extra = _select(
+            origin_close,
+            _lower_extra_with_origin(base, closest),
+            _lower_extra_without_origin(base, a_point | b_point),
+        )
+        return self._sum_contributions([base, *_vertices(base, _NEXT_TO_ORIGIN), *extra])
 
     def _upper(self, xsb, ysb, zsb, xins, yins, zins, in_sum, dx0, dy0, dz0):
         """Inside the tetrahedron at (1,1,1)."""
-        w = np.where
-        a_point = np.full(xsb.shape, 6)
-        a_score = xins.copy()
-        b_point = np.full(xsb.shape, 5)
-        b_score = yins.copy()
-        first = (a_score <= b_score) & (zins < b_score)
-        second = ~first & (a_score > b_score) & (zins < a_score)
-        b_score = w(first, zins, b_score)
-        b_point = w(first, 3, b_point)
-        a_score = w(second, zins, a_score)
-        a_point = w(second, 3, a_point)
+        base = (xsb, ysb, zsb, dx0, dy0, dz0)
+        a_point, a_score, b_point, b_score = _two_closest((6, 5, 3), xins, yins, zins, np.less)
         wins = 3 - in_sum
         corner_close = (wins < a_score) | (wins < b_score)
-
-        # (1,1,1) is one of the two closest vertices
-        c = w(b_score < a_score, b_point, a_point)
-        cx, cy, cz = (c & 1) != 0, (c & 2) != 0, (c & 4) != 0
-        o_xsv0 = w(cx, xsb + 2, xsb)
-        o_xsv1 = w(cx, xsb + 1, xsb)
-        o_dx0 = w(cx, dx0 - 2 - 3 * _SQUISH, dx0 - 3 * _SQUISH)
-        o_dx1 = w(cx, dx0 - 1 - 3 * _SQUISH, dx0 - 3 * _SQUISH)
-        base_dy = dy0 - 1 - 3 * _SQUISH
-        o_ysv0 = w(cy, w(cx, ysb + 1, ysb + 2), ysb)
-        o_ysv1 = w(cy, w(cx, ysb + 2, ysb + 1), ysb)
-        o_dy0 = w(cy, w(cx, base_dy, base_dy - 1), dy0 - 3 * _SQUISH)
-        o_dy1 = w(cy, w(cx, base_dy - 1, base_dy), dy0 - 3 * _SQUISH)
-        o_zsv0 = w(cz, zsb + 1, zsb)
-        o_zsv1 = w(cz, zsb + 2, zsb)
-        o_dz0 = w(cz, dz0 - 1 - 3 * _SQUISH, dz0 - 3 * _SQUISH)
-        o_dz1 = w(cz, dz0 - 2 - 3 * _SQUISH, dz0 - 3 * _SQUISH)
-
-        c = a_point & b_point
-        cx, cy, cz = (c & 1) != 0, (c & 2) != 0, (c & 4) != 0
-        n_xsv0 = w(cx, xsb + 1, xsb)
-        n_xsv1 = w(cx, xsb + 2, xsb)
-        n_dx0 = w(cx, dx0 - 1 - _SQUISH, dx0 - _SQUISH)
-        n_dx1 = w(cx, dx0 - 2 - 2 * _SQUISH, dx0 - 2 * _SQUISH)
-        n_ysv0 = w(cy, ysb + 1, ysb)
-        n_ysv1 = w(cy, ysb + 2, ysb)
-        n_dy0 = w(cy, dy0 - 1 - _SQUISH, dy0 - _SQUISH)
-        n_dy1 = w(cy, dy0 - 2 - 2 * _SQUISH, dy0 - 2 * _SQUISH)
-        n_zsv0 = w(cz, zsb + 1, zsb)
-        n_zsv1 = w(cz, zsb + 2, zsb)
-        n_dz0 = w(cz, dz0 - 1 - _SQUISH, dz0 - _SQUISH)
-        n_dz1 = w(cz, dz0 - 2 - 2 * _SQUISH, dz0 - 2 * _SQUISH)
-
-        o = corner_close
-        ext = (
-            (w(o, o_xsv0, n_xsv0), w(o, o_ysv0, n_ysv0), w(o, o_zsv0, n_zsv0),
-             w(o, o_dx0, n_dx0), w(o, o_dy0, n_dy0), w(o, o_dz0, n_dz0)),
-            (w(o, o_xsv1, n_xsv1), w(o, o_ysv1, n_ysv1), w(o, o_zsv1, n_zsv1),
-             w(o, o_dx1, n_dx1), w(o, o_dy1, n_dy1), w(o, o_dz1, n_dz1)),
-        )  # fmt: skip
-
-        contribution = self._contribution
-        dx3 = dx0 - 1 - 2 * _SQUISH
-        dy3 = dy0 - 1 - 2 * _SQUISH
-        dz3 = dz0 - 0 - 2 * _SQUISH
-        value = contribution(xsb + 1, ysb + 1, zsb, dx3, dy3, dz3)
-        dx2 = dx3
-        dy2 = dy0 - 0 - 2 * _SQUISH
-        dz2 = dz0 - 1 - 2 * _SQUISH
-        value = value + contribution(xsb + 1, ysb, zsb + 1, dx2, dy2, dz2)
-        dx1 = dx0 - 0 - 2 * _SQUISH
-        dy1 = dy3
-        dz1 = dz2
-        value = value + contribution(xsb, ysb + 1, zsb + 1, dx1, dy1, dz1)
-        dxc = dx0 - 1 - 3 * _SQUISH
-        dyc = dy0 - 1 - 3 * _SQUISH
-        dzc = dz0 - 1 - 3 * _SQUISH
-        value = value + contribution(xsb + 1, ysb + 1, zsb + 1, dxc, dyc, dzc)
-        for vertex in ext:
-            value = value + contribution(*vertex)
-        return value
+        closest = np.where(b_score < a_score, b_point, a_point)
+        extra = _select(
+            corner_close,
+            _upper_extra_with_corner(base, closest),
+            _upper_extra_without_corner(base, a_point & b_point),
+        )
+        vertices = _vertices(base, (*_NEXT_TO_CORNER, (1, 1, 1)))
+        return self._sum_contributions([*vertices, *extra])
 
     def _middle(self, xsb, ysb, zsb, xins, yins, zins, in_sum, dx0, dy0, dz0):
         """Inside the octahedron between the two tetrahedra."""
+        base = (xsb, ysb, zsb, dx0, dy0, dz0)
         w = np.where
-        p1 = xins + yins
-        a_far = p1 > 1
-        a_score = w(a_far, p1 - 1, 1 - p1)
-        a_point = w(a_far, 3, 4)
-        p2 = xins + zins
-        b_far = p2 > 1
-        b_score = w(b_far, p2 - 1, 1 - p2)
-        b_point = w(b_far, 5, 2)
-        p3 = yins + zins
-        p3_far = p3 > 1
-        score = w(p3_far, p3 - 1, 1 - p3)
-        replace_a = (a_score <= b_score) & (a_score < score)
-        replace_b = ~replace_a & (a_score > b_score) & (b_score < score)
-        a_point = w(replace_a, w(p3_far, 6, 1), a_point)
-        a_far = w(replace_a, p3_far, a_far)
-        b_point = w(replace_b, w(p3_far, 6, 1), b_point)
-        b_far = w(replace_b, p3_far, b_far)
-
+        a_point, a_far, b_point, b_far = _middle_two_closest(xins, yins, zins)
         same_side = a_far == b_far
-        # both closest points on the (1,1,1) side
-        c = a_point & b_point
-        s1x, s1y = (c & 1) != 0, (c & 2) != 0
-        f_ext0 = (xsb + 1, ysb + 1, zsb + 1,
-                  dx0 - 1 - 3 * _SQUISH, dy0 - 1 - 3 * _SQUISH, dz0 - 1 - 3 * _SQUISH)  # fmt: skip
-        f_ext1 = (
-            w(s1x, xsb + 2, xsb),
-            w(s1x, ysb, w(s1y, ysb + 2, ysb)),
-            w(s1x | s1y, zsb, zsb + 2),
-            w(s1x, dx0 - 2 - 2 * _SQUISH, dx0 - 2 * _SQUISH),
-            w(s1x, dy0 - 2 * _SQUISH, w(s1y, dy0 - 2 - 2 * _SQUISH, dy0 - 2 * _SQUISH)),
-            w(s1x | s1y, dz0 - 2 * _SQUISH, dz0 - 2 - 2 * _SQUISH),
+        extra = _select(
+            same_side & a_far,
+            _middle_extra_far(base, a_point & b_point),
+            _select(
+                same_side & ~a_far,
+                _middle_extra_near(base, a_point | b_point),
+                _middle_extra_split(base, w(a_far, a_point, b_point), w(a_far, b_point, a_point)),
+            ),
         )
-        # both closest points on the (0,0,0) side
-        c = a_point | b_point
-        s0x, s0y = (c & 1) == 0, (c & 2) == 0
-        s0y = ~s0x & s0y
-        s0z = ~s0x & ~s0y
-        n_ext0 = (xsb, ysb, zsb, dx0, dy0, dz0)
-        n_ext1 = (
-            w(s0x, xsb - 1, xsb + 1),
-            w(s0y, ysb - 1, ysb + 1),
-            w(s0z, zsb - 1, zsb + 1),
-            w(s0x, dx0 + 1 - _SQUISH, dx0 - 1 - _SQUISH),
-            w(s0y, dy0 + 1 - _SQUISH, dy0 - 1 - _SQUISH),
-            w(s0z, dz0 + 1 - _SQUISH, dz0 - 1 - _SQUISH),
-        )
-        # one on each side
-        c1 = w(a_far, a_point, b_point)
-        c2 = w(a_far, b_point, a_point)
-        m0x = (c1 & 1) == 0
-        m0y = ~m0x & ((c1 & 2) == 0)
-        m0z = ~m0x & ~m0y
-        m_ext0 = (
-            w(m0x, xsb - 1, xsb + 1),
-            w(m0y, ysb - 1, ysb + 1),
-            w(m0z, zsb - 1, zsb + 1),
-            w(m0x, dx0 + 1 - _SQUISH, dx0 - 1 - _SQUISH),
-            w(m0y, dy0 + 1 - _SQUISH, dy0 - 1 - _SQUISH),
-            w(m0z, dz0 + 1 - _SQUISH, dz0 - 1 - _SQUISH),
-        )
-        m1x = (c2 & 1) != 0
-        m1y = ~m1x & ((c2 & 2) != 0)
-        m1z = ~m1x & ~m1y
-        m_ext1 = (
-            w(m1x, xsb + 2, xsb),
-            w(m1y, ysb + 2, ysb),
-            w(m1z, zsb + 2, zsb),
-            w(m1x, dx0 - 2 * _SQUISH - 2, dx0 - 2 * _SQUISH),
-            w(m1y, dy0 - 2 * _SQUISH - 2, dy0 - 2 * _SQUISH),
-            w(m1z, dz0 - 2 * _SQUISH - 2, dz0 - 2 * _SQUISH),
-        )
-        far = same_side & a_far
-        near = same_side & ~a_far
-        ext = [
-            tuple(w(far, f, w(near, n, m)) for f, n, m in zip(fs, ns, ms, strict=True))
-            for fs, ns, ms in ((f_ext0, n_ext0, m_ext0), (f_ext1, n_ext1, m_ext1))
-        ]
+        vertices = _vertices(base, (*_NEXT_TO_ORIGIN, *_NEXT_TO_CORNER))
+        return self._sum_contributions([*vertices, *extra])
 
-        contribution = self._contribution
-        dx1 = dx0 - 1 - _SQUISH
-        dy1 = dy0 - 0 - _SQUISH
-        dz1 = dz0 - 0 - _SQUISH
-        value = contribution(xsb + 1, ysb, zsb, dx1, dy1, dz1)
-        dx2 = dx0 - 0 - _SQUISH
-        dy2 = dy0 - 1 - _SQUISH
-        dz2 = dz1
-        value = value + contribution(xsb, ysb + 1, zsb, dx2, dy2, dz2)
-        dx3 = dx2
-        dy3 = dy1
-        dz3 = dz0 - 1 - _SQUISH
-        value = value + contribution(xsb, ysb, zsb + 1, dx3, dy3, dz3)
-        dx4 = dx0 - 1 - 2 * _SQUISH
-        dy4 = dy0 - 1 - 2 * _SQUISH
-        dz4 = dz0 - 0 - 2 * _SQUISH
-        value = value + contribution(xsb + 1, ysb + 1, zsb, dx4, dy4, dz4)
-        dx5 = dx4
-        dy5 = dy0 - 0 - 2 * _SQUISH
-        dz5 = dz0 - 1 - 2 * _SQUISH
-        value = value + contribution(xsb + 1, ysb, zsb + 1, dx5, dy5, dz5)
-        dx6 = dx0 - 0 - 2 * _SQUISH
-        dy6 = dy4
-        dz6 = dz5
-        value = value + contribution(xsb, ysb + 1, zsb + 1, dx6, dy6, dz6)
-        for vertex in ext:
-            value = value + contribution(*vertex)
+    def _sum_contributions(self, vertices):
+        """The vertices' contributions added up in order (the scalar code's order of sums)."""
+        value = self._contribution(*vertices[0])
+        for vertex in vertices[1:]:
+            value = value + self._contribution(*vertex)
         return value
+
+
+_NEXT_TO_ORIGIN = ((1, 0, 0), (0, 1, 0), (0, 0, 1))
+"""The lattice vertices next to (0,0,0), in the scalar code's order."""
+_NEXT_TO_CORNER = ((1, 1, 0), (1, 0, 1), (0, 1, 1))
+"""The lattice vertices next to (1,1,1), in the scalar code's order."""
+
+
+def _vertices(base, offsets):
+    """The vertices at ``offsets`` ``(i, j, k)`` (numbers, or arrays of one per point) from the
+    base vertex ``base``; the point's offset from each is ``dx0 - i - (i + j + k) * squish``
+    (and likewise for y and z), computed as the scalar code computes it."""
+    xsb, ysb, zsb, dx0, dy0, dz0 = base
+    vertices = []
+    for i, j, k in offsets:
+        squish = (i + j + k) * _SQUISH
+        vertices.append(
+            (xsb + i, ysb + j, zsb + k, dx0 - i - squish, dy0 - j - squish, dz0 - k - squish)
+        )
+    return vertices
+
+
+def _select(mask, if_true, if_false):
+    """Vertex by vertex and coordinate by coordinate, ``if_true`` where ``mask``, else
+    ``if_false``."""
+    return [
+        tuple(np.where(mask, t, f) for t, f in zip(true, false, strict=True))
+        for true, false in zip(if_true, if_false, strict=True)
+    ]
+
+
+def _two_closest(points, xins, yins, zins, closer):
+    """The two of the vertices ``points`` (bit codes, for x, y and z) whose scores (``xins``,
+    ``yins``, ``zins``) win by ``closer``: ``(a_point, a_score, b_point, b_score)``."""
+    x_point, y_point, z_point = points
+    first = ~closer(yins, xins) & closer(zins, yins)
+    second = ~first & closer(yins, xins) & closer(zins, xins)
+    b_score = np.where(first, zins, yins)
+    b_point = np.where(first, z_point, np.full(xins.shape, y_point))
+    a_score = np.where(second, zins, xins)
+    a_point = np.where(second, z_point, np.full(xins.shape, x_point))
+    return a_point, a_score, b_point, b_score
+
+
+def _middle_two_closest(xins, yins, zins):
+    """The octahedron's two closest vertices (bit codes) and whether each is on the (1,1,1) side:
+    ``(a_point, a_far, b_point, b_far)``."""
+    w = np.where
+    p1 = xins + yins
+    a_far = p1 > 1
+    a_score = w(a_far, p1 - 1, 1 - p1)
+    a_point = w(a_far, 3, 4)
+    p2 = xins + zins
+    b_far = p2 > 1
+    b_score = w(b_far, p2 - 1, 1 - p2)
+    b_point = w(b_far, 5, 2)
+    p3 = yins + zins
+    p3_far = p3 > 1
+    score = w(p3_far, p3 - 1, 1 - p3)
+    replace_a = (a_score <= b_score) & (a_score < score)
+    replace_b = ~replace_a & (a_score > b_score) & (b_score < score)
+    a_point = w(replace_a, w(p3_far, 6, 1), a_point)
+    a_far = w(replace_a, p3_far, a_far)
+    b_point = w(replace_b, w(p3_far, 6, 1), b_point)
+    b_far = w(replace_b, p3_far, b_far)
+    return a_point, a_far, b_point, b_far
+
+
+def _lower_extra_with_origin(base, c):
+    """The lower tetrahedron's two extra vertices when (0,0,0) is one of the two closest
+    vertices and ``c`` the other."""
+    w = np.where
+    cx, cy, cz = (c & 1) == 0, (c & 2) == 0, (c & 4) == 0
+    return _vertices(
+        base,
+        [
+            (w(cx, -1, 1), w(cy, w(cx, 0, -1), 1), w(cz, 0, 1)),
+            (w(cx, 0, 1), w(cy, w(cx, -1, 0), 1), w(cz, -1, 1)),
+        ],
+    )
+
+
+def _lower_extra_without_origin(base, c):
+    """The lower tetrahedron's two extra vertices when the two closest vertices are others
+    (``c``: their bit codes or-ed)."""
+    w = np.where
+    cx, cy, cz = (c & 1) == 0, (c & 2) == 0, (c & 4) == 0
+    return _vertices(
+        base,
+        [
+            (w(cx, 0, 1), w(cy, 0, 1), w(cz, 0, 1)),
+            (w(cx, -1, 1), w(cy, -1, 1), w(cz, -1, 1)),
+        ],
+    )
+
+
+def _upper_extra_with_corner(base, c):
+    """The upper tetrahedron's two extra vertices when (1,1,1) is one of the two closest
+    vertices and ``c`` the other.
+
+    Transcribed rather than made with :func:`_vertices`: the scalar code computes the y offset
+    of ``(…, ysb + 2, …)`` as ``(dy0 - 1 - 3 * squish) - 1``, which can round differently."""
+    xsb, ysb, zsb, dx0, dy0, dz0 = base
+    w = np.where
+    s = _SQUISH
+    cx, cy, cz = (c & 1) != 0, (c & 2) != 0, (c & 4) != 0
+    base_dy = dy0 - 1 - 3 * s
+    return (
+        (w(cx, xsb + 2, xsb), w(cy, w(cx, ysb + 1, ysb + 2), ysb), w(cz, zsb + 1, zsb),
+         w(cx, dx0 - 2 - 3 * s, dx0 - 3 * s), w(cy, w(cx, base_dy, base_dy - 1), dy0 - 3 * s),
+         w(cz, dz0 - 1 - 3 * s, dz0 - 3 * s)),
+        (w(cx, xsb + 1, xsb), w(cy, w(cx, ysb + 2, ysb + 1), ysb), w(cz, zsb + 2, zsb),
+         w(cx, dx0 - 1 - 3 * s, dx0 - 3 * s), w(cy, w(cx, base_dy - 1, base_dy), dy0 - 3 * s),
+         w(cz, dz0 - 2 - 3 * s, dz0 - 3 * s)),
+    )  # fmt: skip
+
+
+def _upper_extra_without_corner(base, c):
+    """The upper tetrahedron's two extra vertices when the two closest vertices are others
+    (``c``: their bit codes and-ed)."""
+    w = np.where
+    cx, cy, cz = (c & 1) != 0, (c & 2) != 0, (c & 4) != 0
+    return _vertices(
+        base,
+        [
+            (w(cx, 1, 0), w(cy, 1, 0), w(cz, 1, 0)),
+            (w(cx, 2, 0), w(cy, 2, 0), w(cz, 2, 0)),
+        ],
+    )
+
+
+def _middle_extra_far(base, c):
+    """The octahedron's two extra vertices when both closest vertices are on the (1,1,1) side
+    (``c``: their bit codes and-ed)."""
+    w = np.where
+    s1x, s1y = (c & 1) != 0, (c & 2) != 0
+    return _vertices(base, [(1, 1, 1), (w(s1x, 2, 0), w(s1x, 0, w(s1y, 2, 0)), w(s1x | s1y, 0, 2))])
+
+
+def _middle_extra_near(base, c):
+    """The octahedron's two extra vertices when both closest vertices are on the (0,0,0) side
+    (``c``: their bit codes or-ed)."""
+    w = np.where
+    s0x = (c & 1) == 0
+    s0y = ~s0x & ((c & 2) == 0)
+    s0z = ~s0x & ~s0y
+    return [base, *_vertices(base, [(w(s0x, -1, 1), w(s0y, -1, 1), w(s0z, -1, 1))])]
+
+
+def _middle_extra_split(base, c1, c2):
+    """The octahedron's two extra vertices when the closest vertices are on opposite sides
+    (``c1`` on the (1,1,1) side, ``c2`` on the (0,0,0) side).
+
+    The second is transcribed rather than made with :func:`_vertices`: the scalar code computes
+    its offsets as ``(d0 - 2 * squish) - 2``, which can round differently."""
+    xsb, ysb, zsb, dx0, dy0, dz0 = base
+    w = np.where
+    s = _SQUISH
+    m0x = (c1 & 1) == 0
+    m0y = ~m0x & ((c1 & 2) == 0)
+    m0z = ~m0x & ~m0y
+    m1x = (c2 & 1) != 0
+    m1y = ~m1x & ((c2 & 2) != 0)
+    m1z = ~m1x & ~m1y
+    return [
+        *_vertices(base, [(w(m0x, -1, 1), w(m0y, -1, 1), w(m0z, -1, 1))]),
+        (w(m1x, xsb + 2, xsb), w(m1y, ysb + 2, ysb), w(m1z, zsb + 2, zsb),
+         w(m1x, dx0 - 2 * s - 2, dx0 - 2 * s), w(m1y, dy0 - 2 * s - 2, dy0 - 2 * s),
+         w(m1z, dz0 - 2 * s - 2, dz0 - 2 * s)),
+    ]  # fmt: skip

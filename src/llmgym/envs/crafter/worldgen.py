@@ -97,26 +97,8 @@ def generate_world(world, player, spec: WorldSpec, objects) -> None:
     ys = np.arange(area[1])[None, :]
     distance = np.sqrt((xs - px) ** 2 + (ys - py) ** 2)
 
-    start = 4 - distance
-    start = start + 2 * layers["start"]
-    start = 1 / (1 + np.exp(-start))
-    water = layers["water15"] + 0.15 * layers["water5"] + 0.1
-    water = water - 2 * start
-    mountain = (layers["mountain15"] + 0.3 * layers["mountain5"]) / (1 + 0.3)
-    mountain = mountain - (4 * start + 0.3 * water)
-
-    start_threshold, start_material = 0.5, GRASS
-    if spec.biome == "mountain":
-        mountain = np.abs(mountain) * 2
-        water = water * 0.1
-        start_threshold, start_material = 0.6, PATH
-    elif spec.biome == "beaches":
-        mountain = mountain * 0.1
-        start_threshold = 0.8
-    elif spec.biome == "grassland":
-        water = water * 0.1
-        mountain = mountain * 0.1
-        start_threshold = 0.6
+    start, water, mountain = _fields(layers, distance)
+    water, mountain, start_threshold, start_material = _biome(spec.biome, water, mountain)
 
     is_start = start > start_threshold
     is_mountain = ~is_start & (mountain > 0.15)
@@ -129,68 +111,99 @@ def generate_world(world, player, spec: WorldSpec, objects) -> None:
     cave = is_mountain & (layers["cave"] > 0.15) & (mountain > 0.3)
     htunnel = is_mountain & ~cave & (layers["htunnel"] > 0.4)
     vtunnel = is_mountain & ~cave & ~htunnel & (layers["vtunnel"] > 0.4)
-    ore_cell = is_mountain & ~cave & ~htunnel & ~vtunnel
     sand = rest & (water > 0.25) & (water <= 0.35) & (layers["sand"] > -0.2)
     wet = rest & ~sand & (water > 0.3)
-    land = rest & ~sand & ~wet
 
     materials = np.full(area, GRASS, dtype=np.uint8)
     materials[is_start] = start_material
     materials[cave | htunnel | vtunnel] = PATH
     materials[sand] = SAND
     materials[wet] = WATER
-    tunnels = htunnel | vtunnel
+    ore_cell = is_mountain & ~cave & ~htunnel & ~vtunnel
+    tree_cell = rest & ~sand & ~wet & (layers["tree"] > 0)
+    _place_resources(random, spec, materials, layers, mountain, ore_cell, tree_cell)
+    world._mat_map[:, :] = materials
 
-    # Cells whose rules draw from the random stream, in crafter's visiting order.
-    coal_noise = layers["coal"] > 0
-    iron_noise = layers["iron"] > 0.4
-    lava = (mountain > 0.3) & (layers["lava"] > 0.35)
-    tree_noise = land & (layers["tree"] > 0)
-    drawing = (ore_cell | tree_noise).ravel()
-    cells = np.flatnonzero(drawing)
-    # At most three draws per cell; drawn from a copy of the stream, then the real stream is
-    # advanced by exactly the number crafter consumes.
-    state = random.get_state()
-    draws = random.random_sample(3 * len(cells)).tolist()
-    used = 0
+    _place_creatures(world, player, spec, objects, materials, htunnel | vtunnel, distance)
+
+
+def _fields(layers: dict[str, np.ndarray], distance: np.ndarray) -> tuple:
+    """Crafter's start, water and mountain fields: ``(start, water, mountain)``."""
+    start = 4 - distance
+    start = start + 2 * layers["start"]
+    start = 1 / (1 + np.exp(-start))
+    water = layers["water15"] + 0.15 * layers["water5"] + 0.1
+    water = water - 2 * start
+    mountain = (layers["mountain15"] + 0.3 * layers["mountain5"]) / (1 + 0.3)
+    mountain = mountain - (4 * start + 0.3 * water)
+    return start, water, mountain
+
+
+def _biome(biome: str, water: np.ndarray, mountain: np.ndarray) -> tuple:
+    """EnvGen's biome transform of the water and mountain fields, and the start area's
+    threshold and material: ``(water, mountain, start_threshold, start_material)``."""
+    if biome == "mountain":
+        return water * 0.1, np.abs(mountain) * 2, 0.6, PATH
+    if biome == "beaches":
+        return water, mountain * 0.1, 0.8, GRASS
+    if biome == "grassland":
+        return water * 0.1, mountain * 0.1, 0.6, GRASS
+    return water, mountain, 0.5, GRASS
+
+
+class _Draws:
+    """Crafter's coin flips of one pass over the cells, in its order: drawn ahead from a copy of
+    the world's random stream; :meth:`finish` advances the real stream by exactly the number
+    crafter consumes (a draw only where its short-circuiting ``and`` makes one)."""
+
+    def __init__(self, random, most: int) -> None:
+        self._random = random
+        self._state = random.get_state()
+        self._values = random.random_sample(most).tolist()
+        self._used = 0
+
+    def above(self, threshold: float) -> bool:
+        """Whether the next draw is above ``threshold`` (crafter's ``uniform() > threshold``)."""
+        self._used += 1
+        return self._values[self._used - 1] > threshold
+
+    def finish(self) -> None:
+        """Leave the world's stream where crafter's pass leaves it."""
+        self._random.set_state(self._state)
+        self._random.random_sample(self._used)
+
+
+def _place_resources(random, spec, materials, layers, mountain, ore_cell, tree_cell) -> None:
+    """Crafter's coal, iron, diamond, lava and stone in the mountains and trees on land, with
+    the same draws (at most three per cell)."""
+    coal = (layers["coal"] > 0).ravel()
+    iron = (layers["iron"] > 0.4).ravel()
+    deep = (mountain > 0.18).ravel()
+    lava = ((mountain > 0.3) & (layers["lava"] > 0.35)).ravel()
+    ore = ore_cell.ravel()
+    cells = np.flatnonzero((ore_cell | tree_cell).ravel())
+    draws = _Draws(random, 3 * len(cells))
     flat = materials.reshape(-1)
-    ore_flat, coal_flat, iron_flat = ore_cell.ravel(), coal_noise.ravel(), iron_noise.ravel()
-    deep_flat, lava_flat = (mountain > 0.18).ravel(), lava.ravel()
     coal_t, iron_t = spec.coal_threshold, spec.iron_threshold
     diamond_t, tree_t = spec.diamond_threshold, spec.tree_threshold
     for cell in cells.tolist():
-        if ore_flat[cell]:
-            if coal_flat[cell]:
-                used += 1
-                if draws[used - 1] > coal_t:
-                    flat[cell] = COAL
-                    continue
-            if iron_flat[cell]:
-                used += 1
-                if draws[used - 1] > iron_t:
-                    flat[cell] = IRON
-                    continue
-            if deep_flat[cell]:
-                used += 1
-                if draws[used - 1] > diamond_t:
-                    flat[cell] = DIAMOND
-                    continue
-            flat[cell] = LAVA if lava_flat[cell] else STONE
-        else:
-            used += 1
-            if draws[used - 1] > tree_t:
+        if not ore[cell]:
+            if draws.above(tree_t):
                 flat[cell] = TREE
-    random.set_state(state)
-    random.random_sample(used)
-    world._mat_map[:, :] = materials
-
-    _place_creatures(world, player, spec, objects, materials, tunnels, distance)
+        elif coal[cell] and draws.above(coal_t):
+            flat[cell] = COAL
+        elif iron[cell] and draws.above(iron_t):
+            flat[cell] = IRON
+        elif deep[cell] and draws.above(diamond_t):
+            flat[cell] = DIAMOND
+        else:
+            flat[cell] = LAVA if lava[cell] else STONE
+    draws.finish()
 
 
 def _place_creatures(world, player, spec, objects, materials, tunnels, distance) -> None:
     """Crafter's ``_set_object`` pass: cows, zombies and skeletons, in the same order and with the
     same draws."""
-    random = world.random
     walkable = (materials == GRASS) | (materials == SAND) | (materials == PATH)
     grass_far = walkable & (materials == GRASS) & (distance > 3)
     zombie_far = walkable & (distance > 10)
@@ -198,27 +211,16 @@ def _place_creatures(world, player, spec, objects, materials, tunnels, distance)
     candidates = np.flatnonzero((grass_far | zombie_far | tunnel).ravel())
     if len(candidates) == 0:
         return
-    state = random.get_state()
-    draws = random.random_sample(3 * len(candidates)).tolist()
-    used = 0
+    draws = _Draws(world.random, 3 * len(candidates))
     height = world.area[1]
     grass_flat, zombie_flat, tunnel_flat = grass_far.ravel(), zombie_far.ravel(), tunnel.ravel()
     cow_t, zombie_t, skeleton_t = spec.cow_threshold, spec.zombie_threshold, spec.skeleton_threshold
     for cell in candidates.tolist():
         pos = divmod(cell, height)
-        if grass_flat[cell]:
-            used += 1
-            if draws[used - 1] > cow_t:
-                world.add(objects.Cow(world, pos))
-                continue
-        if zombie_flat[cell]:
-            used += 1
-            if draws[used - 1] > zombie_t:
-                world.add(objects.Zombie(world, pos, player))
-                continue
-        if tunnel_flat[cell]:
-            used += 1
-            if draws[used - 1] > skeleton_t:
-                world.add(objects.Skeleton(world, pos, player))
-    random.set_state(state)
-    random.random_sample(used)
+        if grass_flat[cell] and draws.above(cow_t):
+            world.add(objects.Cow(world, pos))
+        elif zombie_flat[cell] and draws.above(zombie_t):
+            world.add(objects.Zombie(world, pos, player))
+        elif tunnel_flat[cell] and draws.above(skeleton_t):
+            world.add(objects.Skeleton(world, pos, player))
+    draws.finish()

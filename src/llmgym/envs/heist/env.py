@@ -5,7 +5,6 @@ from __future__ import annotations
 from abc import abstractmethod
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
 
@@ -134,21 +133,18 @@ class _HeistEnvBase(TextEnv[HeistConfig, ObsT, ActT]):
     train_size = 10_000
     eval_size = 1_000
 
-    def __init__(self, config: HeistConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().__init__(config, **kwargs)
-        self._state: HeistState | None = None
-        self._base_rows: tuple[str, ...] = ()
-        self._open_moves: list[str] = []
-        self._open_moves_key: tuple[object, ...] = ()
-        self._cleared_key: tuple[object, ...] = ()
-        self._achieved: set[str] = set()
+    _state: HeistState | None = None
+    _base_rows: tuple[str, ...] = ()
+    _open_moves: list[str]
+    _open_moves_key: tuple[object, ...] = ()
+    _cleared_key: tuple[object, ...] = ()
+    _achieved: frozenset[str] = frozenset()
 
     def task_ids(self, split: str = "train", config: HeistConfig | None = None) -> TaskIdRange:
         return TaskIdRange(split, self.train_size if split == "train" else self.eval_size)
 
     def instance_key(self) -> str:
-        assert self._state is not None
-        return self._state.layout.instance_key()
+        return self.state.layout.instance_key()
 
     def rules(self) -> str:
         return (
@@ -161,8 +157,7 @@ class _HeistEnvBase(TextEnv[HeistConfig, ObsT, ActT]):
     @property
     def state(self) -> HeistState:
         """The episode's state (layout, position, keys, doors)."""
-        assert self._state is not None
-        return self._state
+        return self.after_reset(self._state)
 
     def _reset_task(self, task: Task[HeistConfig]) -> tuple[ObsT, str]:
         config = task.config
@@ -171,7 +166,7 @@ class _HeistEnvBase(TextEnv[HeistConfig, ObsT, ActT]):
         self._state = HeistState(layout, keys_held=held)
         self._cleared_key = ()
         self._open_moves_key = ()
-        self._achieved = {f"collect_{COLORS[i]}_key" for i in range(held)}
+        self._achieved = frozenset(f"collect_{COLORS[i]}_key" for i in range(held))
         instruction = "Reach the gem ($), collecting each key before its locked door."
         return self._observe(""), instruction
 
@@ -196,13 +191,13 @@ class _HeistEnvBase(TextEnv[HeistConfig, ObsT, ActT]):
         for event in events:
             kind, _, index = event.partition(":")
             if kind == "key":
-                self._achieved.add(f"collect_{COLORS[int(index)]}_key")
+                self._achieved |= {f"collect_{COLORS[int(index)]}_key"}
                 messages.append(f"You picked up the {COLORS[int(index)]} key.")
             elif kind == "door":
-                self._achieved.add(f"open_{COLORS[int(index)]}_door")
+                self._achieved |= {f"open_{COLORS[int(index)]}_door"}
                 messages.append(f"You opened the {COLORS[int(index)]} door.")
         if state.gem_taken:
-            self._achieved.add("steal_gem")
+            self._achieved |= {"steal_gem"}
             return Transition(
                 self._observe("You reached the gem. Success!"),
                 reward=config.gem_reward,
@@ -238,7 +233,7 @@ class _HeistEnvBase(TextEnv[HeistConfig, ObsT, ActT]):
         return list(self._open_moves)
 
     def skills_achieved(self) -> frozenset[str]:
-        return frozenset(self._achieved)
+        return self._achieved
 
     def _map_rows(self) -> list[str]:
         """The map as rows of characters (collected keys, opened doors and the taken gem shown
@@ -331,7 +326,7 @@ class HeistEnv(_HeistEnvBase[str, str]):
     )
 
     def _invalid(self, message: str) -> Transition[str]:
-        return self.invalid(f"{message}\n{self._observe('')}")
+        return self.invalid(self._observe(message))
 
     def _bump(self, message: str, truncated: bool) -> Transition[str]:
         return Transition(self._observe(message), invalid=True, truncated=truncated)

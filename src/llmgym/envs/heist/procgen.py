@@ -97,13 +97,9 @@ class ProcgenHeistEnv(PixelEnv[ProcgenHeistConfig]):
     skills = ("steal_gem",)
     action_commands = PROCGEN_ACTIONS
 
-    def __init__(
-        self, config: ProcgenHeistConfig | dict[str, Any] | None = None, **kwargs: Any
-    ) -> None:
-        super().__init__(config, **kwargs)
-        self._game: _Gym3Env | None = None
-        self._steps = 0
-        self._won = False
+    _game: _Gym3Env | None = None
+    _steps = 0
+    _won = False
 
     def task_ids(
         self, split: str = "train", config: ProcgenHeistConfig | None = None

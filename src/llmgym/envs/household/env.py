@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gymnasium.error import ResetNeeded
-
 from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob
 from llmgym.core.config import ConfigError
 from llmgym.envs.household.catalog import ROOM_TYPES, TASK_TYPES
@@ -174,6 +172,17 @@ class HouseholdEnv(TextEnv[HouseholdConfig]):
     config_class = HouseholdConfig
     env_name = "household"
     skills = TASK_TYPES
+    rules_text = (
+        "You are in a household room with numbered receptacles (cabinet 1, countertop 2, "
+        "fridge 1, ...) and numbered objects (apple 1, mug 2, ...); complete the task given "
+        "after 'Your task is to:'. Commands: go to X; open X; close X; take X from Y; put X "
+        "in/on Y; heat X with Y (microwave or stoveburner); cool X with Y (fridge); clean X "
+        "with Y (sinkbasin); use X (switch a desklamp or floorlamp); examine X; inventory; "
+        "look. You must be at a receptacle to use it, open closed ones before taking from or "
+        "putting into them, and hold the object you heat, cool, clean or examine under a "
+        "lamp. You can carry one object at a time. A command that does not apply answers "
+        "'Nothing happens.' with the reason."
+    )
     example = (
         "Observation: You are in the middle of a room. Looking quickly around you, you see a "
         "cabinet 1, a countertop 1, a fridge 1, a microwave 1, and a sinkbasin 1.\n\n"
@@ -183,13 +192,10 @@ class HouseholdEnv(TextEnv[HouseholdConfig]):
         "Action: go to countertop 1"
     )
 
-    def __init__(
-        self, config: HouseholdConfig | dict[str, Any] | None = None, **kwargs: Any
-    ) -> None:
-        super().__init__(config, **kwargs)
-        self.world: World | None = None
-        """The room of the current episode (after :meth:`reset`)."""
-        self.layout: Layout | None = None
+    world: World | None = None
+    """The room of the current episode (after :meth:`reset`)."""
+    layout: Layout | None = None
+    """The layout of that room (after :meth:`reset`)."""
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: HouseholdConfig | None = None) -> TaskIdRange:
@@ -213,26 +219,11 @@ class HouseholdEnv(TextEnv[HouseholdConfig]):
 
     @property
     def _world(self) -> World:
-        if self.world is None:
-            raise ResetNeeded("Call reset() before using the environment.")
-        return self.world
+        return self.after_reset(self.world)
 
     def instance_key(self) -> str:
         assert self.layout is not None
         return f"{self.layout.instance_key}\n{self._world.instance_key()}"
-
-    def rules(self) -> str:
-        return (
-            "You are in a household room with numbered receptacles (cabinet 1, countertop 2, "
-            "fridge 1, ...) and numbered objects (apple 1, mug 2, ...); complete the task given "
-            "after 'Your task is to:'. Commands: go to X; open X; close X; take X from Y; put X "
-            "in/on Y; heat X with Y (microwave or stoveburner); cool X with Y (fridge); clean X "
-            "with Y (sinkbasin); use X (switch a desklamp or floorlamp); examine X; inventory; "
-            "look. You must be at a receptacle to use it, open closed ones before taking from or "
-            "putting into them, and hold the object you heat, cool, clean or examine under a "
-            "lamp. You can carry one object at a time. A command that does not apply answers "
-            "'Nothing happens.' with the reason."
-        )
 
     def _reset_task(self, task: Task[HouseholdConfig]) -> tuple[str, str]:
         config = task.config

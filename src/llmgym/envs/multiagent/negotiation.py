@@ -329,16 +329,22 @@ class NegotiationGame(Game[NegotiationConfig]):
         if self.transcript:
             lines.append("Conversation so far:")
             lines += self._recent_transcript()
-        if self.finished:
-            if self.deal is not None:
-                mine = self.deal[player]
-                lines.append(
-                    f"Deal: you get {self._share_text(mine)}, worth "
-                    f"{_value(self.values[player], mine)} to you."
-                )
-            else:
-                lines.append(f"Game over: {self.ending}. Nobody gets any items.")
-            return "\n".join(lines)
+        lines += [self._outcome_text(player)] if self.finished else self._turn_lines(player)
+        return "\n".join(lines)
+
+    def _outcome_text(self, player: str) -> str:
+        """How the finished negotiation ended for ``player``."""
+        if self.deal is None:
+            return f"Game over: {self.ending}. Nobody gets any items."
+        mine = self.deal[player]
+        return (
+            f"Deal: you get {self._share_text(mine)}, worth "
+            f"{_value(self.values[player], mine)} to you."
+        )
+
+    def _turn_lines(self, player: str) -> list[str]:
+        """The standing proposal, if any, as ``player`` sees it, and whose turn it is."""
+        lines: list[str] = []
         if self.standing is not None:
             proposer, share = self.standing
             yours = share if proposer == player else self._rest(share)
@@ -346,15 +352,15 @@ class NegotiationGame(Game[NegotiationConfig]):
                 f"Standing proposal from {proposer}: {self._proposal_text(proposer, share)} "
                 f"(you would get items worth {_value(self.values[player], yours)} to you)."
             )
-        left = c.max_turns - self.turn
+        left = self.config.max_turns - self.turn
         if self.mover() == player:
             lines.append(
                 f"Your turn ({left} turn{'s' if left != 1 else ''} left for both of you "
                 f"together). {self._grammar()}"
             )
         else:
-            lines.append(f"Waiting for {other} ({left} turns left).")
-        return "\n".join(lines)
+            lines.append(f"Waiting for {self.other(player)} ({left} turns left).")
+        return lines
 
     def _recent_transcript(self, budget: int = 12_000) -> list[str]:
         """The latest turns that fit in ``budget`` characters (long messages could otherwise

@@ -9,7 +9,6 @@ from functools import cache
 from typing import Any, ClassVar
 
 import numpy as np
-from gymnasium.error import ResetNeeded
 
 from llmgym.core import SPLITS, ConfigError, EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob
 from llmgym.envs.sql.databases import DOMAIN_NAMES, DOMAINS, master_database, private_copy
@@ -213,13 +212,15 @@ class SQLEnv(TextEnv[SQLConfig]):
         "Action: ```sql\nSELECT COUNT(*) FROM products WHERE category = 'Garden'\n```"
     )
 
-    def __init__(self, config: SQLConfig | dict | None = None, **kwargs: Any) -> None:
+    _question: Question | None = None
+    _last_run: tuple[str, QueryResult] | None = None
+    _queries_run = 0
+    _solved = False
+
+    def __init__(self, config: SQLConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
         self._sandboxes: dict[str, SqlSandbox] = {}
-        self._question: Question | None = None
-        self._last_run: tuple[str, QueryResult] | None = None
-        self._queries_run = 0
-        self._solved = False
+        """The sandbox of each database queried so far, reused across episodes."""
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: SQLConfig | None = None) -> TaskIdRange:
@@ -232,9 +233,7 @@ class SQLEnv(TextEnv[SQLConfig]):
     @property
     def question(self) -> Question:
         """The current question (after :meth:`reset`)."""
-        if self._question is None:
-            raise ResetNeeded("Call reset() before using the environment.")
-        return self._question
+        return self.after_reset(self._question)
 
     def instance_key(self) -> str:
         return f"{self.question.database}\n{self.question.sql}"

@@ -992,11 +992,10 @@ class ToolEnv(TextEnv[ToolConfigT]):
         cls.templates = tuple(templates.values())
         cls._signatures = ", ".join(t.signature for t in found.values())
 
-    def __init__(self, config: EnvConfig | Mapping[str, Any] | None = None, **kwargs: Any):
-        super().__init__(config, **kwargs)
-        self._episode = Episode("", [])
-        self._plan_position = 0
-        self._results: list[Any] = []
+    _episode: Episode
+    _plan_position = 0
+    _results: list[Any]
+    """The results of the oracle plan's calls made so far (what later plan steps read)."""
 
     # ------------------------------------------------------------------ hooks for subclasses
     def _setup(self, task: Task[ToolConfigT], rng: TaskRng) -> None:

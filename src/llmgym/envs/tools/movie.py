@@ -6,7 +6,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from functools import cache
@@ -166,7 +166,29 @@ def movie_database() -> MovieDatabase:
     places = load_data("cities")
     countries: dict[str, str] = places["countries"]
     rng = TaskRng("movie-database", 1)
+    people, actors, crews = _people(rng, names)
+    popular_actor = _Weighted(actors, [1.0 / (rank + 8) ** 0.9 for rank in range(len(actors))])
+    popular_crew = {
+        job: _Weighted(pool, [1.0 / (rank + 4) ** 0.5 for rank in range(len(pool))])
+        for job, pool in crews.items()
+    }
+    companies = _companies(rng, words)
+    country_codes = sorted(countries)
+    titles: set[str] = set()
+    movies: dict[str, Movie] = {}
+    for index in range(MOVIES):
+        movie = _new_movie(rng, words, index, titles, companies, country_codes)
+        movies[movie.id] = movie
+        _credit(rng, words, names, movie, popular_actor, popular_crew)
+    _describe_people(rng, people.values(), places["cities"], countries)
+    return MovieDatabase(movies, people, countries)
 
+
+def _people(
+    rng: TaskRng, names: dict
+) -> tuple[dict[str, Person], list[Person], dict[str, list[Person]]]:
+    """The database's people, each with a name of their own: ``(people by id, actors, crew by
+    job)``; a few actors also direct."""
     used_names: set[str] = set()
 
     def new_name() -> str:
@@ -188,61 +210,67 @@ def movie_database() -> MovieDatabase:
     crews = {
         job: [new_person(_DEPARTMENT[job]) for _ in range(n)] for job, n in CREW_PEOPLE.items()
     }
-    # a few actors also direct
     crews["Director"] += rng.sample(actors[:300], 25)
-    popular_actor = _Weighted(actors, [1.0 / (rank + 8) ** 0.9 for rank in range(len(actors))])
-    popular_crew = {
-        job: _Weighted(pool, [1.0 / (rank + 4) ** 0.5 for rank in range(len(pool))])
-        for job, pool in crews.items()
-    }
+    return people, actors, crews
 
-    companies = [
+
+def _companies(rng: TaskRng, words: dict) -> list[tuple[str, str]]:
+    """The production companies: ``(name, country code)``."""
+    return [
         (
             f"{word} {rng.choice(words['company_suffixes'])}",
             rng.choice(["US", "US", "GB", "FR", "DE", "JP", "CA", "IN", "KR", "ES"]),
         )
         for word in words["company_words"]
     ]
-    country_codes = sorted(countries)
-    titles: set[str] = set()
-    movies: dict[str, Movie] = {}
-    for index in range(MOVIES):
-        title = _new_title(rng, words, titles)
-        year = rng.randint(1965, 2024)
-        released = date(year, 1, 1) + timedelta(days=rng.randbelow(365))
-        budget = int(round(10 ** rng.uniform(6.0, 8.4), -5))
-        revenue = int(round(budget * 10 ** rng.uniform(-0.8, 0.8), -3))
-        language = "en" if rng.random() < 0.7 else rng.choice(words["languages"])
-        home = "US" if rng.random() < 0.55 else rng.choice(country_codes)
-        extra = [rng.choice(country_codes)] if rng.random() < 0.25 else []
-        movie = Movie(
-            id=f"m{20000 + index * 7 + rng.randint(0, 6)}",
-            title=title,
-            overview=_overview(rng, words),
-            release_date=released.isoformat(),
-            budget=budget,
-            revenue=revenue,
-            vote_average=round(rng.uniform(4.0, 8.8), 1),
-            runtime=rng.randint(80, 175),
-            language=language,
-            genres=tuple(sorted(rng.sample(words["genres"], rng.randint(1, 3)))),
-            companies=tuple(rng.sample(companies, rng.randint(1, 3))),
-            countries=tuple(dict.fromkeys([home, *extra])),
-            keywords=tuple(rng.sample(words["keywords"], rng.randint(3, 6))),
-            alternative_titles=_alternative_titles(rng, words, title, home),
-        )
-        movies[movie.id] = movie
-        _credit(rng, words, names, movie, popular_actor, popular_crew)
 
-    city_rows = places["cities"]
+
+def _new_movie(
+    rng: TaskRng,
+    words: dict,
+    index: int,
+    titles: set[str],
+    companies: list[tuple[str, str]],
+    country_codes: list[str],
+) -> Movie:
+    """The ``index``-th film, without credits (its title is added to ``titles``)."""
+    title = _new_title(rng, words, titles)
+    year = rng.randint(1965, 2024)
+    released = date(year, 1, 1) + timedelta(days=rng.randbelow(365))
+    budget = int(round(10 ** rng.uniform(6.0, 8.4), -5))
+    revenue = int(round(budget * 10 ** rng.uniform(-0.8, 0.8), -3))
+    language = "en" if rng.random() < 0.7 else rng.choice(words["languages"])
+    home = "US" if rng.random() < 0.55 else rng.choice(country_codes)
+    extra = [rng.choice(country_codes)] if rng.random() < 0.25 else []
+    return Movie(
+        id=f"m{20000 + index * 7 + rng.randint(0, 6)}",
+        title=title,
+        overview=_overview(rng, words),
+        release_date=released.isoformat(),
+        budget=budget,
+        revenue=revenue,
+        vote_average=round(rng.uniform(4.0, 8.8), 1),
+        runtime=rng.randint(80, 175),
+        language=language,
+        genres=tuple(sorted(rng.sample(words["genres"], rng.randint(1, 3)))),
+        companies=tuple(rng.sample(companies, rng.randint(1, 3))),
+        countries=tuple(dict.fromkeys([home, *extra])),
+        keywords=tuple(rng.sample(words["keywords"], rng.randint(3, 6))),
+        alternative_titles=_alternative_titles(rng, words, title, home),
+    )
+
+
+def _describe_people(
+    rng: TaskRng, people: Iterable[Person], city_rows: list, countries: dict[str, str]
+) -> None:
+    """Fill in each person's details, each with an IMDb number of their own."""
     imdb_numbers: set[int] = set()
-    for person in people.values():
+    for person in people:
         imdb = rng.randint(100_000, 9_999_999)
         while imdb in imdb_numbers:
             imdb = rng.randint(100_000, 9_999_999)
         imdb_numbers.add(imdb)
         _describe_person(rng, person, city_rows, countries, imdb)
-    return MovieDatabase(movies, people, countries)
 
 
 def _new_title(rng: TaskRng, words: dict, taken: set[str]) -> str:

@@ -161,6 +161,14 @@ class WebShopEnv(TextEnv[WebShopConfig]):
         "options": {"goal_attributes": 0, "goal_options": 3},
         "budget": {"goal_attributes": 1, "goal_options": 0},
     }
+    rules_text = (
+        "You are shopping in a web shop. Find and buy the product the instruction describes: "
+        "its type, attributes, options (such as size and color) and price limit. Actions: "
+        "search[keywords] on the search page, and click[element] with the lower-case text of "
+        "a clickable element of the page: a product id, an option value, 'next >', '< prev', "
+        "'back to search', 'description', 'features', 'reviews' or 'buy now'. Select every "
+        "option the instruction asks for on the product page before clicking 'buy now'."
+    )
     example = (
         "Observation: WebShop [SEP] Instruction: [SEP] i need a waterproof bluetooth speaker with "
         "deep bass in black, and price lower than 60.00 dollars [SEP] Search\n"
@@ -168,19 +176,20 @@ class WebShopEnv(TextEnv[WebShopConfig]):
         "Action: search[waterproof bluetooth speaker deep bass]"
     )
 
+    _goal: Goal | None = None
+    _instruction_box: pages.Fragment
+    _page: pages.Page
+    _results: tuple[int, ...] = ()
+    _results_page = 1
+    _product: Product | None = None
+    _selected: dict[str, str]
+    _searches = 0
+    _score: Score | None = None
+
     def __init__(self, config: WebShopConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
         self.vocabulary = load_vocabulary()
         self.shop = self._shop_for(self.config)
-        self._goal: Goal | None = None
-        self._instruction_box = pages.instruction_fragment("")
-        self._page = pages.search_page(self._instruction_box)
-        self._results: tuple[int, ...] = ()
-        self._results_page = 1
-        self._product: Product | None = None
-        self._selected: dict[str, str] = {}
-        self._searches = 0
-        self._score: Score | None = None
 
     # ------------------------------------------------------------------ tasks
     @staticmethod
@@ -197,19 +206,7 @@ class WebShopEnv(TextEnv[WebShopConfig]):
     @property
     def goal(self) -> Goal:
         """The current goal (after reset)."""
-        if self._goal is None:
-            raise RuntimeError("call reset() first")
-        return self._goal
-
-    def rules(self) -> str:
-        return (
-            "You are shopping in a web shop. Find and buy the product the instruction describes: "
-            "its type, attributes, options (such as size and color) and price limit. Actions: "
-            "search[keywords] on the search page, and click[element] with the lower-case text of "
-            "a clickable element of the page: a product id, an option value, 'next >', '< prev', "
-            "'back to search', 'description', 'features', 'reviews' or 'buy now'. Select every "
-            "option the instruction asks for on the product page before clicking 'buy now'."
-        )
+        return self.after_reset(self._goal)
 
     def _reset_task(self, task: Task[WebShopConfig]) -> tuple[str, str]:
         config = task.config
