@@ -1,119 +1,121 @@
-"""ReAct reply parsing (good, sloppy and adversarial replies) and the ReAct wrapper."""
+"""ReAct reply parsing (a corpus of real-looking replies, hostile ones) and the ReAct wrapper."""
 
 from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
 
 import gymnasium as gym
 import pytest
 
 import llmgym
-from llmgym.wrappers import ReActWrapper, parse_reply
+from llmgym.wrappers import ReActWrapper, format_reply, parse_reply
+from llmgym.wrappers.react import ParsedReply
 
-GOOD = [
-    ("Thought: The goal is below me.\nAction: move down", "The goal is below me.", "move down"),
-    (
-        "Thought:\nI should search first.\n\nAction:\nsearch[red shoes]",
-        "I should search first.",
-        "search[red shoes]",
-    ),
-    ("thought: lower case works\naction: move up", "lower case works", "move up"),
-    ("THOUGHT: SHOUTING\nACTION: MOVE UP", "SHOUTING", "MOVE UP"),
-    ("**Thought:** bold labels\n**Action:** `get 2 oak log`", "bold labels", "get 2 oak log"),
-    ("**Thought**: bold outside\n**Action**: crane", "bold outside", "crane"),
-    ("### Thought\nMarkdown headings.\n### Action\nmove left", "Markdown headings.", "move left"),
-    ("> Thought: quoted\n> Action: move right", "quoted", "move right"),
-    ('Thought: x\nAction: "slate"', "x", "slate"),
-    ("Thought: trailing period\nAction: inventory.", "trailing period", "inventory"),
-    (
-        "Let me think about this.\nThe answer is clear.\nAction: crane",
-        "Let me think about this.\nThe answer is clear.",
-        "crane",
-    ),
-    ("Action: move up", "", "move up"),
-    ("Action 1: move up", "", "move up"),
-    ("Action : move up", "", "move up"),
-    ("<think>Hidden reasoning.</think>\nAction: crane", "Hidden reasoning.", "crane"),
-    (
-        "<think>unterminated thinking... Action: move down",
-        "unterminated thinking... Action: move down",
-        None,
-    ),
-]
+CORPUS_PATH = Path(__file__).parent / "data" / "react_replies.jsonl"
+CORPUS = [json.loads(line) for line in CORPUS_PATH.read_text(encoding="utf-8").splitlines()]
+"""Replies as LLMs write them, one JSON object a line: ``id``, ``env`` (the environment whose
+actions it uses), ``kind`` (what it exercises), ``mode`` (``react``: labels required, ``action``:
+a bare reply is the action), ``reply``, and the expected ``thought``, ``action`` (``null`` for
+none) and ``format_error``."""
 
-SLOPPY = [
-    # the model keeps writing the transcript: the first action counts
-    (
-        "Thought: go\nAction: move up\nObservation: You moved.\nThought: again\nAction: move up",
-        "move up",
-    ),
-    ("Thought: a\nAction: move up\nAction: move down", "move up"),
-    (
-        "Thought: trailing prose\nAction: move up\n\nThis should get me closer to the goal.",
-        "move up",
-    ),
-    ("Thought: fenced\nAction:\n```\nmove down\n```", "move down"),
-    (
-        "Thought: sql\nAction:\n```sql\nSELECT name\nFROM users\nWHERE age > 3;\n```",
-        "```sql\nSELECT name\nFROM users\nWHERE age > 3;\n```",
-    ),
-    (
-        'Thought: tool\nAction: get_weather with Action Input: {"city": "Paris",\n "days": 2}',
-        'get_weather with Action Input: {"city": "Paris",\n "days": 2}',
-    ),
-    (
-        'Action: {"name": "finish", "arguments": {"answer": "42"}}',
-        '{"name": "finish", "arguments": {"answer": "42"}}',
-    ),
-    ("Thought: windows\r\nAction: move left\r\n", "move left"),
-    ("Action: submit\n```sql\nSELECT 1\n```\nDone.", "submit\n```sql\nSELECT 1\n```"),
-    (
-        "Sure! Here is my answer.\n\nThought: ok\nAction: click[Buy Now]\n\nHope this helps!",
-        "click[Buy Now]",
-    ),
-]
-
-NO_ACTION = [
-    "",
-    "   \n\t ",
-    "I don't know what to do.",
-    "Thought: I will move up.",
-    "Thought: empty action\nAction:",
-    "Thought: empty then observation\nAction:\nObservation: nothing",
-    "Actions speak louder than words",
-    "The action is move up",
-    "x" * 50_000,
-]
+KINDS = {
+    "plain",
+    "fenced_reply",
+    "stray_fence",
+    "fenced_action",
+    "emphasis",
+    "heading",
+    "spelling",
+    "quotes",
+    "several_actions",
+    "json",
+    "think",
+    "no_label",
+    "empty",
+    "multiline",
+    "prose",
+}
 
 
-@pytest.mark.parametrize(("reply", "thought", "action"), GOOD)
-def test_good_replies(reply: str, thought: str, action: str | None) -> None:
-    parsed = parse_reply(reply)
-    assert parsed.action == action
-    assert parsed.thought == thought
+def test_corpus_is_large_and_varied() -> None:
+    assert len(CORPUS) >= 200
+    assert len({case["id"] for case in CORPUS}) == len(CORPUS)
+    assert {case["kind"] for case in CORPUS} == KINDS
+    assert len({case["env"] for case in CORPUS}) >= 15
+    assert sum(case["format_error"] for case in CORPUS) >= 20
+    assert sum(case["mode"] == "action" for case in CORPUS) >= 10
 
 
-@pytest.mark.parametrize(("reply", "action"), SLOPPY)
-def test_sloppy_replies(reply: str, action: str) -> None:
-    assert parse_reply(reply).action == action
+@pytest.mark.parametrize("case", CORPUS, ids=lambda case: case["id"])
+def test_corpus_reply(case: dict) -> None:
+    parsed = parse_reply(case["reply"], require_label=case["mode"] == "react")
+    assert parsed.action == case["action"]
+    assert (parsed.action is None) == case["format_error"] == bool(parsed.error)
+    assert parsed.thought == case["thought"]
 
 
-@pytest.mark.parametrize("reply", NO_ACTION)
-def test_replies_without_an_action(reply: str) -> None:
-    parsed = parse_reply(reply)
-    assert parsed.action is None and parsed.error
-
-
-def test_action_only_format_takes_a_bare_reply() -> None:
-    assert parse_reply("move up", require_label=False).action == "move up"
-    assert (
-        parse_reply("  `crane`\nbecause it has common letters", require_label=False).action
-        == "crane"
+@pytest.mark.parametrize(
+    "case", [case for case in CORPUS if case["action"]], ids=lambda case: case["id"]
+)
+def test_canonical_replies_parse_back(case: dict) -> None:
+    """What the oracle agent sends (:func:`format_reply`) gives back its action and thought."""
+    thought = "I know what to do."
+    assert parse_reply(format_reply(case["action"], thought)) == ParsedReply(
+        thought, case["action"]
     )
-    assert parse_reply("Action: move up", require_label=False).action == "move up"
-    assert parse_reply("", require_label=False).action is None
+    assert parse_reply(format_reply(case["action"], react=False), require_label=False) == (
+        ParsedReply("", case["action"])
+    )
+
+
+def test_the_first_action_after_the_last_thought_counts() -> None:
+    rethought = "Thought: left\nAction: move left\nThought: no, a wall\nAction: move down"
+    assert parse_reply(rethought) == ParsedReply("no, a wall", "move down")
+    plan = "Thought: two steps\nAction 1: move left\nAction 2: move down"
+    assert parse_reply(plan) == ParsedReply("two steps", "move left")
+    imagined = "Thought: a\nAction: move up\nObservation: ok\nThought: b\nAction: move down"
+    assert parse_reply(imagined) == ParsedReply("a", "move up")
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        " " * 20_000 + "x",
+        "Action" + " " * 20_000,
+        "'`" * 10_000,
+        "```\n" * 5_000,
+        "Action: x\n" * 2_000,
+        "Action: f(" + "(" * 20_000,
+        "Action: " + "[" * 20_000,
+        "[" * 20_000,
+        "Action: x" + " </s>" * 4_000,
+        "<think>" * 3_000,
+        "Action: SELECT\n" + "x\n" * 10_000,
+        "x" * 50_000,
+    ],
+    ids=lambda reply: repr(reply[:12]),
+)
+def test_hostile_replies_parse_quickly(reply: str) -> None:
+    start = time.perf_counter()
+    for require_label in (True, False):
+        parsed = parse_reply(reply, require_label=require_label)
+        assert (parsed.action is None) == bool(parsed.error)
+    assert time.perf_counter() - start < 0.5
 
 
 def test_non_text_reply_is_an_error() -> None:
-    assert parse_reply(None).action is None  # type: ignore[arg-type]
+    parsed = parse_reply(None)  # type: ignore[arg-type]
+    assert parsed.action is None and "must be text" in parsed.error
+
+
+def test_format_errors_say_what_is_missing() -> None:
+    assert parse_reply("").error == "the reply is empty"
+    assert parse_reply("I am not sure.").error == "the reply has no 'Action:' line"
+    assert parse_reply("Thought: x\nAction:").error == "the 'Action:' line is empty"
+    assert "never closed" in parse_reply("<think>Action: move up").error
+    assert "only reasoning" in parse_reply("<think>hmm</think>").error
 
 
 def _react_env(**kwargs) -> ReActWrapper:
