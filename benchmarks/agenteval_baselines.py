@@ -1,16 +1,18 @@
 """Oracle and random baselines on the frozen AgentEval suite; updates the docs.
 
-    python benchmarks/agenteval_baselines.py [--concurrency 2]
+    python benchmarks/agenteval_baselines.py [--concurrency 2] [--envs ENV_ID ...]
 
 Runs ``llmgym eval --suite agenteval`` for the oracle and the random agent (ReAct replies, as an
 LLM would give them), writes ``benchmarks/results/agenteval_baselines.json`` and runs
 ``docs/generate.py``, which renders it in ``docs/agenteval.md`` and on the environment pages.
-Environments whose extra is not installed are skipped (and shown as such).
+Environments whose extra is not installed are skipped (and shown as such). With ``--envs``
+only those are run again; the others keep their figures from the existing JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -23,12 +25,16 @@ from llmgym.runner.evaluation import evaluate
 from llmgym.suites import load_suite
 
 ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results" / "agenteval_baselines.json"
 
 
-def run(concurrency: int) -> dict[str, dict[str, dict[str, float]]]:
-    """``{env_id: {agent: {"success_rate", "mean_reward", "episodes"}}}``."""
+def run(concurrency: int, env_ids: list[str] | None) -> dict[str, dict[str, dict[str, float]]]:
+    """``{env_id: {agent: {"success_rate", "mean_reward", "episodes"}}}`` for ``env_ids``
+    (default: every environment of the suite)."""
     table: dict[str, dict[str, dict[str, float]]] = {}
     for env_id, task_ids in load_suite("agenteval").items():
+        if env_ids is not None and env_id not in env_ids:
+            continue
         if not get_entry(env_id).available:
             table[env_id] = {}
             continue
@@ -49,11 +55,13 @@ def run(concurrency: int) -> dict[str, dict[str, dict[str, float]]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--envs", nargs="+", metavar="ENV_ID", help="run only these again")
     args = parser.parse_args(argv)
-    table = run(args.concurrency)
+    table = run(args.concurrency, args.envs)
+    if args.envs is not None and RESULTS.exists():
+        table = {**json.loads(RESULTS.read_text())["baselines"], **table}
     write_json(
-        ROOT / "benchmarks" / "results" / "agenteval_baselines.json",
-        {"benchmark": "agenteval_baselines", "suite": "agenteval", "baselines": table},
+        RESULTS, {"benchmark": "agenteval_baselines", "suite": "agenteval", "baselines": table}
     )
     return subprocess.run([sys.executable, str(ROOT / "docs" / "generate.py")]).returncode
 

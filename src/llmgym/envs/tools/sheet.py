@@ -20,10 +20,12 @@ from llmgym.envs.tools.base import (
     ItemSplit,
     PlanStep,
     Tool,
+    ToolCall,
     ToolConfig,
     ToolEnv,
     ToolError,
     call,
+    format_call,
     goal_template,
     load_data,
     prompt_texts,
@@ -1193,7 +1195,7 @@ class SheetEnv(ToolEnv[SheetConfig]):
         """A random call; until a sheet is open, mostly ``open_sheet`` (other tools need one)."""
         if self._open is None and rng.random() < 0.7:
             name = list(self._sheets)[int(rng.integers(len(self._sheets)))]
-            return f"Action: open_sheet with Action Input: {json.dumps({'name': name})}"
+            return format_call(ToolCall("open_sheet", {"name": name}))
         return super().sample_action(rng)
 
 
