@@ -15,8 +15,9 @@ from gymnasium.error import ResetNeeded
 from typing_extensions import TypeVar
 
 from llmgym.core.config import ConfigT, EnvConfig
+from llmgym.core.spaces import TextSpace, text_space
 from llmgym.core.tasks import SPLITS, Task, TaskRng
-from llmgym.core.text import CHARSET, clip_text, quote_action, sanitize_text
+from llmgym.core.text import clip_text, quote_action, sanitize_text
 
 __all__ = ["RESET_OPTIONS", "ActT", "ObsT", "TextEnv", "TextSpace", "Transition", "text_space"]
 
@@ -28,18 +29,6 @@ ObsT = TypeVar("ObsT", default=str)
 ActT = TypeVar("ActT", default=str)
 """An environment's action type: text, unless it is a pixel variant (an action index)."""
 StateT = TypeVar("StateT")
-
-
-class TextSpace(spaces.Text):
-    """A :class:`gymnasium.spaces.Text` over :data:`~llmgym.core.text.CHARSET` (short repr)."""
-
-    def __repr__(self) -> str:
-        return f"Text({self.min_length}, {self.max_length}, charset=llmgym.core.CHARSET)"
-
-
-def text_space(max_length: int, min_length: int = 0) -> spaces.Text:
-    """A :class:`gymnasium.spaces.Text` over llmgym's wide :data:`~llmgym.core.text.CHARSET`."""
-    return TextSpace(max_length=max_length, min_length=min_length, charset=CHARSET)
 
 
 @dataclass(slots=True)
@@ -102,6 +91,11 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
     ``TextEnv[CrafterConfig, np.ndarray, PixelAction]`` that sets its own spaces and
     :meth:`render` and turns its actions into the commands :meth:`_step` reads with
     :meth:`_command`.
+
+    Environments pickle and ``copy.deepcopy``, also mid-episode: a copy continues exactly as
+    the original would (for tree search). An environment whose episode runs in an external
+    engine (an interpreter, a virtual machine) names it in :meth:`_engine_holding_state`, and
+    copying it while the engine runs raises ``TypeError`` saying so.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
@@ -197,6 +191,12 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
         """The :attr:`skills` shown so far in this episode."""
         return frozenset()
 
+    def _engine_holding_state(self) -> str | None:
+        """The external engine that holds the running episode's state (e.g. ``"ScienceWorld's
+        Java virtual machine"``), or ``None`` where the state is Python objects. While it runs,
+        the environment cannot be pickled or copied."""
+        return None
+
     def rules(self) -> str:
         """The task's description and action grammar under the current config, for prompts:
         ``rules_text``, else the first paragraph of the class docstring."""
@@ -240,6 +240,21 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
     def config_schema(cls) -> dict[str, Any]:
         """JSON Schema of this environment's config (what LLM-driven configuration reads)."""
         return cls.config_class.json_schema()
+
+    def __getstate__(self) -> dict[str, Any]:
+        """What ``pickle`` and ``copy.deepcopy`` save: the instance's attributes.
+
+        Raises:
+            TypeError: An external engine holds the episode (:meth:`_engine_holding_state`).
+        """
+        engine = self._engine_holding_state()
+        if engine is not None:
+            raise TypeError(
+                f"{type(self).__name__} cannot be copied after reset: its state lives in "
+                f"{engine}; to repeat an episode, make a new environment, reset it with "
+                "options={'task_id': ...} and replay the actions"
+            )
+        return self.__dict__.copy()
 
     # ---------------------------------------------------------------- gymnasium API
     def reset(

@@ -366,6 +366,9 @@ class SciWorldEnv(TextEnv[SciWorldConfig]):
         actions = [*_SAMPLE_COMMANDS, *(f"{verb} {o}" for verb in _SAMPLE_VERBS for o in objects)]
         return actions[int(rng.integers(len(actions)))]
 
+    def _engine_holding_state(self) -> str | None:
+        return None if self._engine is None else "ScienceWorld's Java virtual machine"
+
     def close(self) -> None:
         if self._engine is not None:
             self._engine.close()

@@ -475,6 +475,9 @@ class TextWorldEnv(TextEnv[TextWorldConfig]):
         actions = self._admissible or list(_GENERIC_SAMPLES)
         return actions[int(rng.integers(len(actions)))]
 
+    def _engine_holding_state(self) -> str | None:
+        return None if self._game is None else "TextWorld's Z-machine interpreter (Jericho, C)"
+
     def close(self) -> None:
         self._close_game()
         super().close()

@@ -155,6 +155,9 @@ class ProcgenHeistEnv(PixelEnv[ProcgenHeistConfig]):
             success=won,
         )
 
+    def _engine_holding_state(self) -> str | None:
+        return None if self._game is None else "procgen's game (a C++ gym3 environment)"
+
     # ------------------------------------------------------------------ oracle
     def oracle_action(self) -> int:
         """Steer towards the next cell of a shortest path read from the frame."""

@@ -414,6 +414,13 @@ class SQLEnv(TextEnv[SQLConfig]):
         pool = questions_for("train", database)
         return _fenced(pool[int(rng.integers(len(pool)))].sql)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle and copy without the sandboxes: they hold sqlite connections to read-only
+        copies of the databases, which the copy opens again on its first query."""
+        state = super().__getstate__()
+        state["_sandboxes"] = {}
+        return state
+
     def close(self) -> None:
         for sandbox in self._sandboxes.values():
             sandbox.close()

@@ -19,6 +19,7 @@ changes.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 import math
@@ -34,6 +35,7 @@ from importlib import resources
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import numpy as np
+from typing_extensions import Self
 
 from llmgym.core import (
     ConfigError,
@@ -996,6 +998,32 @@ class ToolEnv(TextEnv[ToolConfigT]):
     _plan_position = 0
     _results: list[Any]
     """The results of the oracle plan's calls made so far (what later plan steps read)."""
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle without the goal, whose plan computes arguments with closures: unpickling
+        draws the same goal again from the task."""
+        state = super().__getstate__()
+        state.pop("_episode", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self._task is not None:
+            scratch = type(self)(self.config)
+            scratch._task = self._task
+            scratch._reset_task(self._task)
+            self._episode = scratch._episode
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        """A deep copy that shares the goal (never changed once drawn) instead of drawing it
+        again."""
+        copied = type(self).__new__(type(self))
+        memo[id(self)] = copied
+        state = super().__getstate__()
+        if "_episode" in state:
+            memo[id(state["_episode"])] = state["_episode"]
+        copied.__dict__.update(copy.deepcopy(state, memo))
+        return copied
 
     # ------------------------------------------------------------------ hooks for subclasses
     def _setup(self, task: Task[ToolConfigT], rng: TaskRng) -> None:

@@ -191,6 +191,18 @@ class WebShopEnv(TextEnv[WebShopConfig]):
         self.vocabulary = load_vocabulary()
         self.shop = self._shop_for(self.config)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle and copy without the vocabulary and the shop, which a copy shares: both are
+        read-only and loaded once per process, and the shop's connections cannot be pickled."""
+        state = super().__getstate__()
+        del state["vocabulary"], state["shop"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.vocabulary = load_vocabulary()
+        self.shop = self._shop_for(self.task.config if self._task is not None else self.config)
+
     # ------------------------------------------------------------------ tasks
     @staticmethod
     def _shop_for(config: WebShopConfig) -> Shop:
