@@ -68,8 +68,7 @@ def make_mixture_vector_env(
     **make_kwargs: Any,
 ) -> gym.vector.VectorEnv:
     """A gymnasium vector environment of :class:`ConfigMixture` copies (worker ``i`` seeded
-    ``seed + i``). Update designs with ``vec_env.call("set_designs", designs)``. Text
-    environments get ``shared_memory=False``."""
+    ``seed + i``). Update designs with ``vec_env.call("set_designs", designs)``."""
 
     def make(index: int) -> gym.Env:
         return ConfigMixture(
@@ -79,5 +78,4 @@ def make_mixture_vector_env(
     factories = [lambda index=i: make(index) for i in range(num_envs)]
     if not asynchronous:
         return gym.vector.SyncVectorEnv(factories)
-    text = isinstance(gym.make(env_id, **make_kwargs).observation_space, gym.spaces.Text)
-    return gym.vector.AsyncVectorEnv(factories, shared_memory=not text)
+    return gym.vector.AsyncVectorEnv(factories)

@@ -232,8 +232,7 @@ def rollout_vector(
     Every autoreset mode is handled: with ``NEXT_STEP`` (gymnasium's default) the step after an
     episode's end is a reset whose action is ignored, and it is not recorded; with ``SAME_STEP``
     the last observation comes from ``info["final_obs"]``; with ``DISABLED`` finished
-    sub-environments are reset with a mask. Text spaces need
-    ``AsyncVectorEnv(..., shared_memory=False)``.
+    sub-environments are reset with a mask.
     """
     count = vec_env.num_envs
     mode = vec_env.metadata.get("autoreset_mode", AutoresetMode.NEXT_STEP)
