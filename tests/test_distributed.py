@@ -19,7 +19,11 @@ from llmgym.cli import main  # noqa: E402
 from llmgym.runner.evaluation import evaluate  # noqa: E402
 from llmgym.runner.rollout import rollout  # noqa: E402
 from llmgym.serving import ray_actors  # noqa: E402
-from llmgym.serving.client import SessionLostError  # noqa: E402
+from llmgym.serving.client import (  # noqa: E402
+    RemoteEnvError,
+    ServerUnavailableError,
+    SessionLostError,
+)
 from llmgym.testing import HOSTILE_ACTIONS  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -96,6 +100,33 @@ def test_errors_are_those_of_the_local_environment() -> None:
     env.close()
     with pytest.raises(SessionLostError):
         env.step("crane")
+
+
+RAY_FAILURES = [
+    (ray.exceptions.GetTimeoutError("slow"), ServerUnavailableError),
+    (ray.exceptions.ActorUnavailableError("unreachable", None), ServerUnavailableError),
+    (ray.exceptions.WorkerCrashedError(), ServerUnavailableError),
+    (ray.exceptions.RaySystemError("the raylet is gone"), ServerUnavailableError),
+    (ray.exceptions.ActorDiedError(), SessionLostError),
+]
+
+
+@pytest.mark.parametrize(
+    ("raised", "expected"), RAY_FAILURES, ids=[type(r).__name__ for r, _ in RAY_FAILURES]
+)
+def test_ray_failures_are_llmgym_errors(monkeypatch, raised, expected) -> None:
+    env = ray_actors.RayEnv("llmgym/Wordle-v0")
+    env.reset(seed=0)
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise raised
+
+    monkeypatch.setattr(ray, "get", fail)
+    with pytest.raises(expected) as caught:
+        env.step("crane")
+    assert isinstance(caught.value, RemoteEnvError) and caught.value.__cause__ is raised
+    monkeypatch.undo()
+    env.close()
 
 
 def test_eval_command_with_ray(tmp_path, capsys) -> None:

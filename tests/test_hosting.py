@@ -1,10 +1,14 @@
 """The serving wire format, without a server: numpy arrays travel exactly through ``dumps`` and
-``loads``, malformed encoded arrays are refused with a precise message, and every servable space
-is rebuilt equal to the original (through JSON, and as Ray passes it: without JSON)."""
+``loads``, malformed encoded arrays are refused with a precise message, every servable space is
+rebuilt equal to the original (through JSON, and as Ray passes it: without JSON), and a malformed
+or absurd space description (a server the client does not trust) is refused before anything is
+allocated, naming the field."""
 
 from __future__ import annotations
 
 import json
+import tracemalloc
+from typing import Any
 
 import numpy as np
 import pytest
@@ -105,6 +109,7 @@ def test_malformed_arrays_are_refused(encoded: dict, message: str) -> None:
         spaces.MultiDiscrete([3, 3], dtype=np.int8),
         spaces.MultiBinary(4),
         spaces.MultiBinary([2, 3]),
+        spaces.Text(12, min_length=2, charset="abc"),
     ],
     ids=repr,
 )
@@ -131,6 +136,83 @@ def test_other_spaces_cannot_be_served() -> None:
         space_to_dict(spaces.Tuple([spaces.Discrete(2)]))
     with pytest.raises(ValueError, match="cannot build"):
         space_from_dict({"type": "Graph"})
+
+
+def _box(**fields: object) -> dict:
+    return {"type": "Box", "shape": [2], "dtype": "float32", "low": 0, "high": 1, **fields}
+
+
+def _text(**fields: object) -> dict:
+    return {"type": "Text", "max_length": 10, "min_length": 0, "charset": "ab", **fields}
+
+
+def _discrete(**fields: object) -> dict:
+    return {"type": "Discrete", "n": 3, "start": 0, "dtype": "int64", **fields}
+
+
+def _multi_discrete(**fields: object) -> dict:
+    return {"type": "MultiDiscrete", "nvec": [2, 3], "start": [0, 0], **fields}
+
+
+REFUSED_SPACES = [
+    (_box(shape=[100_000, 100_000]), "Box.shape .* 10000000000 elements, more than the 67108864"),
+    (_box(shape=[2**26 + 1], dtype="uint8"), "Box.shape"),
+    (_box(shape=[-3]), r"Box.shape\[0\] must be at least 0"),
+    (_box(shape=[1] * 33), "Box.shape must be a list of at most 32"),
+    (_box(shape="22"), "Box.shape must be a list"),
+    (_box(shape=[2.0]), r"Box.shape\[0\] must be an integer"),
+    (_box(dtype="object"), "Box.dtype 'object' is not allowed"),
+    (_box(dtype="complex64"), "Box.dtype 'complex64' is not allowed"),
+    (_box(low=[0, 0, 0]), r"Box.low has shape \[3\], the Box \[2\]"),
+    (_box(high="x"), "Box.high"),
+    (_box(high=[[1], [1, 2]]), "Box.high"),
+    (_box(low=2, high=1), "low values must be less than or equal to high"),
+    (_text(max_length=5 * 10**9), "Text.max_length: 5000000000 characters, more than"),
+    (_text(max_length=1.5), "Text.max_length must be an integer"),
+    (_text(min_length=-1), "Text.min_length must be at least 0"),
+    (_text(min_length=11), "Text.min_length 11 is over Text.max_length 10"),
+    (_text(charset=["a"]), "Text.charset must be a non-empty string"),
+    (_discrete(n=-1), "Discrete.n must be at least 1"),
+    (_discrete(n=True), "Discrete.n must be an integer"),
+    (_discrete(n=2**70), "leave the range of int64"),
+    (_discrete(n=300, dtype="uint8"), "leave the range of uint8"),
+    (_discrete(dtype="float32"), "Discrete.dtype 'float32' is not allowed"),
+    (_multi_discrete(nvec=[2, 0]), "MultiDiscrete.nvec must be positive"),
+    (_multi_discrete(nvec=[2.5, 3]), "MultiDiscrete.nvec must hold integers"),
+    (_multi_discrete(start=[0]), r"MultiDiscrete.start has shape \[1\], nvec \[2\]"),
+    (
+        _multi_discrete(nvec={ARRAY_KEY: "", "dtype": "int8", "shape": [2**30]}),
+        "MultiDiscrete.nvec.shape",
+    ),
+    ({"type": "MultiBinary", "n": [2**20, 2**20]}, "MultiBinary.n .* more than the 67108864"),
+    ({"type": "MultiBinary", "n": 0}, "MultiBinary.n must be at least 1"),
+    ({"type": "MultiBinary", "n": "4"}, "MultiBinary.n must be an integer"),
+    ({"type": "Discrete", "start": 0, "dtype": "int64"}, "Discrete space's description has no 'n'"),
+    ({"type": "Graph"}, "a Graph space, which this client cannot build"),
+    ({}, "a space description is a JSON object with a type"),
+    ([1, 2], "a space description is a JSON object with a type"),
+]
+
+
+@pytest.mark.parametrize(("description", "message"), REFUSED_SPACES, ids=repr)
+def test_malformed_or_absurd_spaces_are_refused_before_allocating(
+    description: Any, message: str
+) -> None:
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=message):
+            space_from_dict(description)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20, f"{peak} bytes allocated"
+
+
+def test_numpy_integers_in_a_description_are_accepted() -> None:
+    # Ray passes descriptions without JSON: sizes may be numpy integers
+    assert space_from_dict(_discrete(n=np.int64(3))) == spaces.Discrete(3)
+    multi = {"type": "MultiBinary", "n": [np.int64(2), np.int32(3)]}
+    assert space_from_dict(multi) == spaces.MultiBinary([2, 3])
 
 
 def test_a_hosted_pixel_environment_describes_its_spaces() -> None:

@@ -1,13 +1,18 @@
 """RemoteEnv against a real server on 127.0.0.1: the same trajectories as the local environment
 (every registered one), the same exceptions, rollouts and the oracle through it, and clear,
-bounded failures when the server restarts, stops, hangs or is full."""
+bounded failures when the server restarts, stops, hangs or is full. Against a hostile server
+(:class:`HostileServer`), every misbehaviour is an llmgym error: oversized replies, replies that
+are not the protocol, absurd spaces, streams closed together with a reply."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 import socket
 import threading
 import time
+import tracemalloc
 
 import gymnasium as gym
 import httpx
@@ -23,6 +28,7 @@ import llmgym
 from llmgym import ConfigError
 from llmgym.agents import OracleAgent
 from llmgym.cli import main
+from llmgym.core.env import text_space
 from llmgym.runner.evaluation import evaluate
 from llmgym.runner.rollout import rollout
 from llmgym.serving.client import (
@@ -35,6 +41,7 @@ from llmgym.serving.client import (
     SessionLostError,
     remote_env_factory,
 )
+from llmgym.serving.protocol import PROTOCOL_VERSION, dumps, space_to_dict
 from llmgym.serving.server import ServerSettings
 from llmgym.testing import HOSTILE_ACTIONS
 from tests.servers import LiveServer
@@ -405,3 +412,281 @@ def test_a_step_resent_after_a_lost_answer_is_applied_once(server, transport: st
         env._stream.sock.shutdown(socket.SHUT_RDWR)
         assert env.step("slate")[4]["invalid_action"] is False
     env.close()
+
+
+# ------------------------------------------------------------------------- a hostile server
+def _fair_reply(operation: str, message: dict) -> bytes:
+    """What an honest server answers (a fake environment that accepts everything)."""
+    if operation == "reset":
+        return dumps({"observation": "ready", "info": {}, "seq": message["seq"]})
+    if operation == "step":
+        return dumps(
+            {
+                "observation": f"you said {message['action']}",
+                "reward": 0.0,
+                "terminated": False,
+                "truncated": False,
+                "info": {},
+                "seq": message["seq"],
+            }
+        )
+    return dumps({"result": None})
+
+
+class HostileServer:
+    """A loopback server that speaks just enough of llmgym's protocol for a :class:`RemoteEnv`
+    (``POST /sessions``, ``DELETE``, ``/health``, ``reset``, ``step`` and ``call`` over HTTP
+    and over the session's WebSocket), and misbehaves as told.
+
+    Args:
+        description: Replaces keys of the environment's description (absurd spaces, ...).
+        reply: ``(operation, message) -> bytes``: the body of each reset, step or call reply.
+        framing: How HTTP replies are framed: ``"length"`` (``Content-Length``), ``"chunked"``
+            (no length), ``"truncated"`` (a length, half the body, then the connection closes).
+        close_with_reply: Send a WebSocket close frame in the same write as each reply (what a
+            server that shuts down between two messages does).
+    """
+
+    def __init__(
+        self,
+        *,
+        description: dict | None = None,
+        reply=_fair_reply,
+        framing: str = "length",
+        close_with_reply: bool = False,
+    ) -> None:
+        space = space_to_dict(text_space(1000))
+        self.description = {
+            "protocol": PROTOCOL_VERSION,
+            "env_id": "llmgym/Hostile-v0",
+            "observation_space": space,
+            "action_space": space,
+            "render_modes": ["ansi", "human"],
+            "example": "anything",
+            "skills": [],
+            "config": {},
+            "max_episode_steps": None,
+            **(description or {}),
+        }
+        self.reply = reply
+        self.framing = framing
+        self.close_with_reply = close_with_reply
+        self.streams = 0
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def __enter__(self) -> HostileServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._listener.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                connection, _ = self._listener.accept()
+            except OSError:  # closed
+                return
+            threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+
+    def _serve(self, connection: socket.socket) -> None:
+        buffer = b""
+        with connection, contextlib.suppress(OSError):
+            while True:
+                while b"\r\n\r\n" not in buffer:
+                    chunk = connection.recv(65536)
+                    if not chunk:
+                        return
+                    buffer += chunk
+                head, _, buffer = buffer.partition(b"\r\n\r\n")
+                method, path, _ = head.split(b"\r\n", 1)[0].decode().split(" ", 2)
+                if b"upgrade: websocket" in head.lower():
+                    self._stream(connection, head + b"\r\n\r\n" + buffer, path)
+                    return
+                declared = re.search(rb"(?i)content-length: *(\d+)", head)
+                length = int(declared[1]) if declared else 0
+                while len(buffer) < length:
+                    buffer += connection.recv(65536)
+                body, buffer = buffer[:length], buffer[length:]
+                if not self._answer(connection, method, path, body):
+                    return
+
+    def _answer(self, connection: socket.socket, method: str, path: str, body: bytes) -> bool:
+        """Answer one HTTP request; ``False`` when the connection is to end."""
+        if method == "POST" and path == "/sessions":
+            reply = dumps(
+                {
+                    "session_id": "s1",
+                    "instance_id": "i1",
+                    "ttl_s": 60.0,
+                    "seq": 0,
+                    "env": self.description,
+                }
+            )
+        elif method == "DELETE":
+            connection.sendall(b"HTTP/1.1 204 No Content\r\n\r\n")
+            return True
+        elif path == "/health":
+            reply = b'{"instance_id": "i1"}'
+        else:
+            reply = self.reply(path.rsplit("/", 1)[1], json.loads(body))
+        head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        if self.framing == "chunked":
+            connection.sendall(
+                f"{head}Transfer-Encoding: chunked\r\n\r\n".encode()
+                + b"".join(
+                    f"{len(piece):x}\r\n".encode() + piece + b"\r\n"
+                    for piece in (reply[i : i + 65536] for i in range(0, len(reply), 65536))
+                )
+                + b"0\r\n\r\n"
+            )
+            return True
+        connection.sendall(f"{head}Content-Length: {len(reply)}\r\n\r\n".encode())
+        if self.framing == "truncated" and not path.endswith("/sessions"):
+            connection.sendall(reply[: len(reply) // 2])
+            return False
+        connection.sendall(reply)
+        return True
+
+    def _stream(self, connection: socket.socket, request: bytes, path: str) -> None:
+        from websockets.frames import Opcode
+        from websockets.http11 import Request
+        from websockets.server import ServerProtocol
+
+        self.streams += 1
+        protocol = ServerProtocol(max_size=None)
+        protocol.receive_data(request)
+        [handshake] = [event for event in protocol.events_received() if isinstance(event, Request)]
+        protocol.send_response(protocol.accept(handshake))
+        connection.sendall(b"".join(protocol.data_to_send()))
+        while True:
+            chunk = connection.recv(65536)
+            if not chunk:
+                return
+            protocol.receive_data(chunk)
+            for event in protocol.events_received():
+                if event.opcode not in (Opcode.TEXT, Opcode.BINARY):
+                    continue
+                message = json.loads(event.data)
+                protocol.send_binary(self.reply(message.pop("op"), message))
+                if self.close_with_reply:
+                    protocol.send_close(1012, "going away")  # in the reply's write
+            outgoing = list(protocol.data_to_send())
+            connection.sendall(b"".join(outgoing))
+            if outgoing and outgoing[-1] == b"":  # the server ends the connection
+                return
+
+
+def _hostile_env(server: HostileServer, **kwargs) -> RemoteEnv:
+    return RemoteEnv(server.url, "llmgym/Hostile-v0", backoff=0.01, retries=2, **kwargs)
+
+
+def test_a_close_frame_that_comes_with_a_reply_reopens_the_stream() -> None:
+    # websockets' InvalidState('connection is closing') used to escape the next step
+    with HostileServer(close_with_reply=True) as hostile:
+        env = _hostile_env(hostile, transport="websocket")
+        assert env.reset(seed=0)[0] == "ready"
+        for word in ("crane", "slate", "pride"):
+            assert env.step(word)[0] == f"you said {word}"
+        assert hostile.streams == 4  # a fresh stream for every message
+        env.close()
+
+
+@pytest.mark.parametrize(
+    ("transport", "framing"), [("websocket", "length"), ("http", "length"), ("http", "chunked")]
+)
+def test_a_reply_over_max_reply_bytes_is_refused(transport: str, framing: str) -> None:
+    def huge_steps(operation: str, message: dict) -> bytes:
+        if operation == "step":
+            return dumps(
+                {**json.loads(_fair_reply(operation, message)), "info": {"x": "x" * 2**21}}
+            )
+        return _fair_reply(operation, message)
+
+    with HostileServer(reply=huge_steps, framing=framing) as hostile:
+        default = RemoteEnv(hostile.url, "x")
+        assert default.max_reply_bytes == 64 * 2**20
+        default.close()
+        env = _hostile_env(hostile, transport=transport, max_reply_bytes=2**20)
+        env.reset(seed=0)
+        with pytest.raises(RemoteEnvError, match="over max_reply_bytes=1048576") as refused:
+            env.step("crane")
+        assert not isinstance(refused.value, (SessionLostError, ServerUnavailableError))
+        assert env.reset(seed=1)[0] == "ready"  # the session goes on
+        env.close()
+
+
+NOT_THE_PROTOCOL = {
+    "html": b"<html>502 Bad Gateway</html>",
+    "cut_json": b'{"observation": "x", "info": {',
+    "a_list": b"[1, 2, 3]",
+    "no_keys": b"{}",
+    "seq_text": b'{"observation": "x", "info": {}, "seq": "two"}',
+    "info_list": b'{"observation": "x", "info": [], "seq": 1}',
+    "deep": b"[" * 100_000 + b"]" * 100_000,
+    "bad_array": b'{"observation": {"__ndarray__": "!", "dtype": "uint8", "shape": [1]}}',
+}
+
+
+@pytest.mark.parametrize("transport", ["websocket", "http"])
+@pytest.mark.parametrize("body", list(NOT_THE_PROTOCOL.values()), ids=list(NOT_THE_PROTOCOL))
+def test_a_reply_that_is_not_the_protocol_is_server_unavailable(
+    transport: str, body: bytes
+) -> None:
+    with HostileServer(reply=lambda operation, message: body) as hostile:
+        env = _hostile_env(hostile, transport=transport)
+        with pytest.raises(ServerUnavailableError, match="not llmgym's protocol"):
+            env.reset(seed=0)
+        env.close()
+
+
+@pytest.mark.parametrize("transport", ["websocket", "http"])
+def test_a_reply_cut_mid_message_is_retried_then_server_unavailable(transport: str) -> None:
+    def cut(operation: str, message: dict) -> bytes:
+        raise ConnectionResetError  # the hostile server drops the connection mid-exchange
+
+    framing = "truncated" if transport == "http" else "length"
+    reply = _fair_reply if transport == "http" else cut
+    with HostileServer(reply=reply, framing=framing) as hostile:
+        env = _hostile_env(hostile, transport=transport)
+        with pytest.raises(ServerUnavailableError, match="after 3 attempt"):
+            env.reset(seed=0)
+        env.close()
+
+
+ABSURD_SPACES = {
+    "box_9_gib": (
+        {"type": "Box", "shape": [100_000, 100_000], "dtype": "float32", "low": 0, "high": 1},
+        "Box.shape",
+    ),
+    "text_billions": (
+        {"type": "Text", "max_length": 5 * 10**9, "min_length": 0, "charset": "ab"},
+        "Text.max_length",
+    ),
+    "discrete_negative": ({"type": "Discrete", "n": -1, "start": 0, "dtype": "int64"}, "n"),
+    "multibinary_huge": ({"type": "MultiBinary", "n": [2**20, 2**20]}, "MultiBinary.n"),
+    "no_dtype": ({"type": "Box", "shape": [2], "low": 0, "high": 1}, "dtype"),
+    "not_an_object": ("Box", "JSON object"),
+}
+
+
+@pytest.mark.parametrize(("space", "field"), list(ABSURD_SPACES.values()), ids=list(ABSURD_SPACES))
+def test_absurd_spaces_from_the_server_are_refused_before_allocating(space, field: str) -> None:
+    with HostileServer(description={"observation_space": space}) as hostile:
+        tracemalloc.start()
+        try:
+            with pytest.raises(RemoteEnvError, match="observation_space") as refused:
+                _hostile_env(hostile)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert field in str(refused.value)
+    assert peak < 20 * 2**20, f"{peak / 2**20:.0f} MiB allocated"
+
+
+def test_a_description_without_its_keys_is_refused() -> None:
+    with HostileServer() as hostile:
+        hostile.description.pop("action_space")
+        with pytest.raises(RemoteEnvError, match="has no action_space"):
+            _hostile_env(hostile)

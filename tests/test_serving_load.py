@@ -3,13 +3,19 @@
 * 64 concurrent clients x 500 steps: every session's trajectory equals a local replay of the
   same seeds and actions, so no session was mixed up with another or lost.
 * The server restarted while clients step: each client gets a clear error, none hangs.
+* Connections cut at random moments (mid-message, by FIN or reset) between clients and server:
+  each client goes on with the same trajectory or gets a clear error, never a transport's own.
 
 Every loop is bounded in count and in time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import random
+import socket
+import struct
 import threading
 import time
 
@@ -163,3 +169,118 @@ def test_restart_mid_run_gives_every_client_a_clear_error() -> None:
         assert isinstance(error, RemoteEnvError)
         if isinstance(error, SessionLostError):
             assert "restarted" in str(error)
+
+
+class ChaosProxy:
+    """A TCP proxy on 127.0.0.1 in front of ``upstream`` that cuts every connection after a
+    random number of bytes up to ``most_bytes`` (both directions together; often mid-message),
+    half the time with a reset instead of a clean close. A connection that creates a session
+    (which the client does not retry) first gets the bytes of that exchange."""
+
+    def __init__(self, upstream_port: int, seed: int, most_bytes: int) -> None:
+        self.upstream_port = upstream_port
+        self.rng = random.Random(seed)
+        self.most_bytes = most_bytes
+        self.cuts = 0
+        self._lock = threading.Lock()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def close(self) -> None:
+        self._listener.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.upstream_port))
+            first = client.recv(65536)
+            upstream.sendall(first)
+            with self._lock:
+                budget = [self.rng.randint(1, self.most_bytes)]
+                reset = self.rng.random() < 0.5
+            if first.startswith(b"POST /sessions "):
+                budget[0] += 30_000
+            for source, target in ((client, upstream), (upstream, client)):
+                threading.Thread(
+                    target=self._pump, args=(source, target, budget, reset, client), daemon=True
+                ).start()
+
+    def _pump(self, source, target, budget: list[int], reset: bool, client) -> None:
+        with contextlib.suppress(OSError):
+            while chunk := source.recv(65536):
+                with self._lock:
+                    allowed = min(len(chunk), budget[0])
+                    budget[0] -= allowed
+                target.sendall(chunk[:allowed])
+                if budget[0] <= 0:
+                    with self._lock:
+                        self.cuts += 1
+                    if reset:  # close with an RST rather than a FIN
+                        client.setsockopt(
+                            socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                        )
+                    break
+        for sock in (source, target):  # shutdown wakes the other direction's blocked recv
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RD if reset and sock is client else socket.SHUT_RDWR)
+            sock.close()
+
+
+def test_connections_cut_at_random_moments_give_the_same_trajectories_or_clear_errors() -> None:
+    steps_per_client = 100
+    with ServeProcess("--envs", "llmgym/Wordle-v0") as server:
+        proxy = ChaosProxy(server.port, seed=7, most_bytes=8_000)  # a step's reply: < 1 KB
+        records: dict[int, list] = {}
+        outcomes: dict[int, BaseException | None] = {}
+
+        def client(index: int) -> None:
+            record: list = []
+            records[index] = record
+            try:
+                env = RemoteEnv(
+                    proxy.url,
+                    "llmgym/Wordle-v0",
+                    transport=("websocket", "http")[index % 2],
+                    timeout=20,
+                    retries=6,
+                    backoff=0.01,
+                )
+                seed = index
+                record.append(("reset", seed, env.reset(seed=seed)[0]))
+                for turn in range(steps_per_client):
+                    step = env.step(("crane", "slate", "pride", "xyz")[turn % 4])
+                    record.append(("step", step[0], step[1], step[2], step[3]))
+                    if step[2] or step[3]:
+                        seed += 100
+                        record.append(("reset", seed, env.reset(seed=seed)[0]))
+                env.close()
+                outcomes[index] = None
+            except BaseException as error:
+                outcomes[index] = error
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=180)
+        proxy.close()
+        assert not any(thread.is_alive() for thread in threads), "a client hung"
+    assert proxy.cuts > 40, "the proxy cut too few connections to test anything"
+    for index, error in outcomes.items():
+        assert error is None or isinstance(error, (SessionLostError, ServerUnavailableError)), (
+            f"client {index}: {error!r}"
+        )
+    assert sum(error is None for error in outcomes.values()) >= 4, outcomes
+    for index, record in records.items():  # every answer the client got is the local one
+        local = gym.make("llmgym/Wordle-v0")
+        for entry in record:
+            if entry[0] == "reset":
+                assert local.reset(seed=entry[1])[0] == entry[2], f"client {index}"
+            else:
+                turn = sum(1 for e in record[: record.index(entry)] if e[0] == "step")
+                step = local.step(("crane", "slate", "pride", "xyz")[turn % 4])
+                assert tuple(step[:4]) == entry[1:], f"client {index}"

@@ -24,7 +24,11 @@ Failures are explicit and never hang: requests have timeouts; a request that cou
 the server, or whose connection dropped before the answer, is retried with exponential backoff
 (``reset`` and ``step`` carry a sequence number, so a retry is never applied twice); then
 :class:`ServerUnavailableError`. A session that expired, was closed, or was lost in a server
-restart raises :class:`SessionLostError` saying which.
+restart raises :class:`SessionLostError` saying which. Whatever the transport raises (a
+connection reset, a stream closed mid-message, a reply that is not llmgym's JSON) comes out as
+one of these two, never as an exception of ``httpx`` or ``websockets``. The client does not
+trust the server: a reply over ``max_reply_bytes`` is refused, and so is a description of a
+space with absurd sizes.
 
 :class:`ProxyEnv` is the transport-independent part, shared with the Ray actors of
 :mod:`llmgym.serving.ray_actors`.
@@ -43,7 +47,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, NoReturn, SupportsFloat
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, SupportsFloat
 
 import gymnasium as gym
 import httpx
@@ -55,6 +59,9 @@ from llmgym.core.config import ConfigError
 from llmgym.core.registry import MissingDependencyError
 from llmgym.core.tasks import TaskIdRange
 from llmgym.serving.protocol import PROTOCOL_VERSION, dumps, loads, space_from_dict
+
+if TYPE_CHECKING:
+    from websockets.frames import Frame
 
 __all__ = [
     "AuthenticationError",
@@ -157,6 +164,28 @@ class RemoteTask:
     config: RemoteConfig
 
 
+_DESCRIPTION_KEYS = (
+    "env_id",
+    "observation_space",
+    "action_space",
+    "render_modes",
+    "example",
+    "skills",
+    "config",
+    "max_episode_steps",
+)
+"""The keys of a served environment's description that a client reads."""
+
+
+def _space(description: Mapping[str, Any], key: str) -> gym.Space:
+    """The space under ``key`` of a served environment's description; a malformed or absurd one
+    (see :func:`~llmgym.serving.protocol.space_from_dict`) is a :class:`RemoteEnvError`."""
+    try:
+        return space_from_dict(description[key])
+    except ValueError as error:
+        raise RemoteEnvError(f"the server's {key} is refused: {error}") from None
+
+
 class ProxyEnv(gym.Env[Any, Any]):
     """A ``gymnasium.Env`` whose environment lives elsewhere; subclasses provide the transport
     (:meth:`_remote_reset`, :meth:`_remote_step`, :meth:`_remote_call`, :meth:`_remote_close`).
@@ -180,9 +209,14 @@ class ProxyEnv(gym.Env[Any, Any]):
                 f"the server speaks protocol {description.get('protocol')}, this client "
                 f"{PROTOCOL_VERSION}: install the same llmgym version on both sides"
             )
+        missing = [key for key in _DESCRIPTION_KEYS if key not in description]
+        if missing:
+            raise RemoteEnvError(
+                f"the server's description of the environment has no {', '.join(missing)}"
+            )
         self.env_id: str = description["env_id"]
-        self.observation_space = space_from_dict(description["observation_space"])
-        self.action_space = space_from_dict(description["action_space"])
+        self.observation_space = _space(description, "observation_space")
+        self.action_space = _space(description, "action_space")
         if isinstance(self.observation_space, spaces.Text):
             modes = ["ansi", "human"]
         else:  # the frame is the observation: what the pixel environments render
@@ -327,20 +361,33 @@ class _Stream:
     which costs a thread hand-off on every message; a step here is one ``sendall`` and the
     ``recv`` calls its reply needs. Pings are answered whenever the connection is read; one
     left unanswered while the client is idle makes the server close the stream, and the next
-    message reconnects (resends carry the same sequence number)."""
+    message reconnects (resends carry the same sequence number).
+
+    Its methods raise ``OSError`` (``TimeoutError`` when the time is up, ``ConnectionError``
+    when the server closed the stream), ``EOFError`` or websockets' exceptions
+    (``PayloadTooBig`` for a message over ``max_size`` bytes)."""
 
     def __init__(
-        self, url: str, headers: Mapping[str, str], timeout: float, ssl_context: ssl.SSLContext
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        timeout: float,
+        ssl_context: ssl.SSLContext,
+        max_size: int,
     ) -> None:
         from websockets.client import ClientProtocol
-        from websockets.frames import Opcode
+        from websockets.exceptions import PayloadTooBig
+        from websockets.frames import Frame, Opcode
         from websockets.protocol import State
         from websockets.uri import parse_uri
 
+        self._frame: type[Frame] = Frame
+        self._too_big = PayloadTooBig
         self._data_opcodes = (Opcode.TEXT, Opcode.BINARY, Opcode.CONT)
+        self._open = State.OPEN
         self._closed = State.CLOSED
         uri = parse_uri(url)
-        self._protocol = ClientProtocol(uri, max_size=None)
+        self._protocol = ClientProtocol(uri, max_size=max_size)
         self.sock = socket.create_connection((uri.host, uri.port), timeout=timeout)
         try:
             self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -367,20 +414,26 @@ class _Stream:
             raise
 
     def send(self, data: bytes) -> None:
+        # a close frame may have come with the previous reply: the server is closing the stream
+        if self._protocol.state is not self._open:
+            raise ConnectionError("the server closed the stream")
         self._protocol.send_binary(data)
         self._flush()
 
     def recv(self, timeout: float) -> bytes:
         """The next data message (fragments joined); ``TimeoutError`` after ``timeout`` s,
-        ``ConnectionClosed`` when the connection ends."""
+        ``ConnectionClosed`` when the connection ends, ``PayloadTooBig`` for a message over
+        ``max_size`` bytes (refused from its header, before it is read)."""
         deadline = time.monotonic() + timeout
-        fragments: list[bytes] = []
+        fragments: list[bytes | bytearray | memoryview] = []
         while True:
             for event in self._protocol.events_received():
-                if event.opcode in self._data_opcodes:
+                if isinstance(event, self._frame) and event.opcode in self._data_opcodes:
                     fragments.append(event.data)
                     if event.fin:
                         return b"".join(fragments)
+            if isinstance(self._protocol.parser_exc, self._too_big):
+                raise self._protocol.parser_exc
             if self._protocol.state is self._closed or not self._read(deadline):
                 raise self._closed_error()
 
@@ -393,7 +446,8 @@ class _Stream:
         with contextlib.suppress(Exception):
             self._protocol.send_close()
             self._flush()
-        self.sock.close()
+        with contextlib.suppress(OSError):
+            self.sock.close()
 
     def _read(self, deadline: float) -> bool:
         """Feed one read from the socket to the protocol; ``False`` at end of stream."""
@@ -415,6 +469,25 @@ class _Stream:
                 self.sock.sendall(chunk)
 
 
+_REPLY_KEYS: dict[str, tuple[str, ...]] = {
+    "create": ("session_id", "instance_id", "ttl_s", "seq", "env"),
+    "reset": ("observation", "info", "seq"),
+    "step": ("observation", "reward", "terminated", "truncated", "info", "seq"),
+    "call": ("result",),
+}
+"""The keys of each operation's reply (errors aside)."""
+
+_REPLY_TYPES: dict[str, tuple[type, ...]] = {
+    "seq": (int,),
+    "ttl_s": (int, float),
+    "info": (dict,),
+    "env": (dict,),
+    "terminated": (bool,),
+    "truncated": (bool,),
+}
+"""The types of the reply values the client computes with."""
+
+
 class RemoteEnv(ProxyEnv):
     """An environment served by ``llmgym serve``, as a local ``gymnasium.Env``.
 
@@ -430,6 +503,9 @@ class RemoteEnv(ProxyEnv):
             session, several times cheaper per step; needs the ``websockets`` package, which
             ``llmgym[serve]`` installs), ``"http"`` (a request each), or ``"auto"`` (the stream
             when ``websockets`` is installed and the server offers it). Results are identical.
+        max_reply_bytes: The largest reply accepted from the server, over either transport (a
+            WebSocket message, an HTTP response body); a larger one is a
+            :class:`RemoteEnvError`, refused before it is read whole.
         render_mode: ``"ansi"`` or ``"human"``, rendered here.
         **make_kwargs: Keyword arguments for ``gymnasium.make`` on the server (``config=...``,
             knob overrides).
@@ -446,11 +522,16 @@ class RemoteEnv(ProxyEnv):
         retries: int = 3,
         backoff: float = 0.2,
         transport: str = "auto",
+        max_reply_bytes: int = 64 * 2**20,
         render_mode: str | None = None,
         **make_kwargs: Any,
     ) -> None:
         if transport not in ("auto", "http", "websocket"):
             raise ValueError(f"transport={transport!r}; allowed: auto, http, websocket")
+        if isinstance(max_reply_bytes, bool) or not (
+            isinstance(max_reply_bytes, int) and max_reply_bytes > 0
+        ):
+            raise ValueError(f"max_reply_bytes must be a positive integer, got {max_reply_bytes!r}")
         has_websockets = importlib.util.find_spec("websockets") is not None
         if transport == "websocket" and not has_websockets:
             raise MissingDependencyError(
@@ -465,6 +546,7 @@ class RemoteEnv(ProxyEnv):
         self.backoff = backoff
         self.timeout = timeout
         self.connect_timeout = connect_timeout
+        self.max_reply_bytes = max_reply_bytes
         token = token if token is not None else os.environ.get(TOKEN_VARIABLE)
         self._headers = {"Content-Type": "application/json"}
         if token:
@@ -483,13 +565,18 @@ class RemoteEnv(ProxyEnv):
         )
         self.session_id: str | None = None
         try:
-            created = self._send(
-                "POST", "/sessions", {"env_id": env_id, "make_kwargs": make_kwargs, "reset": False}
+            created = self._checked(
+                self._send(
+                    "POST",
+                    "/sessions",
+                    {"env_id": env_id, "make_kwargs": make_kwargs, "reset": False},
+                ),
+                "create",
             )
         except BaseException:
             self._transport.close()
             raise
-        self.session_id = created["session_id"]
+        self.session_id = str(created["session_id"])
         self.instance_id: str = created["instance_id"]
         self.ttl_s: float = created["ttl_s"]
         self._seq: int = created["seq"]
@@ -529,12 +616,14 @@ class RemoteEnv(ProxyEnv):
         ]
 
     def _remote_close(self) -> None:
-        self._drop_stream()
-        if self.session_id is not None:
-            with contextlib.suppress(SessionLostError, ServerUnavailableError):  # already gone
-                self._send("DELETE", f"/sessions/{self.session_id}", retries=0)
-            self.session_id = None
-        self._transport.close()
+        try:
+            self._drop_stream()
+            if self.session_id is not None:
+                with contextlib.suppress(SessionLostError, ServerUnavailableError):  # gone
+                    self._send("DELETE", f"/sessions/{self.session_id}", retries=0)
+                self.session_id = None
+        finally:
+            self._transport.close()
 
     def _sequenced(self, operation: str, payload: dict[str, Any]) -> dict[str, Any]:
         if self.session_id is None:
@@ -548,8 +637,42 @@ class RemoteEnv(ProxyEnv):
         if self.transport == "websocket":
             reply = self._stream_exchange({"op": operation, **payload})
             if reply is not None:
-                return reply
-        return self._send("POST", f"/sessions/{self.session_id}/{operation}", payload)
+                return self._checked(reply, operation)
+        reply = self._send("POST", f"/sessions/{self.session_id}/{operation}", payload)
+        return self._checked(reply, operation)
+
+    def _checked(self, reply: Any, operation: str) -> dict[str, Any]:
+        """``reply`` if it is an object with the keys of ``operation``'s reply."""
+        if not isinstance(reply, dict):
+            raise self._malformed(operation, "it is not a JSON object")
+        keys = _REPLY_KEYS[operation]
+        missing = [key for key in keys if key not in reply]
+        if missing:
+            raise self._malformed(operation, f"it has no {', '.join(missing)}")
+        for key in keys:
+            value, types = reply[key], _REPLY_TYPES.get(key, (object,))
+            if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+                raise self._malformed(operation, f"its {key} is {type(value).__name__}")
+        return reply
+
+    def _malformed(self, what: str, problem: str) -> ServerUnavailableError:
+        return ServerUnavailableError(
+            f"{self.url} answered {what} with a reply that is not llmgym's protocol ({problem}): "
+            "is something other than an llmgym server of this version answering there?"
+        )
+
+    def _decoded(self, raw: bytes, what: str) -> Any:
+        """The JSON value of a reply (see :func:`~llmgym.serving.protocol.loads`)."""
+        try:
+            return loads(raw)
+        except (ValueError, RecursionError) as error:  # JSONDecodeError is a ValueError
+            raise self._malformed(what, f"{type(error).__name__}: {error}") from None
+
+    def _too_large(self, what: str) -> RemoteEnvError:
+        return RemoteEnvError(
+            f"reply_too_large: the server's answer to {what} is over max_reply_bytes="
+            f"{self.max_reply_bytes}; it was refused unread (raise max_reply_bytes to accept it)"
+        )
 
     def _open_stream(self) -> _Stream:
         headers = {k: v for k, v in self._headers.items() if k == "Authorization"}
@@ -558,6 +681,7 @@ class RemoteEnv(ProxyEnv):
             headers,
             self.connect_timeout,
             _ssl_context(),
+            self.max_reply_bytes,
         )
 
     def _drop_stream(self) -> None:
@@ -569,23 +693,33 @@ class RemoteEnv(ProxyEnv):
         """One message over the session's WebSocket, reconnecting with backoff when the
         connection fails (a resent reset or step carries the same sequence number). ``None``
         when the server offers no stream: the caller then uses HTTP from now on."""
-        from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
+        from websockets.exceptions import (
+            ConnectionClosed,
+            InvalidStatus,
+            PayloadTooBig,
+            WebSocketException,
+        )
 
+        operation = message["op"]
         data = dumps(message)
         with self._stream_lock:
             attempt = 0
             while True:
+                connecting = self._stream is None
                 try:
                     if self._stream is None:
                         self._stream = self._open_stream()
+                    connecting = False
                     self._stream.send(data)
                     raw = self._stream.recv(timeout=self.timeout)
                     break
                 except TimeoutError as error:
                     self._drop_stream()
-                    raise ServerUnavailableError(
-                        f"{self.url} did not answer {message['op']} within {self.timeout:g} s"
-                    ) from error
+                    if not connecting:
+                        raise ServerUnavailableError(
+                            f"{self.url} did not answer {operation} within {self.timeout:g} s"
+                        ) from error
+                    failure: Exception = error
                 except InvalidStatus as error:
                     self._drop_stream()
                     status = error.response.status_code
@@ -596,22 +730,34 @@ class RemoteEnv(ProxyEnv):
                     if status == 404:
                         self.transport = "http"
                         return None
-                    raise RemoteEnvError(f"{self.url} refused the stream: HTTP {status}") from error
+                    if status < 500:
+                        raise RemoteEnvError(
+                            f"{self.url} refused the stream: HTTP {status}"
+                        ) from error
+                    failure = error  # a server starting or stopping, or a proxy without one
+                except PayloadTooBig as error:
+                    self._drop_stream()
+                    raise self._too_large(operation) from error
                 except ConnectionClosed as error:
                     self._drop_stream()
                     if error.rcvd is not None and error.rcvd.code == 1009:
                         raise RemoteEnvError(
                             "payload_too_large: the message is over the server's size limit"
                         ) from error
-                    failure: Exception = error
-                except (OSError, InvalidHandshake) as error:
+                    failure = error
+                except (OSError, EOFError, WebSocketException) as error:
+                    # a reset or refused connection, a stream closed mid-message, a handshake
+                    # answered by something else than the server
                     self._drop_stream()
                     failure = error
+                except BaseException:  # interrupted: the reply may still come, on no stream
+                    self._drop_stream()
+                    raise
                 self._back_off(attempt, self.retries, failure)
                 attempt += 1
-        reply = loads(raw)
-        if "error" in reply:
-            self._raise_error(reply["error"], reply["message"], reply.get("field"))
+        reply = self._decoded(raw, operation)
+        if isinstance(reply, dict) and "error" in reply:
+            self._raise_error(reply)
         return reply
 
     def _send(
@@ -625,7 +771,7 @@ class RemoteEnv(ProxyEnv):
         attempt = 0
         while True:
             try:
-                response = self._request(method, path, content)
+                status, body = self._request(method, path, content)
                 break
             except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as error:
                 failure: Exception = error
@@ -639,11 +785,15 @@ class RemoteEnv(ProxyEnv):
                 raise ServerUnavailableError(
                     f"{self.url} did not answer {method} {path} within {self.timeout:g} s"
                 ) from error
+            except (httpx.HTTPError, OSError) as error:  # anything else the transport raises
+                raise ServerUnavailableError(
+                    f"{method} {path} to {self.url} failed ({type(error).__name__}: {error})"
+                ) from error
             self._back_off(attempt, allowed, failure)
             attempt += 1
-        if response.status_code >= 400:
-            self._raise_for(response)
-        return loads(response.content) if response.content else None
+        if status >= 400:
+            self._raise_for(status, body)
+        return self._decoded(body, f"{method} {path}") if body else None
 
     def _back_off(self, attempt: int, allowed: int, failure: Exception) -> None:
         """Wait before the next attempt (exponential backoff), or raise
@@ -655,7 +805,9 @@ class RemoteEnv(ProxyEnv):
             ) from failure
         time.sleep(self.backoff * 2**attempt)
 
-    def _request(self, method: str, path: str, content: bytes | None) -> httpx.Response:
+    def _request(self, method: str, path: str, content: bytes | None) -> tuple[int, bytes]:
+        """The status and body of one request; a body over ``max_reply_bytes`` is refused as
+        soon as its length is known (from ``Content-Length``, else while it arrives)."""
         request = httpx.Request(
             method,
             self.url + path,
@@ -665,22 +817,35 @@ class RemoteEnv(ProxyEnv):
         )
         response = self._transport.handle_request(request)
         try:
-            response.read()
+            length = response.headers.get("Content-Length", "")
+            if length.isdigit() and int(length) > self.max_reply_bytes:
+                raise self._too_large(f"{method} {path}")
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > self.max_reply_bytes:
+                    raise self._too_large(f"{method} {path}")
         finally:
             response.close()
-        return response
+        return response.status_code, bytes(body)
 
-    def _raise_for(self, response: httpx.Response) -> NoReturn:
+    def _raise_for(self, status: int, body: bytes) -> NoReturn:
         try:
-            body = json.loads(response.content)
-            code, message, field = body["error"], body["message"], body.get("field")
-        except (ValueError, KeyError, TypeError):
-            raise RemoteEnvError(
-                f"{self.url} answered HTTP {response.status_code}: {response.text[:300]}"
-            ) from None
-        self._raise_error(code, message, field)
+            reply = json.loads(body)
+        except (ValueError, RecursionError):
+            reply = None
+        if not isinstance(reply, dict) or "error" not in reply:
+            text = body[:300].decode("utf-8", "replace")
+            if status in (502, 503, 504):  # a proxy whose server is down or restarting
+                raise ServerUnavailableError(f"{self.url} answered HTTP {status}: {text}")
+            raise RemoteEnvError(f"{self.url} answered HTTP {status}: {text}")
+        self._raise_error(reply)
 
-    def _raise_error(self, code: str, message: str, field: str | None) -> NoReturn:
+    def _raise_error(self, reply: Mapping[str, Any]) -> NoReturn:
+        """Raise the exception of an error reply ``{"error": code, "message": ...,
+        "field": ...}``."""
+        code, message = str(reply["error"]), str(reply.get("message", ""))
+        field = reply.get("field") if isinstance(reply.get("field"), str) else None
         if code == "session_not_found":
             message = self._explain_lost_session(message)
         elif code == "session_expired":
@@ -692,13 +857,14 @@ class RemoteEnv(ProxyEnv):
 
     def _explain_lost_session(self, message: str) -> str:
         try:
-            health = json.loads(self._request("GET", "/health", None).content)
-        except (httpx.HTTPError, ValueError):
+            health = json.loads(self._request("GET", "/health", None)[1])
+        except (httpx.HTTPError, OSError, RemoteEnvError, ValueError, RecursionError):
             return message
-        if health.get("instance_id") != getattr(self, "instance_id", None):
+        instance = health.get("instance_id") if isinstance(health, dict) else None
+        if instance != getattr(self, "instance_id", None):
             return (
                 f"the llmgym server at {self.url} restarted (instance {self.instance_id} is now "
-                f"{health.get('instance_id')}); session {self.session_id} and its episode are "
+                f"{instance}); session {self.session_id} and its episode are "
                 "gone: make a new environment"
             )
         return message

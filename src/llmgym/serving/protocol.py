@@ -262,41 +262,170 @@ def space_to_dict(space: gym.Space) -> dict[str, Any]:
     )
 
 
-def space_from_dict(data: Mapping[str, Any]) -> gym.Space:
-    """The space described by :func:`space_to_dict` (llmgym's own Text space class when the
-    charset is llmgym's, so it prints the same).
+_MAX_SPACE_ELEMENTS = 2**26
+"""The most elements a space described by a server may have (a Box's or MultiBinary's shape, a
+MultiDiscrete's ``nvec``) and the longest text a Text space may allow: :func:`space_from_dict`
+refuses more before it allocates anything (a 100000x100000 Box would take 9 GiB)."""
 
-    Raises:
-        ValueError: An unknown ``type`` (a server newer than this client).
-    """
+_MAX_DIMENSIONS = 32
+"""The most axes numpy (before 2.0) gives an array."""
+
+_INTEGER_DTYPES = tuple(name for name in ARRAY_DTYPES if "int" in name)
+
+
+def _count(value: Any, field: str, *, minimum: int | None = 0) -> int:
+    """``value`` as a Python integer of at least ``minimum`` (JSON numbers and numpy integers;
+    not bools, not floats)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"{field} must be an integer, got {value!r:.100}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{field} must be at least {minimum}, got {value}")
+    return int(value)
+
+
+def _shape(value: Any, field: str, *, minimum: int) -> tuple[int, ...]:
+    """A space's shape: a list of integers of at least ``minimum``, with at most
+    2**26 elements in all."""
+    if not isinstance(value, (list, tuple)) or len(value) > _MAX_DIMENSIONS:
+        raise ValueError(f"{field} must be a list of at most {_MAX_DIMENSIONS} integers")
+    shape = tuple(_count(n, f"{field}[{i}]", minimum=minimum) for i, n in enumerate(value))
+    _check_elements(math.prod(shape), f"{field} {list(shape)}")
+    return shape
+
+
+def _check_elements(elements: int, what: str, unit: str = "elements") -> None:
+    if elements > _MAX_SPACE_ELEMENTS:
+        raise ValueError(
+            f"{what}: {elements} {unit}, more than the {_MAX_SPACE_ELEMENTS} (2**26) a client "
+            "accepts"
+        )
+
+
+def _dtype(value: Any, field: str, allowed: Sequence[str]) -> np.dtype:
+    if value not in allowed:
+        raise ValueError(f"{field} {value!r:.100} is not allowed; allowed: {', '.join(allowed)}")
+    return np.dtype(value)
+
+
+def _integer_array(value: Any, field: str) -> np.ndarray:
+    """A MultiDiscrete vector: an encoded array or nested lists of integers, at most
+    2**26 of them."""
+    if isinstance(value, Mapping) and isinstance(value.get("shape"), list):
+        _shape(value["shape"], f"{field}.shape", minimum=0)  # before decoding
+    try:
+        array = _array(value)
+    except (ValueError, TypeError, RecursionError) as error:
+        raise ValueError(f"{field}: {error}") from None
+    _check_elements(array.size, f"{field} of shape {list(array.shape)}")
+    if array.dtype.name not in _INTEGER_DTYPES:
+        raise ValueError(f"{field} must hold integers, got {array.dtype.name} values")
+    return array
+
+
+def _box_bound(value: Any, field: str, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    """A Box bound: one number, or an array of exactly the Box's shape."""
+    if isinstance(value, (bool, int, float, np.number, np.bool_)):
+        return value
+    try:
+        array = _array(value, dtype)
+    except (ValueError, TypeError, OverflowError, RecursionError) as error:
+        raise ValueError(f"{field}: {error}") from None
+    if array.shape != shape:
+        raise ValueError(f"{field} has shape {list(array.shape)}, the Box {list(shape)}")
+    return array
+
+
+def _text_space(data: Mapping[str, Any]) -> gym.Space:
     from llmgym.core.env import text_space
     from llmgym.core.text import CHARSET
 
-    kind = data["type"]
-    if kind == "Text":
-        if set(data["charset"]) == set(CHARSET):
-            return text_space(data["max_length"], data["min_length"])
-        return spaces.Text(
-            max_length=data["max_length"], min_length=data["min_length"], charset=data["charset"]
+    max_length = _count(data["max_length"], "Text.max_length")
+    _check_elements(max_length, "Text.max_length", "characters")
+    min_length = _count(data["min_length"], "Text.min_length")
+    if min_length > max_length:
+        raise ValueError(f"Text.min_length {min_length} is over Text.max_length {max_length}")
+    charset = data["charset"]
+    if not isinstance(charset, str) or not charset:
+        raise ValueError("Text.charset must be a non-empty string")
+    if set(charset) == set(CHARSET):  # llmgym's own class, so that the space prints the same
+        return text_space(max_length, min_length)
+    return spaces.Text(max_length=max_length, min_length=min_length, charset=charset)
+
+
+def _discrete_space(data: Mapping[str, Any]) -> gym.Space:
+    dtype = _dtype(data["dtype"], "Discrete.dtype", _INTEGER_DTYPES)
+    n = _count(data["n"], "Discrete.n", minimum=1)
+    start = _count(data["start"], "Discrete.start", minimum=None)
+    limits = np.iinfo(dtype)
+    if start < limits.min or start + n - 1 > limits.max:
+        raise ValueError(
+            f"Discrete.start {start} and n {n} leave the range of {dtype.name} "
+            f"[{limits.min}, {limits.max}]"
         )
-    if kind == "Discrete":
-        # older gymnasium releases take no dtype (and always use int64)
-        dtype = {} if data["dtype"] == "int64" else {"dtype": data["dtype"]}
-        return spaces.Discrete(data["n"], start=data["start"], **dtype)
-    if kind == "Box":
-        dtype = np.dtype(data["dtype"])
-        low, high = (
-            bound if isinstance(bound, (int, float)) else _array(bound, dtype)
-            for bound in (data["low"], data["high"])
+    if dtype.name == "int64":  # older gymnasium releases take no dtype (and always use int64)
+        return spaces.Discrete(n, start=start)
+    return spaces.Discrete(n, start=start, dtype=dtype.name)
+
+
+def _box_space(data: Mapping[str, Any]) -> gym.Space:
+    dtype = _dtype(data["dtype"], "Box.dtype", [n for n in ARRAY_DTYPES if "complex" not in n])
+    shape = _shape(data["shape"], "Box.shape", minimum=0)
+    low = _box_bound(data["low"], "Box.low", shape, dtype)
+    high = _box_bound(data["high"], "Box.high", shape, dtype)
+    return spaces.Box(low, high, shape=shape, dtype=dtype)
+
+
+def _multi_discrete_space(data: Mapping[str, Any]) -> gym.Space:
+    nvec = _integer_array(data["nvec"], "MultiDiscrete.nvec")
+    start = _integer_array(data["start"], "MultiDiscrete.start")
+    if start.shape != nvec.shape:
+        raise ValueError(
+            f"MultiDiscrete.start has shape {list(start.shape)}, nvec {list(nvec.shape)}"
         )
-        return spaces.Box(low, high, shape=tuple(data["shape"]), dtype=dtype)
-    if kind == "MultiDiscrete":
-        nvec = _array(data["nvec"])
-        return spaces.MultiDiscrete(nvec, dtype=nvec.dtype, start=_array(data["start"]))
-    if kind == "MultiBinary":
-        n = data["n"]
-        return spaces.MultiBinary(n if isinstance(n, int) else tuple(n))
-    raise ValueError(
-        f"the server describes a {kind} space, which this client cannot build: "
-        "install the same llmgym version on both sides"
-    )
+    if not (nvec > 0).all():
+        raise ValueError("MultiDiscrete.nvec must be positive")
+    return spaces.MultiDiscrete(nvec, dtype=nvec.dtype, start=start)
+
+
+def _multi_binary_space(data: Mapping[str, Any]) -> gym.Space:
+    n = data["n"]
+    if isinstance(n, (list, tuple)):
+        return spaces.MultiBinary(_shape(n, "MultiBinary.n", minimum=1))
+    count = _count(n, "MultiBinary.n", minimum=1)
+    _check_elements(count, "MultiBinary.n")
+    return spaces.MultiBinary(count)
+
+
+_SPACE_BUILDERS = {
+    "Text": _text_space,
+    "Discrete": _discrete_space,
+    "Box": _box_space,
+    "MultiDiscrete": _multi_discrete_space,
+    "MultiBinary": _multi_binary_space,
+}
+
+
+def space_from_dict(data: Mapping[str, Any]) -> gym.Space:
+    """The space described by :func:`space_to_dict` (llmgym's own Text space class when the
+    charset is llmgym's, so it prints the same). A description comes from a server, which the
+    client does not trust: every field is checked before anything is allocated.
+
+    Raises:
+        ValueError: An unknown ``type`` (a server newer than this client), or a malformed or
+            absurd description: a missing field or one of the wrong type, a negative size, a
+            space of more than 2**26 elements. The message names the field.
+    """
+    kind = data.get("type") if isinstance(data, Mapping) else None
+    if not isinstance(kind, str):
+        raise ValueError(f"a space description is a JSON object with a type, got {data!r:.100}")
+    if kind not in _SPACE_BUILDERS:
+        raise ValueError(
+            f"the server describes a {kind:.100} space, which this client cannot build: "
+            "install the same llmgym version on both sides"
+        )
+    try:
+        return _SPACE_BUILDERS[kind](data)
+    except KeyError as missing:
+        raise ValueError(f"the {kind} space's description has no {missing} field") from None
+    except (TypeError, AssertionError, OverflowError) as error:  # gymnasium's own checks
+        raise ValueError(f"the {kind} space's description is malformed: {error}") from None

@@ -26,7 +26,13 @@ import gymnasium as gym
 import numpy as np
 
 from llmgym.core.registry import optional_import
-from llmgym.serving.client import ProxyEnv, RemoteEnvError, SessionLostError, raise_remote_error
+from llmgym.serving.client import (
+    ProxyEnv,
+    RemoteEnvError,
+    ServerUnavailableError,
+    SessionLostError,
+    raise_remote_error,
+)
 from llmgym.serving.hosting import HostedEnv
 from llmgym.serving.protocol import HostingError
 
@@ -108,6 +114,9 @@ class RayEnv(ProxyEnv):
         return f"<RayEnv {getattr(self, 'env_id', '?')}>"
 
     def _get(self, ref: Any) -> Any:
+        """The result of an actor call; Ray's failures become llmgym's: the environment's own
+        errors as locally, a dead actor :class:`SessionLostError`, anything else Ray raises
+        (a timeout, an unreachable actor or node, a lost object) :class:`ServerUnavailableError`."""
         try:
             return ray.get(ref, timeout=self.timeout)
         except ray.exceptions.RayTaskError as error:
@@ -115,11 +124,19 @@ class RayEnv(ProxyEnv):
             if isinstance(cause, HostingError):
                 raise_remote_error(cause.code, cause.message, cause.field)
             raise RemoteEnvError(f"the environment's actor raised: {cause or error}") from error
+        except _unreachable_actor_errors() as error:
+            raise ServerUnavailableError(
+                f"the actor holding the environment is unreachable: {error}"
+            ) from error
         except ray.exceptions.RayActorError as error:
             raise SessionLostError(f"the actor holding the environment died: {error}") from error
         except ray.exceptions.GetTimeoutError as error:
-            raise RemoteEnvError(
+            raise ServerUnavailableError(
                 f"the environment's actor did not answer in {self.timeout} s"
+            ) from error
+        except ray.exceptions.RayError as error:
+            raise ServerUnavailableError(
+                f"Ray could not complete the call ({type(error).__name__}: {error})"
             ) from error
 
     @property
@@ -149,6 +166,13 @@ class RayEnv(ProxyEnv):
             finally:
                 ray.kill(self._actor)
                 self._actor = None
+
+
+def _unreachable_actor_errors() -> tuple[type[Exception], ...]:
+    """Ray's error for an actor that is unreachable for now, where Ray has one (2.3x and
+    later; it is a ``RayActorError``, which otherwise means the actor died)."""
+    error = getattr(ray.exceptions, "ActorUnavailableError", None)
+    return (error,) if error is not None else ()
 
 
 def _writable(observation: Any) -> Any:
