@@ -465,6 +465,46 @@ def serving_pixels_summary() -> str:
     )
 
 
+def server_isolation() -> str:
+    """``benchmarks/server_isolation.py``: /health and another session's steps while one
+    session runs a long step, in a worker thread and in a child process."""
+    data = load("server_isolation.json")
+    if not data:
+        return f"{NOT_MEASURED} (run `python benchmarks/server_isolation.py`)"
+    rows = [
+        "| slow session runs in | probe | answers | idle p50 ms | p50 ms | p99 ms | max ms |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    names = {"health": "`GET /health`", "wordle_step": f"{short_name(data['probe_env'])} step"}
+    places = {"thread": "a worker thread", "process": "a child process"}
+    for scenario in data["scenarios"]:
+        for probe, during in scenario["during"].items():
+            rows.append(
+                f"| {places[scenario['isolation']]} | {names[probe]} | {during['count']} | "
+                f"{scenario['idle'][probe]['p50_ms']:.2f} | {during['p50_ms']:.2f} | "
+                f"{during['p99_ms']:.1f} | {during['max_ms']:.1f} |"
+            )
+    steps = span((s["slow_step_s"] for s in data["scenarios"]), "{:.1f}")
+    during = [p for s in data["scenarios"] for p in s["during"].values()]
+    p99, slowest = max(p["p99_ms"] for p in during), max(p["max_ms"] for p in during)
+    target = data["target_ms"]
+    verdicts = [
+        f"{name} {'met' if value < target else 'not met'}"
+        for name, value in (("p99", p99), ("max", slowest))
+    ]
+    before, after = data["load_average_before"][0], data["load_average_after"][0]
+    return "\n".join(rows) + (
+        f"\n\nWhile one `{data['slow_env']}` session's step ran for {steps} s (a query that only "
+        f"the time limit stops), probed every {data['probe_interval_ms']:g} ms: p99 at most "
+        f"{p99:.0f} ms, the slowest single answer {slowest:.0f} ms (target: under {target:g} ms; "
+        f'{", ".join(verdicts)}); "idle p50" is the same probe with no slow step. The '
+        f"{short_name(data['probe_env'])} steps go over the WebSocket stream of a `RemoteEnv`. "
+        f"{data['machine']['cpus']} cores shared by the server, the probe and the rest of the "
+        f"machine: load average {before:.1f} before the run and {after:.1f} after "
+        "(`benchmarks/results/server_isolation.json`)."
+    )
+
+
 # docs/environments/*.md -----------------------------------------------------------------------
 
 

@@ -185,6 +185,8 @@ def start_server(env_id: str) -> tuple[subprocess.Popen, str]:
             env_id,
             "--max-sessions",
             "512",
+            "--max-sessions-per-client",
+            "512",
             "--log-level",
             "warning",
         ],

@@ -18,6 +18,7 @@ pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
 from llmgym.cli import main
+from llmgym.envs import get_entry
 from llmgym.serving.protocol import SERVABLE_SPACES
 from llmgym.serving.server import JsonLogFormatter, ServerSettings
 from tests.servers import LiveServer
@@ -282,8 +283,13 @@ def test_openapi_spec_describes_the_api(http) -> None:
     spec = http.get("/openapi.json").json()
     step = spec["paths"]["/sessions/{session_id}/step"]["post"]
     assert step["requestBody"]["content"]["application/json"]["schema"]["required"] == ["action"]
-    assert {"404", "409", "413", "422"} <= set(step["responses"])
-    assert spec["paths"]["/sessions"]["post"]["responses"]["503"]
+    assert {"404", "409", "413", "422", "502", "504"} <= set(step["responses"])
+    assert {"429", "503"} <= set(spec["paths"]["/sessions"]["post"]["responses"])
+    call = spec["paths"]["/sessions/{session_id}/call"]["post"]["requestBody"]
+    assert (
+        "oracle_action"
+        in call["content"]["application/json"]["schema"]["properties"]["name"]["enum"]
+    )
     schemas = spec["components"]["schemas"]
     space = schemas["EnvDescription"]["properties"]["observation_space"]
     assert set(space["discriminator"]["mapping"]) == set(SERVABLE_SPACES)
@@ -318,3 +324,169 @@ def test_concurrent_steps_on_one_session_are_applied_one_at_a_time(server) -> No
         thread.join(timeout=120)
     status = httpx.get(f"{server.url}/sessions/{session}").json()
     assert status["steps"] == 60 and sorted(replies) == list(range(2, 62))
+
+
+# ------------------------------------------------------------------------------ protocol edges
+def test_deeply_nested_bodies_are_a_json_422(http) -> None:
+    session = _session(http)["session_id"]
+    raw = {"headers": {"content-type": "application/json"}}
+    hostile = b'{"action": ' + b"[" * 30_000 + b"]" * 30_000 + b"}"
+    for path in (f"/sessions/{session}/step", "/sessions", f"/sessions/{session}/reset"):
+        error = _error(http.post(path, content=hostile, **raw), 422, "invalid_request")
+        assert "nested more than 32 deep" in error["message"]
+    unclosed = b'{"action": ' + b"[" * 20_000
+    _error(http.post(f"/sessions/{session}/step", content=unclosed, **raw), 422, "invalid_request")
+    nested: object = "crane"
+    for _ in range(30):  # within the limit: an action like any other
+        nested = [nested]
+    step = http.post(f"/sessions/{session}/step", json={"action": nested})
+    assert step.status_code == 200 and step.json()["info"]["invalid_action"] is True
+
+
+def test_deeply_nested_stream_messages_are_answered_and_the_stream_stays_open(server) -> None:
+    from websockets.sync.client import connect
+
+    with httpx.Client(base_url=server.url) as http:
+        session = _session(http, seed=0)["session_id"]
+    with connect(f"ws{server.url[4:]}/sessions/{session}/stream") as stream:
+        stream.send('{"op": "step", "action": ' + "[" * 30_000 + "]" * 30_000 + "}")
+        error = json.loads(stream.recv(timeout=30))
+        assert error["status"] == 422 and "nested more than 32 deep" in error["message"]
+        stream.send('{"op": "step", "action": "crane"}')
+        assert json.loads(stream.recv(timeout=30))["info"]["invalid_action"] is False
+
+
+def test_bodies_must_be_utf8_json_with_integer_seeds_and_seqs(http) -> None:
+    session = _session(http)["session_id"]
+    raw = {"headers": {"content-type": "application/json"}}
+    utf16 = json.dumps({"action": "crane"}).encode("utf-16")
+    _error(http.post(f"/sessions/{session}/step", content=utf16, **raw), 422, "invalid_request")
+    for body in ({"seed": False}, {"seed": 1.0}, {"seq": 2.0}, {"seq": True}):
+        error = _error(http.post(f"/sessions/{session}/reset", json=body), 422, "invalid_request")
+        assert error["field"] in ("seed", "seq")
+    _error(
+        http.post("/sessions", json={"env_id": "llmgym/Wordle-v0", "seed": True}),
+        422,
+        "invalid_request",
+    )
+    bad_task = http.post("/sessions", json={"env_id": "llmgym/Wordle-v0", "task_id": ""})
+    assert _error(bad_task, 422, "invalid_request")["field"] == "task_id"
+
+
+def test_a_replayed_seq_must_repeat_the_same_request(http) -> None:
+    session = _session(http, seed=0)["session_id"]  # seq 1: the first reset
+    as_step = http.post(f"/sessions/{session}/step", json={"action": "crane", "seq": 1})
+    assert "was a reset, not a step" in _error(as_step, 409, "out_of_sequence")["message"]
+    first = http.post(f"/sessions/{session}/step", json={"action": "crane", "seq": 2})
+    other = http.post(f"/sessions/{session}/step", json={"action": "slate", "seq": 2})
+    assert "another step request" in _error(other, 409, "out_of_sequence")["message"]
+    as_reset = http.post(f"/sessions/{session}/reset", json={"seq": 2})
+    assert "was a step, not a reset" in _error(as_reset, 409, "out_of_sequence")["message"]
+    retried = http.post(f"/sessions/{session}/step", json={"action": "crane", "seq": 2})
+    assert retried.content == first.content
+    assert http.get(f"/sessions/{session}").json()["steps"] == 1
+
+
+def test_method_not_allowed_lists_every_method_of_the_path(http) -> None:
+    refused = http.request("OPTIONS", "/sessions/abc")
+    _error(refused, 405, "method_not_allowed")
+    assert refused.headers["allow"] == "GET, DELETE"
+
+
+# ------------------------------------------------------------------------------ server policy
+def test_config_limits_cap_what_clients_may_ask_for(http) -> None:
+    over = http.post(
+        "/sessions", json={"env_id": "llmgym/SQL-v0", "config": {"time_limit_ms": 10_000}}
+    )
+    error = _error(over, 422, "invalid_config")
+    assert error["field"] == "SQLConfig.time_limit_ms"
+    assert error["message"] == (
+        "10000 is over this server's limit; allowed here: at most 1000 (the server's operator "
+        "sets it with --config-max llmgym/SQL-v0.time_limit_ms=N)"
+    )
+    as_knob = {"env_id": "llmgym/SQL-v0", "make_kwargs": {"time_limit_ms": 5000.0}}
+    _error(http.post("/sessions", json=as_knob), 422, "invalid_config")
+    session = _session(http, env_id="llmgym/SQL-v0", config={"time_limit_ms": 500})["session_id"]
+    in_reset = {"options": {"config": {"time_limit_ms": 2000}}}
+    _error(http.post(f"/sessions/{session}/reset", json=in_reset), 422, "invalid_config")
+    lower = http.post(
+        f"/sessions/{session}/reset", json={"options": {"config": {"time_limit_ms": 50}}}
+    )
+    assert lower.status_code == 200
+    seed = {"env_id": "llmgym/WebShop-v0", "config": {"catalogue_seed": 7}}
+    error = _error(http.post("/sessions", json=seed), 422, "invalid_config")
+    assert (
+        error["field"] == "WebShopConfig.catalogue_seed" and "allowed here: 0" in error["message"]
+    )
+
+
+@pytest.mark.skipif(not get_entry("llmgym/WebShop-v0").available, reason="needs [webshop]")
+def test_config_limits_apply_to_remote_task_ids_calls(http) -> None:
+    session = _session(http, env_id="llmgym/WebShop-v0")["session_id"]
+    for body in (
+        {"name": "task_ids", "args": ["eval", {"catalogue_size": 20_000}]},
+        {"name": "task_ids", "kwargs": {"split": "eval", "config": {"catalogue_seed": 3}}},
+    ):
+        error = _error(http.post(f"/sessions/{session}/call", json=body), 422, "invalid_config")
+        assert error["field"].startswith("WebShopConfig.catalogue_")
+    same = {"name": "task_ids", "args": ["eval", {"catalogue_seed": 0}]}
+    assert http.post(f"/sessions/{session}/call", json=same).status_code == 200
+
+
+@pytest.mark.skipif(not get_entry("llmgym/TextWorld-v0").available, reason="needs [textworld]")
+def test_file_paths_are_refused_without_revealing_whether_they_exist(tmp_path) -> None:
+    allowed, outside = tmp_path / "games", tmp_path / "elsewhere"
+    allowed.mkdir()
+    outside.mkdir()
+    (outside / "real.z5").write_bytes(b"\0" * 64)
+
+    def refusal(http: httpx.Client, path: str) -> dict:
+        body = {"env_id": "llmgym/TextWorld-v0", "config": {"game_file": path}}
+        error = _error(http.post("/sessions", json=body), 422, "invalid_config")
+        assert error["field"] == "TextWorldConfig.game_file"
+        return error
+
+    paths = [str(outside / "real.z5"), str(outside / "missing.z5"), "../elsewhere/real.z5"]
+    with LiveServer() as live, httpx.Client(base_url=live.url, timeout=60) as http:
+        answers = {refusal(http, path)["message"] for path in [*paths, "/etc/hostname"]}
+        assert answers == {
+            "this server does not take file paths from clients (its operator can allow a "
+            "directory with --allow-files DIR)"
+        }
+        knob = {"env_id": "llmgym/TextWorld-v0", "make_kwargs": {"game_file": paths[0]}}
+        _error(http.post("/sessions", json=knob), 422, "invalid_config")
+    with (
+        LiveServer(ServerSettings(file_dir=str(allowed))) as live,
+        httpx.Client(base_url=live.url, timeout=60) as http,
+    ):
+        answers = {refusal(http, path)["message"] for path in paths}
+        assert len(answers) == 1 and "inside the directory this server allows" in answers.pop()
+
+
+def test_sessions_per_client_are_capped() -> None:
+    settings = ServerSettings(max_sessions_per_client=2)
+    with LiveServer(settings) as live, httpx.Client(base_url=live.url) as http:
+        first = _session(http, reset=False)["session_id"]
+        _session(http, reset=False)
+        refused = http.post("/sessions", json={"env_id": "llmgym/Wordle-v0"})
+        assert "--max-sessions-per-client 2" in _error(refused, 429, "quota_exceeded")["message"]
+        assert refused.headers["retry-after"]
+        http.delete(f"/sessions/{first}")
+        _session(http, reset=False)
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--config-max", "llmgym/SQL-v0.time_limit_ms=99999"], "above what the environment"),
+        (["--config-max", "llmgym/SQL-v0.colour=3"], "has no field 'colour'"),
+        (["--config-max", "llmgym/SQL-v0.time_limit_ms"], "expected ENV_ID.FIELD=VALUE"),
+        (["--config-values", "llmgym/Nope-v0.x=1"], "unknown environment"),
+        (["--allow-files", "/no/such/dir"], "is not a directory"),
+        (["--step-timeout", "0"], "step_timeout_s=0.0 must be positive"),
+        (["--max-sessions-per-client", "0"], "max_sessions_per_client=0 must be at least 1"),
+    ],
+)
+def test_serve_command_rejects_bad_limits(capsys, flags, message) -> None:
+    assert main(["serve", *flags]) == 2
+    assert message in capsys.readouterr().err

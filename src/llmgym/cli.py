@@ -337,13 +337,23 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     from llmgym.serving.server import ServerSettings, configure_logging, serve
+    from llmgym.serving.server.policy import ConfigLimit
 
+    limits = [ConfigLimit.parse(text, "maximum") for text in args.config_max or ()]
+    limits += [ConfigLimit.parse(text, "values") for text in args.config_values or ()]
     settings = ServerSettings(
         envs=tuple(args.envs) if args.envs else None,
         max_sessions=args.max_sessions,
+        max_sessions_per_client=args.max_sessions_per_client,
         ttl_s=args.ttl,
         token=args.token or os.environ.get("LLMGYM_SERVER_TOKEN") or None,
         max_body_bytes=args.max_body_bytes,
+        max_json_depth=args.max_json_depth,
+        step_timeout_s=args.step_timeout,
+        reset_timeout_s=args.reset_timeout,
+        config_limits=tuple(limits),
+        file_dir=args.allow_files,
+        isolate=tuple(args.isolate or ()),
     )
     configure_logging(args.log_level)
 
@@ -588,12 +598,65 @@ def _add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "--envs", nargs="+", metavar="ENV_ID", help="serve only these (default: every available)"
     )
     server.add_argument("--max-sessions", type=int, default=256, help="sessions at once")
+    server.add_argument(
+        "--max-sessions-per-client",
+        type=int,
+        default=64,
+        metavar="N",
+        help="sessions one client address may hold at once (default 64)",
+    )
     server.add_argument("--ttl", type=float, default=600.0, help="idle seconds before expiry")
     server.add_argument(
         "--token", help="require 'Authorization: Bearer TOKEN' (default: $LLMGYM_SERVER_TOKEN)"
     )
     server.add_argument(
         "--max-body-bytes", type=int, default=1 << 20, help="request size limit (default 1 MiB)"
+    )
+    server.add_argument(
+        "--max-json-depth",
+        type=int,
+        default=32,
+        metavar="N",
+        help="deepest nesting of a request body or stream message (default 32)",
+    )
+    server.add_argument(
+        "--step-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds a step or remote call may run before its session is closed (default 30)",
+    )
+    server.add_argument(
+        "--reset-timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="the same for making an environment and reset (default 120)",
+    )
+    server.add_argument(
+        "--config-max",
+        action="append",
+        metavar="ENV_ID.FIELD=N",
+        help="the largest value clients may give a config field (repeatable; replaces the "
+        "default limit of that field)",
+    )
+    server.add_argument(
+        "--config-values",
+        action="append",
+        metavar="ENV_ID.FIELD=V[,V...]",
+        help="the only values clients may give a config field (repeatable)",
+    )
+    server.add_argument(
+        "--allow-files",
+        metavar="DIR",
+        help="let clients name files inside DIR in config fields that name a file "
+        "(default: no file paths from clients)",
+    )
+    server.add_argument(
+        "--isolate",
+        nargs="+",
+        metavar="ENV_ID",
+        help="also run these environments in a child process per session ('all': every one)",
     )
     server.add_argument(
         "--log-level", choices=("debug", "info", "warning", "error"), default="info"

@@ -45,6 +45,12 @@ class EnvEntry:
         game: For the single-agent view of a multi-agent game, the game's name
             (``"connect_four"``, as in ``llmgym match connect_four``); its module holds the
             PettingZoo ``env()``, ``raw_env`` and ``parallel_env``.
+        isolated: The environment runs a native engine that may ``exit()``, crash or hang the
+            interpreter (TextWorld's, ScienceWorld's): ``llmgym serve`` runs each session of it
+            in a child process of its own.
+        file_fields: Config fields that name a file on the machine that runs the environment
+            (``game_file``): ``llmgym serve`` refuses them unless its operator allows a
+            directory.
     """
 
     id: str
@@ -55,6 +61,11 @@ class EnvEntry:
     requires: tuple[str, ...] = ()
     kwargs: dict[str, Any] = field(default_factory=dict)
     game: str | None = None
+    isolated: bool = False
+    file_fields: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "file_fields", tuple(self.file_fields))
 
     @property
     def name(self) -> str:

@@ -14,6 +14,7 @@ import binascii
 import dataclasses
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Literal, get_args
 
@@ -32,11 +33,13 @@ __all__ = [
     "EpisodeStateError",
     "HostingError",
     "InvalidRequestError",
+    "NestingError",
     "config_error",
     "decode_array",
     "dumps",
     "encode_array",
     "loads",
+    "nested_deeper_than",
     "space_from_dict",
     "space_to_dict",
 ]
@@ -192,14 +195,43 @@ def dumps(payload: Any) -> bytes:
     return json.dumps(payload, separators=(",", ":"), default=_encode_default).encode()
 
 
-def loads(data: str | bytes) -> Any:
-    """The value of JSON written by :func:`dumps`, with encoded arrays decoded.
+class NestingError(ValueError):
+    """JSON nested deeper than a reader allows."""
+
+
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NESTING = np.zeros(256, np.int8)
+_NESTING[[ord("["), ord("{")]] = 1
+_NESTING[[ord("]"), ord("}")]] = -1
+
+
+def nested_deeper_than(data: str | bytes, limit: int) -> bool:
+    """Whether the JSON text ``data`` nests arrays and objects more than ``limit`` deep. A scan
+    of the text, without parsing it: linear in its length, and exact for valid JSON."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return False
+    steps = _NESTING[np.frombuffer(_JSON_STRING.sub(b"", raw), np.uint8)]
+    return bool(steps.size) and int(np.cumsum(steps, dtype=np.int32).max()) > limit
+
+
+def loads(data: str | bytes, *, max_depth: int | None = None) -> Any:
+    """The value of JSON written by :func:`dumps`, with encoded arrays decoded. Bytes must be
+    UTF-8 (as JSON on the wire must be).
 
     Raises:
         json.JSONDecodeError: Not JSON.
+        UnicodeDecodeError: Bytes that are not UTF-8.
+        NestingError: Nested more than ``max_depth`` deep (or deeper than Python can parse).
         ValueError: A malformed encoded array (see :func:`decode_array`).
     """
-    return json.loads(data, object_hook=_decode_object)
+    if max_depth is not None and nested_deeper_than(data, max_depth):
+        raise NestingError(f"JSON nested more than {max_depth} deep")
+    text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
+    try:
+        return json.loads(text, object_hook=_decode_object)
+    except RecursionError:
+        raise NestingError("JSON nested too deep to parse") from None
 
 
 # ------------------------------------------------------------------------------ spaces

@@ -9,14 +9,23 @@ server is built to be left running:
 
 * every session has its own lock, so concurrent requests to one session are applied one at a
   time and sessions never share an instance;
-* idle sessions expire after ``ttl_s`` seconds, and at most ``max_sessions`` exist (503 with
-  ``Retry-After`` beyond that);
+* idle sessions expire after ``ttl_s`` seconds, at most ``max_sessions`` exist (503 with
+  ``Retry-After`` beyond that) and at most ``max_sessions_per_client`` per client address (429);
+* no environment call runs on the event loop: each runs in a worker thread under a wall-clock
+  limit (``step_timeout_s``, ``reset_timeout_s``), past which that session is closed (504) while
+  every other session and ``/health`` keep answering; environments with a native engine
+  (TextWorld, ScienceWorld) run in a child process per session, so that an engine that exits
+  or crashes ends one session (502), never the server;
+* config fields that raise resource use are capped by the server, and file paths from clients
+  are refused unless the operator allows a directory (:mod:`~.policy`);
 * every error has its HTTP status and a JSON body ``{"error": code, "message": ..., "field":
   ...}``: 401 (token missing or wrong), 404 (unknown or expired session), 409 (step before reset
   or after the episode ended), 413 (request body over the limit), 422 (invalid request, unknown
-  environment, bad config: the ``ConfigError`` message and field), 503 (at capacity) — never a
-  200 with an error inside. A hostile *action* is not an error: the environment answers it
-  (``info["invalid_action"]``) as it would locally — an action index out of range too;
+  environment, bad config: the ``ConfigError`` message and field), 429 (per-client quota), 502
+  and 504 (the session was lost: its process ended, or a call overran its limit), 503 (at
+  capacity) — never a 200 with an error inside. A hostile *action* is not an error: the
+  environment answers it (``info["invalid_action"]``) as it would locally — an action index out
+  of range too;
 * observations, ``info`` and actions may hold numpy arrays (pixel environments): they travel
   exactly, as ``{"__ndarray__": base64, "dtype": ..., "shape": [...]}`` (see
   :mod:`llmgym.serving.protocol`);
@@ -26,11 +35,8 @@ server is built to be left running:
 
 The package: :mod:`~.app` (the application), :mod:`~.routes` (one router per resource),
 :mod:`~.sessions` (the session store), :mod:`~.schemas` (bodies and replies), :mod:`~.guard`
-(token and body size), :mod:`~.settings` and :mod:`~.logs`.
-
-Environment calls that take under ``inline_call_s`` (2 ms) on average run on the event loop;
-slower ones (an engine's reset, a big generator) run in worker threads so that they do not hold
-up other sessions.
+(token and body size), :mod:`~.policy` (what clients may configure), :mod:`~.settings` and
+:mod:`~.logs`; the threads and child processes are :mod:`llmgym.serving.isolation`'s.
 """
 
 from llmgym.core.registry import optional_import

@@ -13,9 +13,11 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 import llmgym
 from llmgym.core.registry import optional_import
+from llmgym.serving.hosting import REMOTE_CALLS
 from llmgym.serving.protocol import ARRAY_KEY, HostingError
 from llmgym.serving.server.guard import OPEN_PATHS, Guard
 from llmgym.serving.server.logs import log
@@ -66,7 +68,15 @@ def _lifespan(store: SessionStore) -> Callable[[FastAPI], Any]:
             instance_id=store.instance_id,
             envs=list(store.served),
             max_sessions=settings.max_sessions,
+            max_sessions_per_client=settings.max_sessions_per_client,
             ttl_s=settings.ttl_s,
+            step_timeout_s=settings.step_timeout_s,
+            reset_timeout_s=settings.reset_timeout_s,
+            config_limits={
+                limit.name: limit.maximum if limit.values is None else list(limit.values)
+                for limit in settings.limits()
+            },
+            file_dir=store.policy.file_dir,
             auth=settings.token is not None,
         )
         try:
@@ -92,7 +102,7 @@ def _answer_errors_as_json(app: FastAPI) -> None:
             error=error.code,
             message=error.message,
         )
-        headers = {"Retry-After": "5"} if error.status == 503 else None
+        headers = {"Retry-After": "5"} if error.status in (429, 503) else None
         return error_reply(error.status, error.to_dict(), headers)
 
     @app.exception_handler(RequestValidationError)
@@ -102,11 +112,30 @@ def _answer_errors_as_json(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, error: StarletteHTTPException) -> Response:
         code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
+        headers = dict(error.headers or {})
+        if error.status_code == 405:
+            headers["Allow"] = ", ".join(_allowed_methods(app, request))
         return error_reply(
             error.status_code,
             {"error": code, "message": str(error.detail), "field": None},
-            dict(error.headers or {}),
+            headers,
         )
+
+
+_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def _allowed_methods(app: FastAPI, request: Request) -> list[str]:
+    """Every method some route answers at the request's path (Starlette's own ``Allow`` names
+    only the methods of the first route whose path matches)."""
+    return [
+        method
+        for method in _METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] == Match.FULL
+            for route in app.router.routes
+        )
+    ]
 
 
 class _ServerApp(FastAPI):
@@ -122,10 +151,14 @@ class _ServerApp(FastAPI):
     def openapi(self) -> dict[str, Any]:
         if self.openapi_schema is None:
             schema = super().openapi()
-            create = schema["components"]["schemas"]["CreateSessionRequest"]
-            create["properties"]["env_id"]["enum"] = list(self.served)
-            step = schema["paths"]["/sessions/{session_id}/step"]["post"]["requestBody"]
-            step["content"][JSON]["schema"]["properties"]["action"]["anyOf"] = [
+            paths = schema["paths"]
+
+            def body(path: str) -> dict[str, Any]:
+                return paths[path]["post"]["requestBody"]["content"][JSON]["schema"]
+
+            body("/sessions")["properties"]["env_id"]["enum"] = list(self.served)
+            body("/sessions/{session_id}/call")["properties"]["name"]["enum"] = sorted(REMOTE_CALLS)
+            body("/sessions/{session_id}/step")["properties"]["action"]["anyOf"] = [
                 {"not": {"type": "object", "required": [ARRAY_KEY]}},
                 {"$ref": "#/components/schemas/NDArray"},
             ]

@@ -98,7 +98,7 @@ def environment_routes(store: SessionStore) -> APIRouter:
                     "field": "env_id",
                 },
             )
-        schema = await store.run((entry.id, "schema"), _config_schema, entry.id)
+        schema = await store.run(entry.id, "schema", _config_schema, entry.id)
         return reply({**entry.as_dict(), "config_schema": schema})
 
     return router
@@ -107,17 +107,20 @@ def environment_routes(store: SessionStore) -> APIRouter:
 def session_routes(store: SessionStore) -> APIRouter:
     """Create, reset, step, call, inspect, stream and close sessions."""
     router = APIRouter(prefix="/sessions", tags=["sessions"])
-    episode_errors = error_responses(401, 404, 409, 413, 422)
+    episode_errors = error_responses(401, 404, 409, 413, 422, 502, 504)
 
     @router.post(
         "",
         status_code=201,
         response_model=SessionCreated,
-        responses=error_responses(401, 413, 422, 503),
+        responses=error_responses(401, 413, 422, 429, 502, 503, 504),
+        openapi_extra=body_schema(CreateSessionRequest),
     )
-    async def create_session(body: CreateSessionRequest) -> Response:
+    async def create_session(request: Request) -> Response:
         """Make an environment for this client (and reset it, unless ``reset`` is false)."""
-        return reply(await store.create(body), 201)
+        body = await parse_body(request, CreateSessionRequest, store.settings.max_json_depth)
+        client = request.client.host if request.client is not None else "unknown"
+        return reply(await store.create(body, client), 201)
 
     for operation, request_model, reply_model, doc in _EPISODE_OPERATIONS:
         router.post(
@@ -148,7 +151,7 @@ def session_routes(store: SessionStore) -> APIRouter:
                 data = message.get("bytes") or message.get("text") or ""
                 await websocket.send_bytes(await store.stream_message(session_id, data))
 
-    @router.delete("/{session_id}", status_code=204, responses=error_responses(401, 404))
+    @router.delete("/{session_id}", status_code=204, responses=error_responses(401, 404, 502, 504))
     async def close_session(session_id: str) -> Response:
         """Close the session and free its environment."""
         await store.close(session_id)
@@ -186,9 +189,10 @@ def _episode_handler(
     store: SessionStore, operation: str, request_model: type[BaseModel], doc: str
 ) -> Callable[[str, Request], Awaitable[Response]]:
     apply = getattr(store, operation)
+    max_depth = store.settings.max_json_depth
 
     async def handle(session_id: str, request: Request) -> Response:
-        body = await parse_body(request, request_model)
+        body = await parse_body(request, request_model, max_depth)
         return Response(await apply(session_id, body), media_type=JSON)
 
     handle.__doc__ = doc

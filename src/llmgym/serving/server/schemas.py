@@ -12,15 +12,33 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import Request
 from fastapi.responses import Response
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 
-from llmgym.serving.protocol import ARRAY_KEY, ArrayDType, InvalidRequestError, dumps, loads
+from llmgym.serving.protocol import (
+    ARRAY_KEY,
+    ArrayDType,
+    InvalidRequestError,
+    NestingError,
+    dumps,
+    loads,
+)
 
 JSON = "application/json"
 
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+Seed = Annotated[int, Strict(), Field(ge=0)]
+"""A seed: a JSON integer (not ``true``, not ``1.0``)."""
+Seq = Annotated[
+    int, Strict(), Field(ge=1, description="Sequence number of this request (retries).")
+]
+TaskId = Annotated[
+    str,
+    Field(pattern=r"^(train|eval)/\S+$", description="A task id, e.g. eval/00042."),
+]
 
 
 class CreateSessionRequest(_Body):
@@ -32,17 +50,17 @@ class CreateSessionRequest(_Body):
         None, description="Config overrides for the environment (the make argument `config`)."
     )
     reset: bool = Field(True, description="Reset once and return the first observation.")
-    seed: int | None = Field(None, ge=0, description="Seed of the first reset.")
-    task_id: str | None = Field(None, description="Task of the first reset, e.g. eval/00042.")
+    seed: Seed | None = Field(None, description="Seed of the first reset.")
+    task_id: TaskId | None = Field(None, description="Task of the first reset, e.g. eval/00042.")
     split: Literal["train", "eval"] | None = Field(None, description="Split of the first reset.")
 
 
 class ResetRequest(_Body):
-    seed: int | None = Field(None, ge=0)
+    seed: Seed | None = None
     options: dict[str, Any] | None = Field(
         None, description="task_id, split and/or config (overrides for this episode)."
     )
-    seq: int | None = Field(None, ge=1, description="Sequence number of this request (retries).")
+    seq: Seq | None = None
 
 
 class StepRequest(_Body):
@@ -53,7 +71,7 @@ class StepRequest(_Body):
             "as it is locally (an index out of range too)."
         ),
     )
-    seq: int | None = Field(None, ge=1, description="Sequence number of this request (retries).")
+    seq: Seq | None = None
 
 
 class CallRequest(_Body):
@@ -226,8 +244,12 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
         404: "Unknown, closed or expired session.",
         409: "Step before reset, after the episode ended, or out of sequence.",
         413: "Request body over the size limit.",
-        422: "Invalid request: malformed body, unknown environment, bad config or options.",
+        422: "Invalid request: malformed body, unknown environment, bad config or options, a "
+        "config value over the server's limits.",
+        429: "This client holds as many sessions as one client may.",
+        502: "The session's environment process ended (exit, crash); the session is closed.",
         503: "At capacity: too many sessions.",
+        504: "The call overran the server's time limit; the session is closed.",
     }
     return {s: {"model": ErrorBody, "description": descriptions[s]} for s in statuses}
 
@@ -235,10 +257,18 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
 M = TypeVar("M", bound=BaseModel)
 
 
-def load_json(data: str | bytes) -> Any:
-    """A request body or stream message, with its encoded arrays decoded; else a 422."""
+def load_json(data: str | bytes, max_depth: int) -> Any:
+    """A request body or stream message (UTF-8 JSON nested at most ``max_depth`` deep), with
+    its encoded arrays decoded; else a 422."""
     try:
-        return loads(data)
+        return loads(data, max_depth=max_depth)
+    except NestingError:
+        problem = {
+            "loc": (),
+            "msg": f"JSON nested more than {max_depth} deep (the server's --max-json-depth)",
+            "type": "json_too_deep",
+        }
+        raise validation_error([problem]) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         problem = {"loc": (), "msg": f"JSON decode error: {error}", "type": "json_invalid"}
         raise validation_error([problem]) from None
@@ -246,10 +276,11 @@ def load_json(data: str | bytes) -> Any:
         raise InvalidRequestError(f"invalid array: {error}", code="invalid_array") from None
 
 
-async def parse_body(request: Request, model: type[M]) -> M:
-    """The request's JSON body as ``model``, or a 422. (Hot endpoints parse their body here:
-    much cheaper than FastAPI's dependency machinery, with the same validation.)"""
-    data = load_json(await request.body())
+async def parse_body(request: Request, model: type[M], max_depth: int) -> M:
+    """The request's JSON body as ``model``, or a 422 (see :func:`load_json`). (Bodies are
+    parsed here rather than by FastAPI's dependency machinery: much cheaper, with the same
+    validation, and the nesting limit before any parsing.)"""
+    data = load_json(await request.body(), max_depth)
     try:
         return model.model_validate(data)
     except ValidationError as error:

@@ -3,26 +3,38 @@
 Every session has its own lock, so concurrent requests to one session are applied one at a time
 and sessions never share an instance; ``reset`` and ``step`` carry an optional sequence number, so
 a client may retry one after a dropped connection without applying it twice.
+
+No environment call runs on the event loop: each runs in a worker thread
+(:class:`~llmgym.serving.isolation.Workers`) under a wall-clock limit, and environments that the
+table marks ``isolated`` run in a child process per session
+(:class:`~llmgym.serving.isolation.ProcessHostedEnv`). A call past its limit, or a child process
+that ends, closes that session only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import functools
+import contextlib
+import inspect
 import logging
 import secrets
 import time
-import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-import anyio
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from llmgym.envs import ENVIRONMENTS
-from llmgym.serving.hosting import HostedEnv
+from llmgym.envs import get_entry
+from llmgym.serving.hosting import REMOTE_CALLS, HostedEnv
+from llmgym.serving.isolation import (
+    CallTimeoutError,
+    EnvProcessError,
+    EnvRaisedError,
+    ProcessHostedEnv,
+    Workers,
+)
 from llmgym.serving.protocol import HostingError, InvalidRequestError, dumps
 from llmgym.serving.server.logs import log
 from llmgym.serving.server.schemas import (
@@ -39,14 +51,19 @@ from llmgym.serving.server.settings import ServerSettings
 __all__ = [
     "CapacityError",
     "OutOfSequenceError",
+    "QuotaError",
     "Session",
     "SessionNotFoundError",
     "SessionStore",
 ]
 
+Host = HostedEnv | ProcessHostedEnv
+"""A session's environment: in this process, or in a child process of its own."""
+
 
 class SessionNotFoundError(HostingError):
-    """The session does not exist here: never created, closed, expired, or a restart (404)."""
+    """The session does not exist here: never created, closed, expired, lost, or a restart
+    (404)."""
 
     status = 404
     code = "session_not_found"
@@ -59,8 +76,17 @@ class CapacityError(HostingError):
     code = "at_capacity"
 
 
+class QuotaError(HostingError):
+    """This client address holds as many sessions as one client may (429, with
+    ``Retry-After``)."""
+
+    status = 429
+    code = "quota_exceeded"
+
+
 class OutOfSequenceError(HostingError):
-    """A request's ``seq`` neither follows nor repeats the last applied one (409)."""
+    """A request's ``seq`` neither follows nor repeats the last applied one, or repeats it with
+    another request (409)."""
 
     status = 409
     code = "out_of_sequence"
@@ -71,19 +97,36 @@ class Session:
     """One client's environment and its bookkeeping."""
 
     id: str
-    host: HostedEnv
+    host: Host
+    client: str
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     created: float = field(default_factory=time.monotonic)
     last_used: float = field(default_factory=time.monotonic)
     seq: int = 0
     last_reply: bytes | None = None
+    last_request: tuple[str, BaseModel] | None = None
+    """The operation and the request of the last applied ``seq``."""
 
-    def replay(self, seq: int | None) -> bytes | None:
+    def replay(self, seq: int | None, operation: str, request: BaseModel) -> bytes | None:
         """The stored reply when ``seq`` repeats the last applied request (a client retry);
-        ``None`` when the request is the next one. Anything else is out of sequence."""
+        ``None`` when the request is the next one. Anything else is out of sequence, and so is
+        a repeated ``seq`` whose request is not the one applied."""
         if seq is None or seq == self.seq + 1:
             return None
-        if seq == self.seq and self.last_reply is not None:
+        if seq == self.seq and self.last_reply is not None and self.last_request is not None:
+            applied, applied_request = self.last_request
+            if applied != operation:
+                raise OutOfSequenceError(
+                    f"request seq={seq} was a {applied}, not a {operation}: a retry repeats "
+                    f"the request; a new one takes seq={seq + 1}",
+                    field="seq",
+                )
+            if _canonical(applied_request) != _canonical(request):
+                raise OutOfSequenceError(
+                    f"request seq={seq} was applied with another {operation} request: a retry "
+                    f"repeats the request; a new one takes seq={seq + 1}",
+                    field="seq",
+                )
             return self.last_reply
         raise OutOfSequenceError(
             f"request seq={seq} does not follow the last applied one (seq={self.seq})",
@@ -91,34 +134,41 @@ class Session:
         )
 
 
+def _canonical(request: BaseModel) -> bytes:
+    return dumps(request.model_dump(exclude={"seq"}))
+
+
 class SessionStore:
     """The sessions of one server process, touched only from the event loop."""
 
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
-        self.served = settings.envs or tuple(e.id for e in ENVIRONMENTS if e.available)
+        self.served = settings.served()
+        self.policy = settings.policy()
+        self.workers = Workers(settings.worker_threads)
         self.sessions: dict[str, Session] = {}
-        self.expired: collections.OrderedDict[str, None] = collections.OrderedDict()
+        self.per_client: collections.Counter[str] = collections.Counter()
+        """Sessions held and being made, by client address."""
+        self.ended: collections.OrderedDict[str, tuple[str, str]] = collections.OrderedDict()
+        """Why recent sessions ended (expired, or lost to a limit or a crash): their 404."""
         self.creating = 0
-        self.instance_id = uuid.uuid4().hex[:16]
+        self.instance_id = secrets.token_hex(8)
         self.started = time.time()
         self.steps = 0
-        self._costs: dict[tuple[str, str], float] = {}
+        self._background: set[asyncio.Task[Any]] = set()
 
     def get(self, session_id: str) -> Session:
         """The live session ``session_id`` (its idle clock restarts), or a 404 that says
-        whether it expired or never existed here."""
+        whether it expired, was lost, or never existed here."""
         session = self.sessions.get(session_id)
         if session is not None and not session.lock.locked() and self._idle(session):
-            self.forget(session, "session.expired")
-            session.host.close()
+            self._expire(session)
             session = None
         if session is None:
-            if session_id in self.expired:
-                raise SessionNotFoundError(
-                    f"session {session_id!r} expired after {self.settings.ttl_s:g} s idle",
-                    code="session_expired",
-                )
+            ended = self.ended.get(session_id)
+            if ended is not None:
+                code, message = ended
+                raise SessionNotFoundError(message, code=code)
             raise SessionNotFoundError(
                 f"no session {session_id!r} on this server (instance {self.instance_id}): it was "
                 "closed, or it belonged to a server process that has since restarted"
@@ -126,85 +176,183 @@ class SessionStore:
         session.last_used = time.monotonic()
         return session
 
+    def _live(self, session: Session) -> None:
+        """Raise the session's 404 if it ended while a request waited for its lock."""
+        if self.sessions.get(session.id) is not session:
+            self.get(session.id)
+            raise SessionNotFoundError(f"session {session.id!r} was closed meanwhile")
+
     def _idle(self, session: Session) -> bool:
         return time.monotonic() - session.last_used > self.settings.ttl_s
 
-    def forget(self, session: Session, event: str) -> None:
-        """Remove ``session`` (the caller closes its environment) and log ``event``."""
-        self.sessions.pop(session.id, None)
-        if event == "session.expired":
-            self.expired[session.id] = None
-            while len(self.expired) > 100_000:
-                self.expired.popitem(last=False)
+    def forget(self, session: Session, event: str, **fields: Any) -> None:
+        """Remove ``session`` (the caller disposes of its environment) and log ``event``."""
+        if self.sessions.pop(session.id, None) is None:
+            return
+        self.per_client[session.client] -= 1
+        if not self.per_client[session.client]:
+            del self.per_client[session.client]
         log(
-            logging.INFO,
+            logging.WARNING if event == "session.lost" else logging.INFO,
             event,
             session_id=session.id,
             env_id=session.host.env_id,
             steps=session.host.steps,
             age_s=round(time.monotonic() - session.created, 3),
+            **fields,
         )
+
+    def _end(self, session: Session, event: str, code: str, message: str) -> None:
+        """Forget ``session`` and remember why, for the 404 of later requests."""
+        self.forget(session, event, **({"reason": message} if event == "session.lost" else {}))
+        self.ended[session.id] = (code, message)
+        while len(self.ended) > 100_000:
+            self.ended.popitem(last=False)
+
+    def _expire(self, session: Session) -> None:
+        message = f"session {session.id!r} expired after {self.settings.ttl_s:g} s idle"
+        self._end(session, "session.expired", "session_expired", message)
+        self._dispose(session.host)
+
+    def _lose(self, session: Session, reason: str) -> None:
+        """End ``session`` after its environment overran a limit or its process ended (the
+        caller has arranged for the environment to be disposed of)."""
+        message = f"session {session.id!r} was closed: {reason}"
+        self._end(session, "session.lost", "session_not_found", message)
+
+    def _dispose(self, host: Host) -> None:
+        """Close ``host`` in a worker thread, without waiting."""
+        self._spawn(self.run(host.env_id, "close", host.close, on_timeout=_killer(host)))
+
+    def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        async def quietly() -> None:
+            with contextlib.suppress(HostingError):  # logged where it was raised
+                await work
+
+        task = asyncio.get_running_loop().create_task(quietly())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def expire_idle(self) -> None:
         """Close every session idle for longer than the TTL (not those in use)."""
         for session in [s for s in self.sessions.values() if self._idle(s)]:
             if not session.lock.locked():
-                self.forget(session, "session.expired")
-                await anyio.to_thread.run_sync(session.host.close)
+                self._expire(session)
 
-    def reserve(self) -> None:
-        """Claim a slot for a new session, or raise :class:`CapacityError`."""
-        if len(self.sessions) + self.creating >= self.settings.max_sessions:
+    def reserve(self, client: str) -> None:
+        """Claim a slot for a new session of ``client``, or raise :class:`CapacityError` or
+        :class:`QuotaError`."""
+        settings = self.settings
+        if len(self.sessions) + self.creating >= settings.max_sessions:
             for session in [s for s in self.sessions.values() if self._idle(s)]:
                 if not session.lock.locked():
-                    self.forget(session, "session.expired")
-                    session.host.close()
-        if len(self.sessions) + self.creating >= self.settings.max_sessions:
-            log(logging.WARNING, "capacity.rejected", max_sessions=self.settings.max_sessions)
+                    self._expire(session)
+        if len(self.sessions) + self.creating >= settings.max_sessions:
+            log(logging.WARNING, "capacity.rejected", max_sessions=settings.max_sessions)
             raise CapacityError(
-                f"the server is at capacity ({self.settings.max_sessions} sessions); "
+                f"the server is at capacity ({settings.max_sessions} sessions); "
                 "close sessions you no longer use, or retry later"
             )
+        if self.per_client[client] >= settings.max_sessions_per_client:
+            log(logging.WARNING, "quota.rejected", client=client)
+            raise QuotaError(
+                f"this client ({client}) holds {self.per_client[client]} sessions, as many as "
+                f"one client may (--max-sessions-per-client {settings.max_sessions_per_client});"
+                " close sessions you no longer use"
+            )
         self.creating += 1
+        self.per_client[client] += 1
 
-    def add(self, host: HostedEnv) -> Session:
-        """Register a new session for ``host`` under an unguessable id."""
-        session = Session(id=secrets.token_urlsafe(16), host=host)
+    def add(self, host: Host, client: str) -> Session:
+        """Register a new session for ``host`` (its slot reserved) under an unguessable id."""
+        session = Session(id=secrets.token_urlsafe(16), host=host, client=client)
         self.sessions[session.id] = session
         return session
 
-    async def run(self, key: tuple[str, str], function: Callable[..., Any], *args: Any) -> Any:
-        """Call ``function(*args)`` on the event loop when calls under ``key`` (env id,
-        operation) are cheap on average, else in a worker thread. Exceptions other than
+    async def run(
+        self,
+        env_id: str,
+        operation: str,
+        function: Callable[..., Any],
+        *args: Any,
+        session: Session | None = None,
+        on_timeout: Callable[[], None] | None = None,
+        on_late: Callable[[Any], None] | None = None,
+    ) -> Any:
+        """``function(*args)`` in a worker thread, under the limit of ``operation`` (``step``
+        and ``call``: ``step_timeout_s``; anything else: ``reset_timeout_s``). Past the limit,
+        or when a child process ends, ``session`` (if given) is closed. Exceptions other than
         :class:`HostingError` become a logged 500."""
-        cost = self._costs.get(key)
-        inline = cost is not None and cost < self.settings.inline_call_s
-
-        def timed() -> tuple[Any, float]:
-            start = time.perf_counter()
-            try:
-                return function(*args), time.perf_counter() - start
-            except HostingError:
+        settings = self.settings
+        step_like = operation in ("step", "call")
+        limit = settings.step_timeout_s if step_like else settings.reset_timeout_s
+        try:
+            return await self.workers.run(
+                _guarded,
+                env_id,
+                operation,
+                function,
+                *args,
+                limit=limit,
+                on_timeout=on_timeout,
+                on_late=on_late,
+            )
+        except CallTimeoutError:
+            flag = "--step-timeout" if step_like else "--reset-timeout"
+            reason = (
+                f"its {operation} ran for more than the server's limit of {limit:g} s ({flag}); "
+                "its environment is discarded: make a new session"
+            )
+            log(logging.WARNING, "call.timeout", env_id=env_id, operation=operation, limit_s=limit)
+            if session is not None:
+                self._lose(session, reason)
+            raise CallTimeoutError(f"{env_id}: {reason}") from None
+        except EnvProcessError as error:
+            log(logging.ERROR, "env.process_ended", env_id=env_id, message=error.message)
+            if session is None:
                 raise
-            except Exception as error:
-                log(logging.ERROR, "env.error", env_id=key[0], operation=key[1], exc_info=True)
-                message = f"the environment raised {type(error).__name__}: {error}"
-                raise HostingError(message) from error
+            reason = f"{error.message}; its environment is gone: make a new session"
+            self._lose(session, reason)
+            self._dispose(session.host)
+            raise EnvProcessError(reason) from None
 
-        result, spent = timed() if inline else await anyio.to_thread.run_sync(timed)
-        self._costs[key] = spent if cost is None else 0.9 * cost + 0.1 * spent
-        return result
+    async def session_run(
+        self, session: Session, operation: str, function: Callable[..., Any], *args: Any
+    ) -> Any:
+        """:meth:`run` for one of ``session``'s calls: past the limit its environment is
+        discarded (a child process is killed at once; either is closed when the call
+        returns)."""
+        host = session.host
+        return await self.run(
+            host.env_id,
+            operation,
+            function,
+            *args,
+            session=session,
+            on_timeout=_killer(host),
+            on_late=_closer(host),
+        )
 
     async def close_all(self) -> None:
         for session in list(self.sessions.values()):
             self.forget(session, "session.closed")
-            await anyio.to_thread.run_sync(session.host.close)
+            self._dispose(session.host)
+        await asyncio.gather(*self._background, return_exceptions=True)
 
     # -------------------------------------------------------------- session operations
-    async def create(self, body: CreateSessionRequest) -> dict[str, Any]:
-        """Make an environment for a new session (and reset it, unless ``body.reset`` is
-        false); the reply is ``{"session_id", "instance_id", "ttl_s", "env", "observation",
-        "info", "seq"}``."""
+    async def create(self, body: CreateSessionRequest, client: str) -> dict[str, Any]:
+        """Make an environment for a new session of ``client`` (an address), and reset it
+        unless ``body.reset`` is false; the reply is ``{"session_id", "instance_id", "ttl_s",
+        "env", "observation", "info", "seq"}``."""
+        try:
+            env_id = get_entry(body.env_id).id
+        except KeyError as error:
+            raise InvalidRequestError(str(error.args[0]), field="env_id") from None
+        if env_id not in self.served:
+            raise InvalidRequestError(
+                f"{env_id} is not served here; served: {', '.join(sorted(self.served))}",
+                field="env_id",
+            )
         make_kwargs = dict(body.make_kwargs)
         if body.config is not None:
             if "config" in make_kwargs:
@@ -212,33 +360,33 @@ class SessionStore:
                     "give the config either as `config` or in make_kwargs", field="config"
                 )
             make_kwargs["config"] = body.config
+        make_kwargs = self.policy.check_make(env_id, make_kwargs)
         if not body.reset and (body.seed, body.task_id, body.split) != (None, None, None):
             raise InvalidRequestError(
                 "seed, task_id and split apply to the first reset: set reset=true"
             )
-        self.reserve()
+        self.reserve(client)
         try:
-            host = await self.run(
-                (body.env_id, "make"),
-                functools.partial(HostedEnv, allowed=self.served),
-                body.env_id,
-                make_kwargs,
-            )
+            host, description = await self._make(env_id, make_kwargs)
+        except BaseException:
+            self.per_client[client] -= 1
+            raise
         finally:
             self.creating -= 1
-        session = self.add(host)
+        session = self.add(host, client)
         log(
             logging.INFO,
             "session.created",
             session_id=session.id,
-            env_id=host.env_id,
+            env_id=env_id,
+            client=client,
             sessions=len(self.sessions),
         )
         reply: dict[str, Any] = {
             "session_id": session.id,
             "instance_id": self.instance_id,
             "ttl_s": self.settings.ttl_s,
-            "env": host.describe(),
+            "env": description,
             "observation": None,
             "info": None,
             "seq": 0,
@@ -247,24 +395,38 @@ class SessionStore:
             reply.update(await self._first_reset(session, body))
         return reply
 
+    async def _make(self, env_id: str, make_kwargs: dict[str, Any]) -> tuple[Host, dict]:
+        """A new environment and its description, in a child process or in this one."""
+        if self.settings.isolated(env_id):
+            host = ProcessHostedEnv(env_id, make_kwargs, allowed=self.served)
+            try:
+                await self.run(env_id, "make", host.start, on_timeout=_killer(host))
+            except HostingError:
+                self._dispose(host)
+                raise
+            return host, host.describe()
+        return await self.run(
+            env_id, "make", _make_hosted, env_id, make_kwargs, self.served, on_late=_close_made
+        )
+
     async def _first_reset(self, session: Session, body: CreateSessionRequest) -> dict[str, Any]:
         """The reset a new session asks for; a failure closes the session again."""
-        host = session.host
         asked = {"task_id": body.task_id, "split": body.split}
-        options = {key: value for key, value in asked.items() if value is not None}
+        request = ResetRequest(
+            seed=body.seed, options={k: v for k, v in asked.items() if v is not None} or None
+        )
         try:
             async with session.lock:
-                observation, info = await self.run(
-                    (host.env_id, "reset"), host.reset, body.seed, options
+                payload, reply = await self.session_run(
+                    session, "reset", _first_reset_reply, session, request
                 )
         except HostingError:
-            self.forget(session, "session.closed")
-            host.close()
+            if self.sessions.get(session.id) is session:
+                self.forget(session, "session.closed")
+                self._dispose(session.host)
             raise
-        first = {"observation": observation, "info": info, "seq": 1}
-        session.seq = 1
-        session.last_reply = dumps(first)
-        return first
+        session.seq, session.last_reply, session.last_request = 1, reply, ("reset", request)
+        return payload
 
     def status(self, session_id: str) -> dict[str, Any]:
         """A session's state: its episode, step count and age."""
@@ -287,75 +449,74 @@ class SessionStore:
         async with session.lock:
             if self.sessions.get(session_id) is session:
                 self.forget(session, "session.closed")
-                await anyio.to_thread.run_sync(session.host.close)
+                host = session.host
+                await self.run(host.env_id, "close", host.close, on_timeout=_killer(host))
 
     async def _sequenced(
-        self, session_id: str, seq: int | None, operation: Callable[[Session], Awaitable[dict]]
+        self,
+        session_id: str,
+        operation: str,
+        request: ResetRequest | StepRequest,
+        reply_of: Callable[[Session, Any, int], bytes],
     ) -> bytes:
         """Apply a reset or step under the session's lock, once per sequence number."""
         session = self.get(session_id)
         async with session.lock:
-            if self.sessions.get(session_id) is not session:
-                raise SessionNotFoundError(f"session {session_id!r} was closed meanwhile")
-            cached = session.replay(seq)
+            self._live(session)
+            cached = session.replay(request.seq, operation, request)
             if cached is not None:
                 return cached
-            payload = await operation(session)
-            session.seq += 1
-            payload["seq"] = session.seq
-            session.last_reply = dumps(payload)
+            seq = session.seq + 1
+            reply = await self.session_run(session, operation, reply_of, session, request, seq)
+            session.seq, session.last_reply = seq, reply
+            session.last_request = (operation, request)
             session.last_used = time.monotonic()
-            return session.last_reply
+            return reply
 
     async def reset(self, session_id: str, request: ResetRequest) -> bytes:
         """Start an episode; the reply is ``{"observation", "info", "seq"}``."""
-
-        async def operation(session: Session) -> dict:
-            host = session.host
-            observation, info = await self.run(
-                (host.env_id, "reset"), host.reset, request.seed, request.options
-            )
-            log(logging.DEBUG, "session.reset", session_id=session.id, task_id=info["task_id"])
-            return {"observation": observation, "info": info}
-
-        return await self._sequenced(session_id, request.seq, operation)
+        options = request.options
+        if isinstance(options, dict) and "config" in options:
+            env_id = self.get(session_id).host.env_id
+            checked = self.policy.check(env_id, options["config"])
+            request = request.model_copy(update={"options": {**options, "config": checked}})
+        return await self._sequenced(session_id, "reset", request, _reset_reply)
 
     async def step(self, session_id: str, request: StepRequest) -> bytes:
         """Apply one action; the reply is ``{"observation", "reward", "terminated",
         "truncated", "info", "seq"}``."""
-
-        async def operation(session: Session) -> dict:
-            host = session.host
-            observation, reward, terminated, truncated, info = await self.run(
-                (host.env_id, "step"), host.step, request.action
-            )
-            self.steps += 1
-            return {
-                "observation": observation,
-                "reward": reward,
-                "terminated": terminated,
-                "truncated": truncated,
-                "info": info,
-            }
-
-        return await self._sequenced(session_id, request.seq, operation)
+        reply = await self._sequenced(session_id, "step", request, _step_reply)
+        self.steps += 1
+        return reply
 
     async def call(self, session_id: str, request: CallRequest) -> bytes:
         """Call an allow-listed read-only method; the reply is ``{"result": ...}``."""
         session = self.get(session_id)
+        request = self._checked_call(session.host.env_id, request)
         async with session.lock:
-            key = (session.host.env_id, f"call:{request.name}")
-            result = await self.run(
-                key, session.host.call, request.name, request.args, request.kwargs
-            )
-        return dumps({"result": result})
+            self._live(session)
+            return await self.session_run(session, "call", _call_reply, session.host, request)
+
+    def _checked_call(self, env_id: str, request: CallRequest) -> CallRequest:
+        """The call with its ``config`` argument (``task_ids``) checked against the policy."""
+        function = REMOTE_CALLS.get(request.name)
+        if function is None or not self.policy.applies(env_id):
+            return request
+        try:
+            bound = inspect.signature(function).bind(None, *request.args, **request.kwargs)
+        except TypeError:
+            return request  # the environment's host answers it
+        if "config" not in bound.arguments:
+            return request
+        bound.arguments["config"] = self.policy.check(env_id, bound.arguments["config"])
+        return request.model_copy(update={"args": list(bound.args[1:]), "kwargs": bound.kwargs})
 
     async def stream_message(self, session_id: str, data: str | bytes) -> bytes:
         """Answer one message of the WebSocket stream: ``{"op": "reset" | "step" | "call",
         ...the HTTP body}``. Errors are answered too, as the HTTP error body plus
         ``"status"``; the stream stays open."""
         try:
-            message = load_json(data)
+            message = load_json(data, self.settings.max_json_depth)
             if not isinstance(message, dict) or message.get("op") not in STREAM_OPERATIONS:
                 raise InvalidRequestError(
                     "a stream message is an object with op: reset, step or call", field="op"
@@ -376,3 +537,79 @@ class SessionStore:
                 message=error.message,
             )
             return dumps({**error.to_dict(), "status": error.status})
+
+
+# ------------------------------------------------------------------------------ in the workers
+def _guarded(env_id: str, operation: str, function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)``; an exception that is not a :class:`HostingError` is logged with
+    its traceback and becomes a 500."""
+    try:
+        return function(*args)
+    except EnvRaisedError as error:
+        log(logging.ERROR, "env.error", env_id=env_id, operation=operation, traceback=error.details)
+        raise
+    except HostingError:
+        raise
+    except Exception as error:
+        log(logging.ERROR, "env.error", env_id=env_id, operation=operation, exc_info=True)
+        raise HostingError(f"the environment raised {type(error).__name__}: {error}") from error
+
+
+def _make_hosted(
+    env_id: str, make_kwargs: dict[str, Any], served: tuple[str, ...]
+) -> tuple[HostedEnv, dict[str, Any]]:
+    host = HostedEnv(env_id, make_kwargs, allowed=served)
+    return host, host.describe()
+
+
+def _close_made(made: tuple[HostedEnv, dict[str, Any]] | None) -> None:
+    if made is not None:
+        made[0].close()
+
+
+def _killer(host: Host) -> Callable[[], None] | None:
+    """What to do when a call of ``host`` overruns: kill a child process at once (a thread
+    cannot be stopped)."""
+    return host.kill if isinstance(host, ProcessHostedEnv) else None
+
+
+def _closer(host: Host) -> Callable[[Any], None]:
+    def close(_result: Any) -> None:
+        host.close()
+
+    return close
+
+
+def _reset_payload(session: Session, request: ResetRequest, seq: int) -> dict[str, Any]:
+    observation, info = session.host.reset(request.seed, request.options)
+    log(logging.DEBUG, "session.reset", session_id=session.id, task_id=info.get("task_id"))
+    return {"observation": observation, "info": info, "seq": seq}
+
+
+def _reset_reply(session: Session, request: ResetRequest, seq: int) -> bytes:
+    return dumps(_reset_payload(session, request, seq))
+
+
+def _first_reset_reply(session: Session, request: ResetRequest) -> tuple[dict[str, Any], bytes]:
+    """A new session's first reset: its payload (for the creation's reply) and its reply (for
+    a retry of ``seq`` 1)."""
+    payload = _reset_payload(session, request, 1)
+    return payload, dumps(payload)
+
+
+def _step_reply(session: Session, request: StepRequest, seq: int) -> bytes:
+    observation, reward, terminated, truncated, info = session.host.step(request.action)
+    return dumps(
+        {
+            "observation": observation,
+            "reward": reward,
+            "terminated": terminated,
+            "truncated": truncated,
+            "info": info,
+            "seq": seq,
+        }
+    )
+
+
+def _call_reply(host: Host, request: CallRequest) -> bytes:
+    return dumps({"result": host.call(request.name, request.args, request.kwargs)})

@@ -2,40 +2,91 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
-from llmgym.envs import get_entry
+from llmgym.envs import ENVIRONMENTS, get_entry
+from llmgym.serving.server.policy import DEFAULT_CONFIG_LIMITS, ConfigLimit, ConfigPolicy
 
 __all__ = ["ServerSettings"]
 
 
 @dataclass(frozen=True)
 class ServerSettings:
-    """How a server behaves.
+    """How a server behaves, and what a client may not change (each has an ``llmgym serve``
+    flag; see docs/serving.md, "Security model").
 
     Attributes:
         envs: The environment ids it serves (``None``: every available one).
         max_sessions: Sessions that may exist at once.
+        max_sessions_per_client: Sessions one client address may hold at once (429 beyond).
         ttl_s: Seconds a session may stay idle before it is closed.
         token: If set, every request except ``/health`` and the API docs must send
             ``Authorization: Bearer <token>``.
-        max_body_bytes: Largest request body accepted (larger: 413).
-        inline_call_s: Environment calls faster than this on average run on the event loop.
+        max_body_bytes: Largest request body or stream message accepted (larger: 413).
+        max_json_depth: Deepest nesting of arrays and objects in a body or message (deeper:
+            422).
+        step_timeout_s: Wall-clock limit of one ``step`` or remote call; past it the session
+            is closed (504) and its environment discarded.
+        reset_timeout_s: The same for making an environment and ``reset``.
+        config_limits: Limits on config fields that raise resource use; they replace
+            :data:`~llmgym.serving.server.policy.DEFAULT_CONFIG_LIMITS` field by field.
+        file_dir: The directory whose files clients may name in config fields that name a file
+            (``None``: no file paths from clients).
+        isolate: Environments to run in a child process per session, besides those the
+            environment table marks ``isolated`` (``("all",)``: every one).
+        worker_threads: Threads that run environment calls.
     """
 
     envs: tuple[str, ...] | None = None
     max_sessions: int = 256
+    max_sessions_per_client: int = 64
     ttl_s: float = 600.0
     token: str | None = None
     max_body_bytes: int = 1 << 20
-    inline_call_s: float = 0.002
+    max_json_depth: int = 32
+    step_timeout_s: float = 30.0
+    reset_timeout_s: float = 120.0
+    config_limits: tuple[ConfigLimit, ...] = ()
+    file_dir: str | None = None
+    isolate: tuple[str, ...] = ()
+    worker_threads: int = 64
 
     def __post_init__(self) -> None:
-        if self.max_sessions < 1:
-            raise ValueError(f"max_sessions={self.max_sessions} must be at least 1")
-        if self.ttl_s <= 0:
-            raise ValueError(f"ttl_s={self.ttl_s} must be positive")
-        if self.max_body_bytes < 1024:
-            raise ValueError(f"max_body_bytes={self.max_body_bytes} must be at least 1024")
+        for name, least in (
+            ("max_sessions", 1),
+            ("max_sessions_per_client", 1),
+            ("max_body_bytes", 1024),
+            ("max_json_depth", 2),
+            ("worker_threads", 1),
+        ):
+            if getattr(self, name) < least:
+                raise ValueError(f"{name}={getattr(self, name)} must be at least {least}")
+        for name in ("ttl_s", "step_timeout_s", "reset_timeout_s"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name}={getattr(self, name)} must be positive")
+        if self.file_dir is not None and not os.path.isdir(self.file_dir):
+            raise ValueError(f"file_dir={self.file_dir!r} is not a directory")
         if self.envs is not None:
             object.__setattr__(self, "envs", tuple(get_entry(e).id for e in self.envs))
+        if self.isolate != ("all",):
+            object.__setattr__(self, "isolate", tuple(get_entry(e).id for e in self.isolate))
+        self.policy().validate()
+
+    def limits(self) -> tuple[ConfigLimit, ...]:
+        """The config limits in force: the defaults, with ``config_limits`` replacing them."""
+        given = {(limit.env_id, limit.field) for limit in self.config_limits}
+        defaults = [d for d in DEFAULT_CONFIG_LIMITS if (d.env_id, d.field) not in given]
+        return (*defaults, *self.config_limits)
+
+    def policy(self) -> ConfigPolicy:
+        """The checks of clients' config overrides (limits and file paths)."""
+        return ConfigPolicy(self.limits(), self.file_dir)
+
+    def isolated(self, env_id: str) -> bool:
+        """Whether sessions of ``env_id`` run in a child process each."""
+        return self.isolate == ("all",) or env_id in self.isolate or get_entry(env_id).isolated
+
+    def served(self) -> tuple[str, ...]:
+        """The ids served: ``envs``, or every available environment."""
+        return self.envs or tuple(e.id for e in ENVIRONMENTS if e.available)
