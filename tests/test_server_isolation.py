@@ -184,3 +184,31 @@ def test_an_engine_that_exits_ends_its_session_and_not_the_server(tmp_path) -> N
         assert http.get("/health").json()["sessions"] == 1
         assert http.post(f"/sessions/{other}/step", json={"action": "crane"}).is_success
         assert server.process is not None and server.process.poll() is None
+
+
+@pytest.mark.parametrize("transport", ["websocket", "http"])
+def test_remote_env_raises_session_lost_for_a_step_over_the_limit(transport) -> None:
+    from llmgym.serving.client import RemoteEnv, SessionLostError
+
+    with LiveServer(_over_the_limit(())) as live:
+        env = RemoteEnv(
+            live.url,
+            "llmgym/SQL-v0",
+            transport=transport,
+            config={"mode": "explore", "max_queries": 50, "time_limit_ms": 3000},
+        )
+        env.reset(seed=0)
+        with pytest.raises(SessionLostError, match="--step-timeout"):
+            env.step(ENDLESS_QUERY)
+        env.close()
+
+
+def test_remote_env_raises_server_busy_past_the_client_quota() -> None:
+    from llmgym.serving.client import RemoteEnv, ServerBusyError
+
+    with LiveServer(ServerSettings(max_sessions_per_client=1)) as live:
+        first = RemoteEnv(live.url, "llmgym/Wordle-v0")
+        first.reset(seed=0)
+        with pytest.raises(ServerBusyError, match="--max-sessions-per-client 1"):
+            RemoteEnv(live.url, "llmgym/Wordle-v0").reset(seed=0)
+        first.close()

@@ -115,9 +115,9 @@ def raise_remote_error(code: str, message: str, field: str | None = None) -> NoR
         raise ValueError(message)
     if code in ("episode_ended", "reset_needed"):
         raise EpisodeEndedError(message)
-    if code in ("session_not_found", "session_expired"):
+    if code in ("session_not_found", "session_expired", "session_lost"):
         raise SessionLostError(message)
-    if code == "at_capacity":
+    if code in ("at_capacity", "quota_exceeded"):
         raise ServerBusyError(message)
     if code == "unauthorized":
         raise AuthenticationError(message)
