@@ -315,8 +315,9 @@ class TextWorldEnv(TextEnv[TextWorldConfig]):
     gather and prepare ingredients, cook the meal; the First TextWorld Problems games) or
     ``tw-simple`` (find food and put it on the stove) — with the difficulty knobs of TextWorld's
     ``tw-make``. A game is compiled once with TextWorld's bundled Inform 7 compiler and cached
-    under ``$LLMGYM_CACHE_DIR/textworld`` (default: the user cache dir): the first use of a
-    task takes a few seconds, later resets are fast. ``python -m
+    under ``$LLMGYM_CACHE_DIR/textworld`` (default: the user cache dir), which keeps the
+    2,000 most recently used games (``MAX_CACHED_GAMES``): the first use of a task takes a few
+    seconds, later resets are fast. ``python -m
     llmgym.envs.textworld --split eval --count 200`` pre-generates a split with a progress bar.
     With ``game_file`` the env plays that Z-machine game instead. Stepping costs what
     TextWorld costs: llmgym adds little to TextWorld's own gym interface on the same games and
