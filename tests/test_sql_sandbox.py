@@ -17,6 +17,8 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from llmgym.envs.sql.databases import DOMAIN_NAMES, master_database, private_copy
 from llmgym.envs.sql.sandbox import QueryError, SqlSandbox, database_digest
@@ -27,6 +29,8 @@ def _digests() -> dict[str, str]:
 
 
 MASTERS_BEFORE = _digests()
+_PLAIN = sqlite3.connect(":memory:")
+_GUARDED = SqlSandbox(sqlite3.connect(":memory:"))
 
 
 def _attacks(tmp: Path) -> dict[str, tuple[str, str]]:
@@ -334,6 +338,29 @@ def test_pattern_functions_answer_as_sqlite_does() -> None:
     assert sandbox.execute(table).rows == tuple(plain.execute(table).fetchall())
     with pytest.raises(QueryError, match="ESCAPE expression must be a single character"):
         sandbox.execute("SELECT 'a' LIKE 'a' ESCAPE 'xy'")
+
+
+_PATTERN_TEXT = st.text(alphabet="aAbB%_*?[]^-\\xé 1", max_size=12)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(_PATTERN_TEXT, _PATTERN_TEXT)
+def test_pattern_guards_agree_with_sqlite_on_any_text(first: str, second: str) -> None:
+    a, b = (f"'{text.replace(chr(39), chr(39) * 2)}'" for text in (first, second))
+    expressions = (
+        f"{b} LIKE {a}", f"{b} LIKE {a} ESCAPE '\\'", f"{b} GLOB {a}", f"instr({a}, {b})",
+        f"trim({a}, {b})", f"ltrim({a}, {b})", f"rtrim({a}, {b})",
+    )  # fmt: skip
+    sql = f"SELECT {', '.join(expressions)}"
+    try:
+        expected: object = tuple(_PLAIN.execute(sql).fetchall())
+    except sqlite3.Error as error:
+        expected = str(error)
+    try:
+        got: object = _GUARDED.execute(sql).rows
+    except QueryError as error:
+        got = error.message.removeprefix("SQL error: ").removesuffix(".")
+    assert got == expected, sql
 
 
 @pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="reads the RSS from /proc")
