@@ -3,12 +3,13 @@ and through a plain ``sqlite3`` connection to the same in-memory copy, in the sa
 
     python benchmarks/sql_sandbox.py                 # writes benchmarks/results/sql_sandbox.json
 
-Both sides use a statement cache larger than the question set and fetch every row, on one
-core, with their passes interleaved so that both see the same machine. Time is the thread's CPU
+Both sides use the private copies' statement cache (``CACHED_STATEMENTS``, fewer than a
+database has questions, so most queries are parsed again) and fetch every row, on one core,
+with their passes interleaved so that both see the same machine. Time is the thread's CPU
 time (``time.thread_time``), so other processes competing for the core do not count; each figure
 is the best of ``--repeats`` passes over all questions. The sandbox adds the statement gate, the
-authorizer (at prepare time), the progress handler that enforces the time limit, and batched
-fetching under the size bounds.
+authorizer (at prepare time), the progress handler that enforces the time limit, the pattern
+guards (no gold query calls them) and batched fetching under the size bounds.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     queries = [(q.database, q.sql) for q in all_questions()]
     plain = {name: private_copy(name) for name in DOMAIN_NAMES}
     sandboxes = {name: SqlSandbox(private_copy(name)) for name in DOMAIN_NAMES}
-    for database, sql in queries:  # warm both statement caches
+    for database, sql in queries:  # one warm-up pass on each side
         plain[database].execute(sql).fetchall()
         sandboxes[database].execute(sql)
     raw = guarded = float("inf")

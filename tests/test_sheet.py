@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import gymnasium as gym
 import pytest
 
 from llmgym.envs.tools.base import ToolError
 from llmgym.envs.tools.sheet import (
+    MAX_FORMULA_WORK,
+    FormulaBudget,
     SheetEnv,
     cell_fraction,
     column_letters,
@@ -64,6 +67,9 @@ def test_formulas(formula: str, value: float) -> None:
         ("=__import__('os')", "formula"),
         ("=1 +", "incomplete"),
         ("=2 3", "unexpected"),
+        ("=ROUND(1, 1" + "0" * 400 + ")", "ROUND's number of digits is not a finite number"),
+        ("=" + "(" * 41 + "1" + ")" * 41, "nested more than 40 levels deep"),
+        ("=" + "1+" * 250 + "1", "longer than 500 characters"),
     ],
 )
 def test_bad_formulas_are_refused(formula: str, says: str) -> None:
@@ -210,3 +216,32 @@ def test_eval_sheets_have_eval_names() -> None:
         env.reset(options={"task_id": f"eval/{index:05d}"})
         for name in env._sheets:
             assert name.split(" ", 1)[1] not in train_places
+
+
+def test_the_formula_work_of_one_call_is_bounded(env: SheetEnv) -> None:
+    """A 17 KB call of 34 long formulas took 14 s and a sheet of 5,200 whole-sheet sums a
+    minute; now a call's formulas share one budget of tokens and cells read."""
+    values = open_target(env)
+    long_formula = "=" + "+".join(["SUM(A1:Z200)"] * 38)  # 500 characters
+    whole_sheet = [["=SUM(A1:Z200)"] * 26 for _ in range(200)]
+    for end, values_list in (("B17", [[long_formula] * 2] * 17), ("Z200", whole_sheet)):
+        start = time.perf_counter()
+        result, invalid = act(
+            env, "update_range", start_position="A1", end_position=end, values_list=values_list
+        )
+        assert time.perf_counter() - start < 1.0
+        assert invalid and f"at most {MAX_FORMULA_WORK:,} tokens and cells" in result
+        assert act(env, "get_all_values")[0] == values  # nothing changed
+    result, invalid = act(  # within the budget: 19 sums of the whole sheet
+        env, "update_range", start_position="H1", end_position="H19",
+        values_list=[["=SUM(A1:G200)"]] * 19,
+    )  # fmt: skip
+    assert not invalid and result[18][7] == result[0][7]
+
+
+def test_a_budget_is_shared_by_the_formulas_it_is_given() -> None:
+    budget = FormulaBudget(17)
+    assert evaluate_formula("=SUM(B2:C4)", GRID, budget) == 26.75  # 3 tokens + 6 cells
+    assert budget.left == 8
+    with pytest.raises(ToolError, match="tokens and cells in all"):
+        evaluate_formula("=SUM(B2:C4)", GRID, budget)

@@ -9,6 +9,7 @@ file (by content and by bytes) hash exactly as before, and no file appeared on d
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
 import sys
 import time
@@ -16,6 +17,8 @@ from pathlib import Path
 
 import gymnasium as gym
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from llmgym.envs.sql.databases import DOMAIN_NAMES, master_database, private_copy
 from llmgym.envs.sql.sandbox import QueryError, SqlSandbox, database_digest
@@ -26,6 +29,8 @@ def _digests() -> dict[str, str]:
 
 
 MASTERS_BEFORE = _digests()
+_PLAIN = sqlite3.connect(":memory:")
+_GUARDED = SqlSandbox(sqlite3.connect(":memory:"))
 
 
 def _attacks(tmp: Path) -> dict[str, tuple[str, str]]:
@@ -259,3 +264,119 @@ def test_environment_steps_with_hostile_sql_leave_every_database_unchanged(
     assert list(tmp_path.iterdir()) == []
     observation, reward, terminated, _, info = env.step(env.oracle_action())
     assert terminated and reward == 1.0 and info["success"]
+
+
+# ---------------------------------------------------------------------------- bounded work
+_LONG_VALUES = (  # a 98,536-character value and a 50,000-character pattern over it
+    "WITH RECURSIVE d(s) AS (SELECT 'a' UNION ALL SELECT s || s FROM d WHERE length(s) < 65536), "
+    "v(s) AS (SELECT s || substr(s, 1, 33000) FROM d WHERE length(s) = 65536), "
+    "p(q) AS (SELECT '%' || substr(s, 1, 49998) || 'b' FROM v) "
+)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="sqlite3.Connection.setlimit is 3.11+")
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "v.s LIKE p.q OR v.s LIKE p.q OR v.s LIKE p.q",
+        "v.s GLOB '*' || substr(p.q, 2) OR v.s GLOB '*' || substr(p.q, 2)",
+        "v.s LIKE p.q ESCAPE 'x'",
+        "instr(v.s || 'b', substr(p.q, 2)) > 0",
+        "ltrim(v.s, upper(substr(p.q, 2, 5000)) || 'a') = ''"
+        " OR rtrim(v.s, upper(substr(p.q, 2, 5000)) || 'a') = ''",
+    ],
+    ids=["like", "glob", "like escape", "instr", "trim"],
+)
+def test_pattern_matching_on_long_values_obeys_the_time_limit(condition: str) -> None:
+    """SQLite checks the deadline between instructions, never inside one LIKE: each of these
+    ran for seconds (three LIKE terms: 15 s under a 0.3 s limit) before the pattern guards."""
+    sandbox = _copy_sandbox()
+    start = time.perf_counter()
+    with pytest.raises(QueryError) as caught:
+        sandbox.execute(
+            _LONG_VALUES + f"SELECT count(*) FROM v, p WHERE {condition}", time_limit=0.3
+        )
+    assert time.perf_counter() - start < 0.6
+    assert caught.value.kind in ("too_large", "timeout"), caught.value.message
+    assert sandbox.execute("SELECT count(*) FROM customers WHERE city LIKE '%a%'").rows
+
+
+def test_many_pattern_calls_under_the_work_bound_stop_at_the_time_limit() -> None:
+    """Calls just under the work bound, many between two progress-handler checks: the guards
+    check the deadline before every call."""
+    sandbox = _copy_sandbox()
+    pattern = "'%' || substr(v.s, 1, 99) || 'b'"
+    sql = _LONG_VALUES + "SELECT count(*) FROM v WHERE " + " OR ".join([f"v.s LIKE {pattern}"] * 60)
+    for limit in (0.1, 0.5):
+        start = time.perf_counter()
+        with pytest.raises(QueryError, match="time limit"):
+            sandbox.execute(sql, time_limit=limit)
+        assert time.perf_counter() - start < 2 * limit
+
+
+def test_pattern_functions_answer_as_sqlite_does() -> None:
+    """The guards return exactly what SQLite's own functions return, errors included."""
+    plain = sqlite3.connect(":memory:")
+    master_database("retail").backup(plain)
+    sandbox = _copy_sandbox()
+    expressions = [
+        "'abc' LIKE 'A%'", "'abc' LIKE 'a_c'", "'ÄBC' LIKE 'äbc'", "'a%c' LIKE 'a\\%c' ESCAPE '\\'",
+        "'abc' GLOB 'a*'", "'abc' GLOB 'A*'", "'b' GLOB '[a-c]'", "'x' GLOB '[^a-c]'",
+        "12 LIKE '1%'", "1.5 LIKE '1.5'", "x'6162' LIKE 'ab'", "NULL LIKE 'a'", "'a' LIKE NULL",
+        "instr('hello', 'l')", "instr(x'00ff41', x'41')", "instr(12345, 34)", "instr(NULL, 'a')",
+        "instr('héllo', 'l')", "trim('xxaxx', 'x')", "ltrim('  a  ', ' ')", "rtrim('abcc', 'c')",
+        "trim(x'0041', x'00')", "trim(120.0, '0')", "rtrim('aé', 'é')", "trim(NULL, 'a')",
+        "trim('abc')", "ltrim(' a')",
+    ]  # fmt: skip
+    for expression in expressions:
+        sql = f"SELECT {expression}"
+        assert sandbox.execute(sql).rows == tuple(plain.execute(sql).fetchall()), expression
+    table = (
+        "SELECT first_name LIKE '%an%', city GLOB '*o*', instr(email, '.'), "
+        "trim(last_name, 'aeiou') FROM customers ORDER BY customer_id"
+    )
+    assert sandbox.execute(table).rows == tuple(plain.execute(table).fetchall())
+    with pytest.raises(QueryError, match="ESCAPE expression must be a single character"):
+        sandbox.execute("SELECT 'a' LIKE 'a' ESCAPE 'xy'")
+
+
+_PATTERN_TEXT = st.text(alphabet="aAbB%_*?[]^-\\xé 1", max_size=12)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(_PATTERN_TEXT, _PATTERN_TEXT)
+def test_pattern_guards_agree_with_sqlite_on_any_text(first: str, second: str) -> None:
+    a, b = (f"'{text.replace(chr(39), chr(39) * 2)}'" for text in (first, second))
+    expressions = (
+        f"{b} LIKE {a}", f"{b} LIKE {a} ESCAPE '\\'", f"{b} GLOB {a}", f"instr({a}, {b})",
+        f"trim({a}, {b})", f"ltrim({a}, {b})", f"rtrim({a}, {b})",
+    )  # fmt: skip
+    sql = f"SELECT {', '.join(expressions)}"
+    try:
+        expected: object = tuple(_PLAIN.execute(sql).fetchall())
+    except sqlite3.Error as error:
+        expected = str(error)
+    try:
+        got: object = _GUARDED.execute(sql).rows
+    except QueryError as error:
+        got = error.message.removeprefix("SQL error: ").removesuffix(".")
+    assert got == expected, sql
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="reads the RSS from /proc")
+def test_the_statement_cache_is_bounded() -> None:
+    """Every distinct statement used to stay compiled (1,024 per database copy, some hundreds
+    of KB each): 400 wide queries grew a session by about 80 MB."""
+    sandbox = _copy_sandbox()
+    subqueries = ", ".join(
+        f"(SELECT max(order_id) FROM orders WHERE order_id > {j})" for j in range(120)
+    )
+    sandbox.execute(f"SELECT -1, {subqueries}")
+    before = _resident_megabytes()
+    for i in range(400):
+        sandbox.execute(f"SELECT {i}, {subqueries}")
+    assert _resident_megabytes() - before < 30
+
+
+def _resident_megabytes() -> float:
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -101,9 +102,9 @@ def test_play_score_reward_and_cache_reuse() -> None:
     assert info["score"] == info["max_score"] and steps < 100
     game = tw.game_path(env.task.config, "eval", 0)
     assert game.exists() and game.with_suffix(".json").exists()
-    stamp = game.stat().st_mtime_ns
+    compiled = game.stat().st_ino  # a compiled game replaces the file (its mtime marks use)
     env.reset(options={"task_id": "eval/00000"})
-    assert game.stat().st_mtime_ns == stamp, "a cached game was compiled again"
+    assert game.stat().st_ino == compiled, "a cached game was compiled again"
     env.close()
 
 
@@ -166,3 +167,35 @@ def test_task_ids_and_splits_without_generation() -> None:
     assert len(env.task_ids("train")) == tw.TRAIN_TASKS
     assert len(env.task_ids("eval")) == tw.EVAL_TASKS
     assert env.task_ids("eval")[0] == "eval/00000"
+
+
+def test_the_game_cache_keeps_the_most_recently_used_games(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every new task id or config used to add a compiled game to the cache for good."""
+    monkeypatch.setenv("LLMGYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(tw, "MAX_CACHED_GAMES", 3)
+    generated: list[int] = []
+
+    def generate(challenge: str, settings: dict, split: str, index: int, path: str) -> str:
+        game = Path(path)
+        game.parent.mkdir(parents=True, exist_ok=True)
+        game.with_suffix(".json").write_text("{}")
+        game.write_bytes(b"story")
+        generated.append(index)
+        return path
+
+    monkeypatch.setattr(tw, "_generate", generate)
+    config, other = TextWorldConfig(), TextWorldConfig(level=7)
+    games = [tw.ensure_game(config, "train", 0), tw.ensure_game(other, "eval", 1)]
+    games.append(tw.ensure_game(config, "train", 2))
+    for age, game in enumerate(games):  # oldest first, one second apart
+        os.utime(game, (1_000_000 + age, 1_000_000 + age))
+    assert tw.ensure_game(config, "train", 0) == games[0]  # used again: now the most recent
+    tw.ensure_game(config, "train", 3)  # a fourth game evicts the least recently used
+    assert generated == [0, 1, 2, 3]
+    assert not games[1].exists() and not games[1].with_suffix(".json").exists()
+    assert games[0].exists() and games[2].exists()
+    assert sorted(tmp_path.rglob("*.z8")) == sorted(
+        [games[0], games[2], tw.game_path(config, "train", 3)]
+    )

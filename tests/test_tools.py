@@ -470,3 +470,43 @@ def test_well_typed_calls_with_extreme_values_never_raise(env_id: str) -> None:
         assert isinstance(info["invalid_action"], bool)
         if terminated or truncated:
             env.reset()
+
+
+_UNUSABLE_NUMBERS = {  # JSON text -> what the feedback names
+    "1e309": "inf",
+    "-1e309": "-inf",
+    "1" + "0" * 400: "an integer of 401 digits",
+    "-" + "9" * 320: "an integer of 320 digits",
+    "[1, [2, 1e999]]": "inf",
+    '{"deep": [[' + "7" * 400 + "]]}": "an integer of 400 digits",
+}
+
+
+@pytest.mark.parametrize("env_id", TOOL_ENVS)
+def test_unusable_numbers_anywhere_in_arguments_are_feedback(env_id: str) -> None:
+    """Huge or non-finite numbers used to raise OverflowError (Movie's and Academia's finish,
+    Weather's latitude, Sheet's values); now every argument of every tool refuses them."""
+    env = gym.make(env_id).unwrapped
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for selected in env.tools.values():
+        for param in selected.params:
+            for number, named in _UNUSABLE_NUMBERS.items():
+                fields = [
+                    f"{json.dumps(other.name)}: {json.dumps(env._sample_value(other, rng))}"
+                    for other in selected.params
+                    if other.required and other is not param
+                ]
+                text = "{" + ", ".join([*fields, f'"{param.name}": {number}']) + "}"
+                for action in (
+                    f"Action: {selected.name} with Action Input: {text}",
+                    f'{{"name": "{selected.name}", "arguments": {text}}}',
+                ):
+                    observation, _, terminated, _, info = env.step(action)
+                    assert info["invalid_action"] and not terminated, (action[:80], observation)
+                    assert f"argument '{param.name}' holds {named}" in observation, observation
+    for accepted in ("-0", "-0.0", "1e308", str(2**1000)):  # numbers in range still work
+        finish = f'{{"name": "finish", "arguments": {{"answer": {accepted}}}}}'
+        _, _, terminated, _, info = env.step(finish)
+        assert not info["invalid_action"] and terminated
+        env.reset(seed=0)

@@ -3,6 +3,7 @@ text view, and the rules of the shop."""
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import re
 import sqlite3
@@ -15,6 +16,7 @@ import pytest
 
 import llmgym
 from llmgym import ConfigError, testing
+from llmgym.core.cache import LruCache
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.webshop import pages
 from llmgym.envs.webshop.catalogue import (
@@ -29,7 +31,7 @@ from llmgym.envs.webshop.catalogue import (
 )
 from llmgym.envs.webshop.env import WebShopEnv
 from llmgym.envs.webshop.goals import Goal, _indefinite_article, make_goal, score_purchase
-from llmgym.envs.webshop.store import Shop, build_database, search_terms
+from llmgym.envs.webshop.store import MAX_OPEN_SHOPS, Shop, build_database, search_terms
 
 FIXED_LABELS = {
     "back to search",
@@ -168,6 +170,32 @@ def test_database_build_and_cache(tmp_path, monkeypatch, vocabulary: Vocabulary)
     with pytest.raises(sqlite3.OperationalError):  # opened read-only
         reopened._connection().execute("DELETE FROM products")
     assert reopened.product_by_asin(make_asin(5, 9).lower()) == reopened.product(10)
+
+
+def test_open_catalogues_are_bounded_and_reopen_from_disk(
+    tmp_path, monkeypatch, vocabulary: Vocabulary
+) -> None:
+    """Each new (seed, size) used to stay in memory for good, even from a task_ids call."""
+    monkeypatch.setenv("LLMGYM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(Shop, "_instances", LruCache(MAX_OPEN_SHOPS))
+    env = WebShopEnv(catalogue_size=1_000)
+    counts = [
+        len(env.task_ids("eval", dataclasses.replace(env.config, catalogue_seed=seed)))
+        for seed in range(1, MAX_OPEN_SHOPS + 1)
+    ]
+    assert all(counts) and len(Shop._instances) == MAX_OPEN_SHOPS
+    first = Shop.open(1, 1_000)
+    built = first.path.stat().st_mtime_ns
+    newest = Shop.open(7, 150, progress=False)  # evicts the least recently used: seed 2
+    assert len(Shop._instances) == MAX_OPEN_SHOPS and (2, 1_000) not in Shop._instances
+    assert newest.product(3) == generate_product(vocabulary, 7, 2)
+    for seed in range(3, MAX_OPEN_SHOPS + 2):
+        Shop.open(seed + 10, 150, progress=False)
+    assert (1, 1_000) not in Shop._instances
+    assert first.search("shoes")  # an evicted shop still serves whoever holds it
+    again = Shop.open(1, 1_000)  # reopened from the disk cache, not built again
+    assert again is not first and again.path == first.path
+    assert again.path.stat().st_mtime_ns == built and again.product(5) == first.product(5)
 
 
 def test_splits_are_disjoint_by_product(shop: Shop) -> None:

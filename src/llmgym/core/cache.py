@@ -1,13 +1,27 @@
-"""Where llmgym keeps data it builds once (search indexes, compiled games): never in the repo."""
+"""Where llmgym keeps data it builds once (search indexes, compiled games): never in the repo.
+
+Every cache is bounded, so that no sequence of configs or task ids (a client of ``llmgym
+serve`` picks both) makes a process or its cache folder grow without end: objects kept in memory
+go in an :class:`LruCache`, files kept on disk are pruned to a number of entries with
+:func:`prune_files` (and marked as used with :func:`touch`).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
+from typing import Generic, TypeVar
 
 import platformdirs
 
-__all__ = ["cache_dir"]
+__all__ = ["LruCache", "cache_dir", "prune_files", "touch"]
+
+_Key = TypeVar("_Key", bound=Hashable)
+_Value = TypeVar("_Value")
 
 
 def cache_dir(*parts: str) -> Path:
@@ -16,3 +30,78 @@ def cache_dir(*parts: str) -> Path:
     override = os.environ.get("LLMGYM_CACHE_DIR")
     root = Path(override) if override else Path(platformdirs.user_cache_dir("llmgym"))
     return root.joinpath(*parts)
+
+
+class LruCache(Generic[_Key, _Value]):
+    """At most ``maxsize`` values by key; a new one evicts the least recently used. Thread-safe.
+
+    Evicted values are only forgotten: whoever still holds one keeps using it, and the next
+    :meth:`get_or_create` of its key builds it again (from a disk cache, typically).
+    """
+
+    def __init__(self, maxsize: int) -> None:
+        if maxsize < 1:
+            raise ValueError(f"maxsize must be at least 1, got {maxsize}")
+        self.maxsize = maxsize
+        self._values: OrderedDict[_Key, _Value] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get_or_create(self, key: _Key, create: Callable[[], _Value]) -> _Value:
+        """The value of ``key``, made by ``create()`` if it is not kept (under the cache's lock,
+        so two threads never build the same value)."""
+        with self._lock:
+            if key in self._values:
+                self._values.move_to_end(key)
+                return self._values[key]
+            value = self._values[key] = create()
+            while len(self._values) > self.maxsize:
+                self._values.popitem(last=False)
+            return value
+
+    def __contains__(self, key: object) -> bool:
+        with self._lock:
+            return key in self._values
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._values)
+
+    def clear(self) -> None:
+        """Forget every value."""
+        with self._lock:
+            self._values.clear()
+
+
+def touch(path: Path) -> None:
+    """Mark a cached file as just used (its modification time), for :func:`prune_files`.
+
+    A cache folder that cannot be written (read-only, shared) is left as it is."""
+    with contextlib.suppress(OSError):
+        os.utime(path)
+
+
+def prune_files(
+    folder: Path, pattern: str, keep: int, *, companions: Sequence[str] = ()
+) -> list[Path]:
+    """Delete the least recently used files matching ``pattern`` under ``folder`` (recursively)
+    beyond the ``keep`` most recent, by modification time (see :func:`touch`), with the files
+    beside each that share its stem and end in one of ``companions`` (``".json"``).
+
+    Files that vanish or cannot be deleted meanwhile (another process pruning) are skipped.
+    Returns the files deleted."""
+    dated: list[tuple[float, Path]] = []
+    for path in folder.rglob(pattern):
+        with contextlib.suppress(OSError):
+            dated.append((path.stat().st_mtime, path))
+    dated.sort(reverse=True)
+    deleted = []
+    for _, path in dated[keep:]:
+        try:
+            path.unlink()
+        except OSError:
+            continue
+        deleted.append(path)
+        for suffix in companions:
+            with contextlib.suppress(OSError):
+                path.with_suffix(suffix).unlink()
+    return deleted

@@ -22,6 +22,7 @@ from llmgym.core import TaskRng
 from llmgym.envs.sql.schema import Domain, load_domains, load_json
 
 __all__ = [
+    "CACHED_STATEMENTS",
     "DOMAINS",
     "DOMAIN_NAMES",
     "generate_rows",
@@ -370,6 +371,8 @@ def generate_rows(name: str) -> Rows:
 
 _BUILD_LOCK = threading.Lock()
 _MASTERS: dict[str, sqlite3.Connection] = {}
+CACHED_STATEMENTS = 32
+"""Prepared statements each private copy keeps (sqlite3's statement cache)."""
 
 
 def master_database(name: str) -> sqlite3.Connection:
@@ -387,10 +390,11 @@ def master_database(name: str) -> sqlite3.Connection:
 def private_copy(name: str) -> sqlite3.Connection:
     """A new in-memory copy of database ``name``, for one owner (a sandbox) to lock down.
 
-    Its statement cache holds 1,024 statements, more than a database has questions, so that
-    replayed queries skip parsing.
+    Its statement cache holds :data:`CACHED_STATEMENTS` statements: a cached statement keeps
+    its compiled program (up to a few hundred KB for a long query), and parsing a question's
+    query again costs microseconds.
     """
-    copy = sqlite3.connect(":memory:", check_same_thread=False, cached_statements=1024)
+    copy = sqlite3.connect(":memory:", check_same_thread=False, cached_statements=CACHED_STATEMENTS)
     source = master_database(name)
     with _BUILD_LOCK:
         source.backup(copy)

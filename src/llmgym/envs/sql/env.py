@@ -137,9 +137,11 @@ class SQLEnv(TextEnv[SQLConfig]):
     The agent's SQL runs in a sandbox: only one ``SELECT`` (or ``WITH``/``VALUES``) statement;
     an authorizer denies writes, DDL, ``ATTACH``, ``PRAGMA``, transactions, ``load_extension``
     and functions outside an allowlist; the connection is ``query_only``; each query has a time
-    limit (``time_limit_ms``, enforced by a progress handler) and results are bounded (10,000
-    rows, a million characters; on Python 3.11+ no value over 100,000 characters). See
-    ``llmgym.envs.sql.sandbox``.
+    limit (``time_limit_ms``, enforced by a progress handler, and before every call of
+    ``LIKE``, ``GLOB``, ``instr`` and ``trim``, whose cost is the product of their arguments'
+    lengths, bounded too) and results are bounded (10,000 rows, a million characters; on Python
+    3.11+ no value over 100,000 characters, no more than 200 columns, compiled statements within
+    SQLite's ``SQLITE_LIMIT_VDBE_OP`` of 5,000). See ``llmgym.envs.sql.sandbox``.
 
     ## Action Space
     Text: the SQL query in a ```` ```sql ```` block (the whole LLM reply may be sent). When a

@@ -15,10 +15,20 @@ copy of a generated database) and runs one statement at a time under five indepe
 4. **Limits.** A wall-clock budget per statement enforced by a progress handler (a recursive
    CTE that never ends is interrupted), rows fetched in small batches and refused past ``max_rows``
    (a cross join of millions of rows stops just past ``max_rows``) or past ``max_result_chars`` of
-   text, and, on Python 3.11+, SQLite's own limits on the length of any string or blob and on
-   attached databases (``sqlite3.Connection.setlimit``). Sorting spills to memory, never to
-   files; how much a statement can allocate is bounded by the time limit (sorting a huge cross
-   join grows quickly).
+   text, and, on Python 3.11+, SQLite's own limits on the length of any string or blob, on
+   attached databases, on result columns and on the size of a compiled statement
+   (``sqlite3.Connection.setlimit``). Sorting spills to memory, never to files; how much a
+   statement can allocate is bounded by the time limit (sorting a huge cross join grows quickly).
+
+   SQLite calls the progress handler between the instructions of its virtual machine, never
+   inside one function call, and the functions that compare two strings position by position —
+   ``LIKE``, ``GLOB``, ``instr`` and ``trim``/``ltrim``/``rtrim`` with a set of characters —
+   take time proportional to the product of their lengths: one ``LIKE`` of a 50,000-character
+   pattern over a 100,000-character value runs for seconds. The sandbox therefore replaces
+   them with guards (:data:`PATTERN_FUNCTIONS`) that check the deadline before every call,
+   refuse a call whose two lengths multiply to more than :data:`MAX_PATTERN_WORK`, and
+   otherwise return what SQLite's own function returns (they ask a bare in-memory connection).
+   Every statement thus stops within about one guarded call (milliseconds) of its time limit.
 5. **A private copy.** Each sandbox works on its own in-memory copy, so even a write would reach
    neither the shared master database nor any other environment.
 
@@ -34,11 +44,14 @@ import math
 import re
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
     "ALLOWED_FUNCTIONS",
+    "MAX_PATTERN_WORK",
+    "PATTERN_FUNCTIONS",
     "QueryError",
     "QueryResult",
     "SqlSandbox",
@@ -80,6 +93,24 @@ _LEADING_NOISE = re.compile(r"(?:\s+|--[^\n]*(?:\n|\Z)|/\*.*?(?:\*/|\Z))*", re.D
 _FIRST_WORD = re.compile(r"[A-Za-z_]+")
 _PROGRESS_INTERVAL = 1_000  # SQLite virtual-machine instructions between deadline checks
 _FETCH_BATCH = 16  # rows fetched between checks of the result bounds
+_MAX_COLUMNS = 200  # result columns of a statement (SQLite's default: 2,000)
+_MAX_PROGRAM = 5_000  # SQLITE_LIMIT_VDBE_OP: bounds the program a cached statement holds
+
+PATTERN_FUNCTIONS: dict[tuple[str, int], str] = {
+    ("like", 2): "LIKE",
+    ("like", 3): "LIKE",
+    ("glob", 2): "GLOB",
+    ("instr", 2): "instr()",
+    ("trim", 2): "trim()",
+    ("ltrim", 2): "ltrim()",
+    ("rtrim", 2): "rtrim()",
+}
+"""The functions (name, argument count) whose cost is the product of their first two arguments'
+lengths, guarded by the sandbox, with the name its feedback uses."""
+
+MAX_PATTERN_WORK = 10_000_000
+"""The largest product of the two lengths a guarded function may be called with (a few
+milliseconds of work; a ``LIKE`` over a whole table's ``group_concat`` stays well below)."""
 
 
 class QueryError(Exception):
@@ -132,7 +163,9 @@ class SqlSandbox:
         self.max_result_chars = max_result_chars
         self._connection = connection
         self._deadline = math.inf
+        self._time_limit = 1.0
         self._denied: list[str] = []
+        self._stopped: QueryError | None = None
         connection.isolation_level = None  # never let the driver open a transaction
         connection.execute("PRAGMA query_only = ON")
         connection.execute("PRAGMA temp_store = MEMORY")  # sorting spills to memory, not files
@@ -140,6 +173,14 @@ class SqlSandbox:
             connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max_value_length)
             connection.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, max(max_sql_length, 1_000))
             connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+            connection.setlimit(sqlite3.SQLITE_LIMIT_COLUMN, _MAX_COLUMNS)
+            connection.setlimit(sqlite3.SQLITE_LIMIT_VDBE_OP, _MAX_PROGRAM)
+        self._reference = sqlite3.connect(":memory:", check_same_thread=False)
+        """A bare connection whose built-in functions the pattern guards call."""
+        for (name, arity), label in PATTERN_FUNCTIONS.items():
+            connection.create_function(
+                name, arity, self._pattern_guard(name, arity, label), deterministic=True
+            )
         connection.set_authorizer(self._authorize)
         connection.set_progress_handler(self._past_deadline, _PROGRESS_INTERVAL)
 
@@ -170,6 +211,8 @@ class SqlSandbox:
                 "error", f"SQL error: a query starts with SELECT, WITH or VALUES{found}."
             )
         self._denied.clear()
+        self._stopped = None
+        self._time_limit = time_limit
         self._deadline = time.perf_counter() + time_limit
         cursor = None
         try:
@@ -177,9 +220,13 @@ class SqlSandbox:
             columns = tuple(d[0] for d in cursor.description or ())
             rows = self._fetch(cursor)
         except (sqlite3.Error, sqlite3.Warning) as error:
-            raise self._explain(error, time_limit) from None
+            raise (self._stopped or self._explain(error, time_limit)) from None
         except MemoryError:
-            raise QueryError("too_large", "The query ran out of memory.") from None
+            raise QueryError(
+                "too_large",
+                "The query ran out of memory or is too complex (it compiles to too many "
+                "instructions). Simplify it.",
+            ) from None
         finally:
             self._deadline = math.inf
             if cursor is not None:
@@ -215,6 +262,7 @@ class SqlSandbox:
     def close(self) -> None:
         """Close the connection."""
         self._connection.close()
+        self._reference.close()
 
     # ------------------------------------------------------------------ internals
     def _authorize(
@@ -239,6 +287,34 @@ class SqlSandbox:
     def _past_deadline(self) -> int:
         return 1 if time.perf_counter() > self._deadline else 0
 
+    def _pattern_guard(self, name: str, arity: int, label: str) -> Callable[..., Any]:
+        """The guard that stands in for SQLite's ``name`` with ``arity`` arguments (see the
+        module's limits): it stops the statement past the deadline or over
+        :data:`MAX_PATTERN_WORK`, else returns what SQLite's own function returns."""
+        reference_sql = f"SELECT {name}({', '.join('?' * arity)})"
+
+        def guard(*arguments: Any) -> Any:
+            if time.perf_counter() > self._deadline:
+                self._stopped = _timeout(self._time_limit)
+                raise _Stopped
+            first, second = (_text_length(value) for value in arguments[:2])
+            if first * second > MAX_PATTERN_WORK:
+                what = "pattern" if name in ("like", "glob") else "argument"
+                self._stopped = QueryError(
+                    "too_large",
+                    f"Refused by the sandbox: {label} with a {first:,}-character {what} and a "
+                    f"{second:,}-character value is too costly (the two lengths may multiply to "
+                    f"at most {MAX_PATTERN_WORK:,}). Use shorter patterns or values.",
+                )
+                raise _Stopped
+            try:
+                return self._reference.execute(reference_sql, arguments).fetchone()[0]
+            except sqlite3.Error as error:  # what SQLite's function raises (a bad ESCAPE, ...)
+                self._stopped = QueryError("error", f"SQL error: {error}.")
+                raise _Stopped from None
+
+        return guard
+
     def _explain(self, error: sqlite3.Error | sqlite3.Warning, time_limit: float) -> QueryError:
         text = str(error)
         if "one statement" in text:  # a Warning before Python 3.12, then a ProgrammingError
@@ -253,14 +329,31 @@ class SqlSandbox:
                 "tables, with common functions, can run on this read-only database.",
             )
         if "interrupted" in text:
-            return QueryError(
-                "timeout",
-                f"The query was stopped after the time limit of {time_limit:g} s. "
-                "Simplify it (avoid unbounded recursion and large cross joins).",
-            )
+            return _timeout(time_limit)
         if "too big" in text or "too large" in text or "out of memory" in text:
             return QueryError("too_large", f"The query builds a value that is too large ({text}).")
         return QueryError("error", f"SQL error: {text}.")
+
+
+class _Stopped(Exception):
+    """Raised by a pattern guard to stop the statement (the reason is in ``_stopped``)."""
+
+
+def _timeout(time_limit: float) -> QueryError:
+    return QueryError(
+        "timeout",
+        f"The query was stopped after the time limit of {time_limit:g} s. "
+        "Simplify it (avoid unbounded recursion and large cross joins).",
+    )
+
+
+def _text_length(value: Any) -> int:
+    """How long ``value`` is as the text (or bytes) a pattern function compares."""
+    if value is None:
+        return 0
+    if isinstance(value, (str, bytes)):
+        return len(value)
+    return len(repr(value))
 
 
 def _is_encodable(sql: str) -> bool:

@@ -12,9 +12,10 @@ Actions are accepted in AgentGym's ReAct form (``Action: get_elevation with Acti
 {"latitude": 1.5, "longitude": 2}``) and as native JSON function calls (``{"name": ...,
 "arguments": {...}}``, OpenAI ``tool_calls`` included). Both are parsed with :mod:`json` only.
 A call that cannot be parsed, names an unknown tool, or has missing, unknown or mistyped arguments
-is answered with feedback naming the tool, the argument and the expected type; a tool that
-refuses its arguments raises :class:`ToolError`. Either way the action is invalid and nothing
-changes.
+is answered with feedback naming the tool, the argument and the expected type, and so is a number
+no tool can compute with, at any depth of an argument (NaN, an infinity such as JSON's ``1e309``,
+an integer beyond the float range such as ``10**400``); a tool that refuses its arguments raises
+:class:`ToolError`. Either way the action is invalid and nothing changes.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import inspect
 import json
 import math
 import re
+import sys
 import types
 import typing
 import unicodedata
@@ -89,6 +91,7 @@ _NUMBER = re.compile(r"[-+\u2212]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0
 _ISO_DATE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})$")
 _NOT_ALPHANUMERIC = re.compile(r"[^0-9a-z]+")
 _MAX_ACTION_CHARS = 100_000
+_LARGEST_INTEGER = int(sys.float_info.max)
 
 
 class NoGoal(Exception):
@@ -224,7 +227,7 @@ class ArgType:
     def coerce(self, value: Any) -> Any:
         """``value`` checked against the type (an integral number is accepted for ``integer``,
         any number for ``number``, an enum value in any case); :class:`ValueError` says what is
-        wrong."""
+        wrong. Numbers out of range are :meth:`Tool.bind`'s to refuse."""
         kind = self.kind
         if kind == "union":
             for option in self.options:
@@ -237,7 +240,6 @@ class ArgType:
             if isinstance(value, dict) or value is None:
                 got = _describe_value(value)
                 raise ValueError(f"must be a string, number or array, got {got}")
-            _check_finite(value)
             return value
         if kind == "string" and isinstance(value, str):
             if self.enum:
@@ -251,8 +253,6 @@ class ArgType:
             return value
         is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
         if kind in ("integer", "number") and is_number:
-            if not math.isfinite(value):
-                raise ValueError(f"must be a finite {kind}, got {value!r}")
             if kind == "number":
                 return value
             if isinstance(value, int) or value.is_integer():
@@ -278,12 +278,21 @@ def _with_article(name: str) -> str:
     return ("an " if name[0] in "aeiou" else "a ") + name
 
 
-def _check_finite(value: Any) -> None:
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"must be finite, got {value!r}")
-    if isinstance(value, list):
-        for item in value:
-            _check_finite(item)
+def _unusable_number(value: Any) -> str | None:
+    """The first number in a JSON value (at any depth) that no tool can compute with: NaN, an
+    infinity or an integer beyond the float range, described; ``None`` if there is none."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return repr(item)
+        if isinstance(item, int) and not isinstance(item, bool) and abs(item) > _LARGEST_INTEGER:
+            return f"an integer of {len(str(abs(item)))} digits"
+        if isinstance(item, list):
+            pending.extend(reversed(item))
+        elif isinstance(item, dict):
+            pending.extend(reversed(item.values()))
+    return None
 
 
 def _describe_value(value: Any) -> str:
@@ -399,6 +408,13 @@ class Tool:
             value = arguments[param.name]
             if value is None:
                 bound[param.name] = param.default
+                continue
+            unusable = _unusable_number(value)
+            if unusable is not None:
+                problems.append(
+                    f"{self.name}: argument '{param.name}' holds {unusable}; numbers must be "
+                    f"finite and at most {sys.float_info.max:.1e} in magnitude."
+                )
                 continue
             try:
                 bound[param.name] = param.type.coerce(value)

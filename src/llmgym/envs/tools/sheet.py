@@ -33,6 +33,7 @@ from llmgym.envs.tools.base import (
 )
 
 __all__ = [
+    "FormulaBudget",
     "SheetConfig",
     "SheetEnv",
     "cell_fraction",
@@ -47,6 +48,11 @@ MAX_ROWS = 200
 MAX_COLUMNS = 26
 NUMERIC_TOLERANCE = 0.01
 MAX_FORMULA_DEPTH = 40
+MAX_FORMULA_LENGTH = 500
+MAX_FORMULA_WORK = 100_000
+"""Tokens read plus cells read by all the formulas of one tool call (tens of milliseconds): a
+call that writes a sheet full of formulas over whole-sheet ranges is refused, not run for a
+minute."""
 _POSITION = re.compile(r"^([A-Za-z]{1,2})([0-9]{1,4})$")
 _NUMERIC = re.compile(r"^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)$")
 _TOKEN = re.compile(
@@ -149,11 +155,30 @@ def cell_fraction(actual: Grid, expected: Grid) -> tuple[int, int]:
 
 
 # ------------------------------------------------------------------------------ formulas
+class FormulaBudget:
+    """The formula work one tool call may still do: :data:`MAX_FORMULA_WORK` steps (a token
+    read or a cell read), shared by every formula the call writes."""
+
+    def __init__(self, steps: int = MAX_FORMULA_WORK) -> None:
+        self.left = steps
+
+    def spend(self, steps: int) -> None:
+        """Count ``steps`` more; :class:`ToolError` when the budget is spent."""
+        self.left -= steps
+        if self.left < 0:
+            raise ToolError(
+                f"formula: the formulas of one call may read at most {MAX_FORMULA_WORK:,} "
+                "tokens and cells in all, and these read more. Write fewer formulas per call "
+                "or use smaller ranges."
+            )
+
+
 class _Formula:
     """A recursive-descent evaluator of spreadsheet formulas over a grid (no ``eval``)."""
 
-    def __init__(self, text: str, grid: Grid) -> None:
+    def __init__(self, text: str, grid: Grid, budget: FormulaBudget) -> None:
         self.grid = grid
+        self.budget = budget
         self.depth = 0
         self.tokens: list[tuple[str, str]] = []
         position = 0
@@ -166,6 +191,7 @@ class _Formula:
             kind = match.lastgroup or ""
             self.tokens.append((kind, match.group(kind)))
             position = match.end()
+        budget.spend(len(self.tokens))
         self.index = 0
 
     def _peek(self) -> tuple[str, str]:
@@ -250,7 +276,10 @@ class _Formula:
         return _apply(name, values, counted)
 
     def _cell(self, position: str) -> Cell:
-        row, column = parse_position(position, "formula cell")
+        self.budget.spend(1)
+        return self._value(*parse_position(position, "formula cell"))
+
+    def _value(self, row: int, column: int) -> Cell:
         if row <= len(self.grid) and column <= len(self.grid[row - 1]):
             return self.grid[row - 1][column - 1]
         return ""
@@ -261,18 +290,20 @@ class _Formula:
             parse_position(start, "formula range"),
             parse_position(end, "formula range"),
         )
-        return [
-            self._cell(f"{column_letters(c)}{r}")
-            for r in range(min(r1, r2), max(r1, r2) + 1)
-            for c in range(min(c1, c2), max(c1, c2) + 1)
-        ]
+        rows = range(min(r1, r2), max(r1, r2) + 1)
+        columns = range(min(c1, c2), max(c1, c2) + 1)
+        self.budget.spend(len(rows) * len(columns))
+        return [self._value(r, c) for r in rows for c in columns]
 
 
 def _apply(name: str, values: list[float], counted: int) -> float:
     if name == "ROUND":
         if len(values) not in (1, 2):
             raise ToolError("formula: ROUND takes a value and a number of digits")
-        return round(values[0], int(values[1]) if len(values) == 2 else 0)
+        digits = values[1] if len(values) == 2 else 0
+        if not math.isfinite(digits):
+            raise ToolError("formula: ROUND's number of digits is not a finite number")
+        return round(values[0], int(digits))
     if name == "ABS" and len(values) == 1:
         return abs(values[0])
     if name == "COUNT":
@@ -294,14 +325,16 @@ def _apply(name: str, values: list[float], counted: int) -> float:
     raise ToolError(f"formula: unknown function {name}; known: {', '.join(OPERATORS)}, ROUND, ABS")
 
 
-def evaluate_formula(formula: str, grid: Grid) -> float:
+def evaluate_formula(formula: str, grid: Grid, budget: FormulaBudget | None = None) -> float:
     """The value of ``formula`` (with or without the leading ``=``) over ``grid``: numbers, cell
     references, ``+ - * /``, parentheses and SUM, AVERAGE, COUNT, MAX, MIN, MINUS, PRODUCT,
-    ROUND and ABS over cells and ranges (``SUM(B2:B9)``)."""
+    ROUND and ABS over cells and ranges (``SUM(B2:B9)``). At most
+    :data:`MAX_FORMULA_LENGTH` characters, :data:`MAX_FORMULA_DEPTH` levels of nesting and the
+    steps left in ``budget`` (a fresh :class:`FormulaBudget` if none)."""
     text = formula.strip().removeprefix("=")
-    if len(text) > 500:
-        raise ToolError("formula: longer than 500 characters")
-    value = _Formula(text, grid).evaluate()
+    if len(text) > MAX_FORMULA_LENGTH:
+        raise ToolError(f"formula: longer than {MAX_FORMULA_LENGTH} characters")
+    value = _Formula(text, grid, budget or FormulaBudget()).evaluate()
     if not math.isfinite(value):
         raise ToolError("formula: the result is not a finite number")
     return round(value, 10)
@@ -409,7 +442,9 @@ class SheetEnv(ToolEnv[SheetConfig]):
     rows and columns, delete rows or columns, freeze header rows, sort by a column, compute
     SUM/AVERAGE/COUNT/MAX/MIN/MINUS/ PRODUCT over cells, and find cells. A value starting with ``=``
     is a formula (``=SUM(C2:F2)``, ``=ROUND(C3*1.1, 2)``), evaluated once when written; the cell
-    keeps the result. Eval tasks use sheets (and names) that no train task uses.
+    keeps the result. A formula has at most 500 characters and 40 levels of nesting, and the
+    formulas one call writes may read at most 100,000 tokens and cells in all (a call over the
+    bound is refused with feedback). Eval tasks use sheets (and names) that no train task uses.
 
     ## Action Space
     Text: one tool call per turn, ``Action: TOOL with Action Input: {JSON}`` or a JSON function
@@ -525,9 +560,9 @@ class SheetEnv(ToolEnv[SheetConfig]):
             r.extend([""] * (width - len(r)))
         grid[row - 1][column - 1] = value
 
-    def _resolve(self, value: Cell, grid: Grid) -> Cell:
+    def _resolve(self, value: Cell, grid: Grid, budget: FormulaBudget) -> Cell:
         if isinstance(value, str) and value.strip().startswith("="):
-            result = evaluate_formula(value, grid)
+            result = evaluate_formula(value, grid, budget)
             return int(result) if result.is_integer() else result
         return _entered(value)
 
@@ -669,7 +704,7 @@ class SheetEnv(ToolEnv[SheetConfig]):
         """
         grid = self._grid()
         row, column = parse_position(position)
-        self._set(grid, row, column, self._resolve(value, grid))
+        self._set(grid, row, column, self._resolve(value, grid, FormulaBudget()))
         return self._values()
 
     @tool
@@ -698,7 +733,8 @@ class SheetEnv(ToolEnv[SheetConfig]):
                 f"the range {start_position.upper()}:{end_position.upper()} is {height} rows x "
                 f"{width} columns, but values_list has {len(values_list)} rows of lengths {shape}"
             )
-        resolved = [[self._resolve(v, grid) for v in row] for row in values_list]
+        budget = FormulaBudget()
+        resolved = [[self._resolve(v, grid, budget) for v in row] for row in values_list]
         for i, row in enumerate(resolved):
             for j, value in enumerate(row):
                 self._set(grid, r1 + i, c1 + j, value)
@@ -726,7 +762,8 @@ class SheetEnv(ToolEnv[SheetConfig]):
         width = max([len(r) for r in grid] + [len(r) for r in values_list])
         if width > MAX_COLUMNS:
             raise ToolError(f"the sheet is limited to {MAX_COLUMNS} columns")
-        rows = [[self._resolve(v, grid) for v in row] for row in values_list]
+        budget = FormulaBudget()
+        rows = [[self._resolve(v, grid, budget) for v in row] for row in values_list]
         for row in grid:
             row.extend([""] * (width - len(row)))
         grid[row_idx - 1 : row_idx - 1] = [row + [""] * (width - len(row)) for row in rows]
@@ -754,7 +791,8 @@ class SheetEnv(ToolEnv[SheetConfig]):
         height = max([len(grid)] + [len(c) for c in values_list])
         if height > MAX_ROWS:
             raise ToolError(f"the sheet is limited to {MAX_ROWS} rows")
-        columns = [[self._resolve(v, grid) for v in column] for column in values_list]
+        budget = FormulaBudget()
+        columns = [[self._resolve(v, grid, budget) for v in column] for column in values_list]
         while len(grid) < height:
             grid.append([""] * width)
         for r, row in enumerate(grid):

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 from tqdm.auto import tqdm
 
-from llmgym.core.cache import cache_dir
+from llmgym.core.cache import LruCache, cache_dir
 from llmgym.core.tasks import split_of
 from llmgym.envs.webshop import catalogue, pages
 from llmgym.envs.webshop.catalogue import (
@@ -47,6 +47,9 @@ BM25_WEIGHTS = (8.0, 3.0, 4.0, 1.0, 10.0)
 """Column weights of the BM25 ranking: title, category, attributes, options, product id."""
 
 MAX_SEARCH_TERMS = 32
+MAX_OPEN_SHOPS = 4
+"""Catalogues kept open per process; opening another forgets the least recently used one
+(environments using it keep it; a later :meth:`Shop.open` reopens it from the disk cache)."""
 _MAX_CACHED_STEMS = 100_000
 MAX_QUERY_WORDS = 6
 COMMON_FRACTION = 0.1
@@ -132,11 +135,11 @@ class Shop:
     """The catalogue database of one (seed, size): product lookup, splits and BM25 search.
 
     Use :meth:`open`, which builds the database on first use and shares one instance per
-    process. Connections are read-only and per thread, so a shop can serve threaded rollouts.
+    process among the :data:`MAX_OPEN_SHOPS` most recently opened catalogues. Connections are
+    read-only and per thread, so a shop can serve threaded rollouts.
     """
 
-    _instances: ClassVar[dict[tuple[int, int], Shop]] = {}
-    _lock: ClassVar[threading.Lock] = threading.Lock()
+    _instances: ClassVar[LruCache[tuple[int, int], Shop]] = LruCache(MAX_OPEN_SHOPS)
 
     def __init__(self, path: Path, seed: int, size: int) -> None:
         self.path = path
@@ -155,12 +158,9 @@ class Shop:
     @classmethod
     def open(cls, seed: int = 0, size: int = 10_000, *, progress: bool = True) -> Shop:
         """The shop of catalogue ``seed`` with ``size`` products, built and cached if needed."""
-        key = (seed, size)
-        with cls._lock:
-            shop = cls._instances.get(key)
-            if shop is None:
-                shop = cls._instances[key] = cls(cls._database(seed, size, progress), seed, size)
-            return shop
+        return cls._instances.get_or_create(
+            (seed, size), lambda: cls(cls._database(seed, size, progress), seed, size)
+        )
 
     @classmethod
     def _database(cls, seed: int, size: int, progress: bool) -> Path:
