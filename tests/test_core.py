@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import sys
+from dataclasses import dataclass
 
 import gymnasium as gym
 import pytest
@@ -240,3 +241,33 @@ class TestRegistry:
         assert not entry.available and entry.install_hint == "pip install 'llmgym[fancy]'"
         with pytest.raises(MissingDependencyError, match=r"pip install 'llmgym\[fancy\]'"):
             gym.make("llmgym/NeedsExtra-v0")
+
+
+def test_task_id_sets_kept_per_config_are_bounded() -> None:
+    from llmgym import EnvConfig, TextEnv, Transition, knob
+
+    @dataclass(frozen=True)
+    class SizeConfig(EnvConfig):
+        size: int = knob(3, low=1, high=1000, doc="Tasks per split.")
+
+    class ListedTasks(TextEnv[SizeConfig]):
+        """Tasks listed one by one (no TaskIdRange), so the base class keeps their id sets."""
+
+        config_class = SizeConfig
+
+        def task_ids(self, split="train", config=None):
+            return [f"{split}/{i:05d}" for i in range((config or self.config).size)]
+
+        def _reset_task(self, task):
+            return f"task {task.task_id}", "say done"
+
+        def _step(self, action):
+            return Transition("ok", terminated=True, success=True)
+
+        def oracle_action(self):
+            return "done"
+
+    env = ListedTasks()
+    for size in range(1, 21):  # twenty configs a client might send, each its own id set
+        env.reset(options={"task_id": "train/00000", "config": {"size": size}})
+    assert 1 <= len(env._task_id_sets) <= 8

@@ -22,6 +22,10 @@ from llmgym.core.text import clip_text, quote_action, sanitize_text
 __all__ = ["RESET_OPTIONS", "ActT", "ObsT", "TextEnv", "TextSpace", "Transition", "text_space"]
 
 RESET_OPTIONS = ("task_id", "split", "config")
+
+_TASK_ID_SETS_KEPT = 8
+"""Task-id sets an environment keeps for ``reset(options={"task_id": ...})`` checks, one per
+(split, config); the oldest is dropped first."""
 """The keys ``TextEnv.reset(options=...)`` understands."""
 
 ObsT = TypeVar("ObsT", default=str)
@@ -405,5 +409,7 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
         except TypeError:  # an unhashable config: check the sequence itself
             return ids
         if cached is None:
+            if len(self._task_id_sets) >= _TASK_ID_SETS_KEPT:  # bounded: configs come from clients
+                del self._task_id_sets[next(iter(self._task_id_sets))]
             cached = self._task_id_sets[key] = frozenset(ids)
         return cached
