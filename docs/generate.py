@@ -25,12 +25,14 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 
 import llmgym  # noqa: E402
 from benchmarks import figures  # noqa: E402
+from llmgym import TextEnv  # noqa: E402
 from llmgym.core.config import describe_allowed  # noqa: E402
 from llmgym.core.registry import EnvEntry  # noqa: E402
 
@@ -44,9 +46,10 @@ def page_name(entry: EnvEntry) -> str:
     return entry.name.lower() + ".md"
 
 
-def _env_class(entry: EnvEntry) -> type:
+def _env_class(entry: EnvEntry) -> type[TextEnv[Any]]:
     module, _, name = entry.entry_point.partition(":")
-    return getattr(importlib.import_module(module), name)
+    env_class: type[TextEnv[Any]] = getattr(importlib.import_module(module), name)
+    return env_class
 
 
 def _config_table(schema: dict) -> str:
