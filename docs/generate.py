@@ -10,6 +10,9 @@ random success and the environment's own benchmarks, from ``benchmarks/results/*
 Every other measured figure in README.md and docs/*.md is generated too, between
 ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` markers (``BLOCKS``), by the functions of
 ``benchmarks/figures.py``: a figure in the docs is the committed result of a committed script.
+
+Docstrings are written for Python readers (Sphinx roles, reST ``literals``); the pages are
+Markdown, so :func:`markdown_from_rest` turns that markup into Markdown code spans.
 """
 
 from __future__ import annotations
@@ -22,12 +25,14 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 
 import llmgym  # noqa: E402
 from benchmarks import figures  # noqa: E402
+from llmgym import TextEnv  # noqa: E402
 from llmgym.core.config import describe_allowed  # noqa: E402
 from llmgym.core.registry import EnvEntry  # noqa: E402
 
@@ -41,16 +46,17 @@ def page_name(entry: EnvEntry) -> str:
     return entry.name.lower() + ".md"
 
 
-def _env_class(entry: EnvEntry) -> type:
+def _env_class(entry: EnvEntry) -> type[TextEnv[Any]]:
     module, _, name = entry.entry_point.partition(":")
-    return getattr(importlib.import_module(module), name)
+    env_class: type[TextEnv[Any]] = getattr(importlib.import_module(module), name)
+    return env_class
 
 
 def _config_table(schema: dict) -> str:
     rows = ["| field | default | allowed | description |", "|---|---|---|---|"]
     for name, field in schema["properties"].items():
         default = json.dumps(field.get("default"))
-        description = field.get("description", "").replace("|", "\\|")
+        description = markdown_from_rest(field.get("description", "")).replace("|", "\\|")
         rows.append(f"| `{name}` | `{default}` | {describe_allowed(field)} | {description} |")
     return "\n".join(rows)
 
@@ -60,13 +66,70 @@ def _longest_backtick_run(text: str) -> int:
     return max((len(run) for run in re.findall(r"`+", text)), default=0)
 
 
+SPHINX_ROLE = re.compile(
+    r":(?:py:)?(?P<role>class|meth|func|mod|attr|data|obj|exc|const):`(?P<target>[^`]+)`"
+)
+"""A Sphinx cross-reference such as ``:class:`~llmgym.core.env.TextEnv```."""
+REST_LITERAL = re.compile(r"(?<!`)``(?!`)(?P<code>(?:(?!\n[ \t]*\n)(?:[^`]|(?<!`)`(?!`)))+)``(?!`)")
+"""A reST inline literal, ``code`` between double backticks (longer backtick runs are Markdown)."""
+FENCE = re.compile(r"^(`{3,})[^\n]*\n.*?^\1`*[ \t]*$", re.M | re.S)
+"""A fenced code block, left as it is."""
+
+
+def _code_span(code: str) -> str:
+    """``code`` as a Markdown code span, fenced by more backticks than it holds."""
+    fence = "`" * (_longest_backtick_run(code) + 1)
+    # Markdown strips one space from both ends of a span: pad to keep a backtick or a space.
+    spaced = code.startswith(" ") and code.endswith(" ") and code.strip()
+    pad = " " if code.startswith("`") or code.endswith("`") or spaced else ""
+    return f"{fence}{pad}{code}{pad}{fence}"
+
+
+def _role_text(match: re.Match[str]) -> str:
+    """What Sphinx shows for a role: ``~a.b.C`` is ``C``, functions and methods get ``()``."""
+    target = match["target"].strip()
+    titled = re.fullmatch(r"(?P<title>.+?)\s*<[^<>]+>", target, re.S)
+    if titled:
+        return _code_span(titled["title"])
+    target = target.lstrip("!")
+    if target.startswith("~"):
+        target = target[1:].rsplit(".", 1)[-1]
+    if match["role"] in ("meth", "func") and not target.endswith(")"):
+        target += "()"
+    return _code_span(target)
+
+
+def markdown_from_rest(text: str) -> str:
+    """Turn the reST markup of a docstring (Sphinx roles, ``double-backtick`` literals) into
+    Markdown code spans; fenced code blocks are left as they are."""
+    parts = []
+    position = 0
+    for fence in FENCE.finditer(text):
+        parts += [_markdown_prose(text[position : fence.start()]), fence.group(0)]
+        position = fence.end()
+    parts.append(_markdown_prose(text[position:]))
+    return "".join(parts)
+
+
+def _markdown_prose(text: str) -> str:
+    text = SPHINX_ROLE.sub(_role_text, text)
+    return REST_LITERAL.sub(lambda match: _code_span(match["code"]), text)
+
+
+def _install_cell(entry: EnvEntry) -> str:
+    """The page's *Install* cell: the pip command that adds the extra in a clone of llmgym."""
+    how = "[installing llmgym](../../README.md#install)"
+    if entry.extra is None:
+        return f"no extra, the base install ({how})"
+    return f"`{entry.install_hint}` in your clone ({how})"
+
+
 def render_page(entry: EnvEntry) -> str:
     """The Markdown page of one environment."""
     cls = _env_class(entry)
     env = cls()
-    doc = inspect.cleandoc(cls.__doc__ or "")
+    doc = markdown_from_rest(inspect.cleandoc(cls.__doc__ or ""))
     summary, _, body = doc.partition("\n\n")
-    install = f"`{entry.install_hint}`"
     train, eval_ = len(env.task_ids("train")), len(env.task_ids("eval"))
     counts = f"{train:,} train, {eval_:,} eval (default config)"
     lines = [
@@ -78,7 +141,7 @@ def render_page(entry: EnvEntry) -> str:
         "|---|---|",
         f"| Id | `{entry.id}` |",
         f"| Class | `{cls.__module__}.{cls.__name__}` |",
-        f"| Install | {install} |",
+        f"| Install | {_install_cell(entry)} |",
         f"| Turn limit | {entry.max_episode_steps or 'set by the environment (see Episode End)'} |",
         f"| Tasks | {counts} |",
         "",

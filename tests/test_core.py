@@ -238,8 +238,10 @@ class TestRegistry:
             requires=("a_module_that_does_not_exist",),
         )
         register_entries((entry,))
-        assert not entry.available and entry.install_hint == "pip install 'llmgym[fancy]'"
-        with pytest.raises(MissingDependencyError, match=r"pip install 'llmgym\[fancy\]'"):
+        assert not entry.available and entry.install_hint == "pip install -e '.[fancy]'"
+        with pytest.raises(
+            MissingDependencyError, match=r"clone with: pip install -e '\.\[fancy\]'$"
+        ):
             gym.make("llmgym/NeedsExtra-v0")
 
 

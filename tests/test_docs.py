@@ -125,3 +125,83 @@ def test_readme_counts_the_suite_tasks() -> None:
     suite = json.loads((ROOT / "src" / "llmgym" / "suites" / "agenteval.json").read_text())
     total = sum(len(ids) for ids in suite["tasks"].values())
     assert f"{total:,}-task evaluation suite" in (ROOT / "README.md").read_text()
+
+
+PIP_INSTALL_LLMGYM = re.compile(
+    r"""pip install (?:-U |--upgrade )?(?P<spec>["']?llmgym[^\s"'`]*["']?)(?P<url>\s*@)?"""
+)
+
+
+def pypi_installs(text: str) -> list[str]:
+    """``pip install llmgym`` or ``pip install 'llmgym[extra]'`` in ``text``: PyPI's
+    ``llmgym`` is another project (``"llmgym[extra] @ git+URL"`` is fine)."""
+    return [m.group(0) for m in PIP_INSTALL_LLMGYM.finditer(text) if not m["url"]]
+
+
+DOC_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+@pytest.mark.parametrize("path", DOC_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_install_commands_never_fetch_llmgym_from_pypi(path) -> None:
+    found = pypi_installs(path.read_text())
+    assert not found, f"{path.name}: install from a clone or the git URL, not {found}"
+
+
+def test_install_hints_work_from_a_clone() -> None:
+    for entry in llmgym.ENVIRONMENTS:
+        assert not pypi_installs(entry.install_hint), entry.install_hint
+        if entry.extra:
+            assert entry.install_hint == f"pip install -e '.[{entry.extra}]'"
+            page = (ROOT / "docs" / "environments" / generate.page_name(entry)).read_text()
+            assert f"| Install | `{entry.install_hint}` in your clone" in page
+    assert pypi_installs("pip install 'llmgym[crafter]', pip install llmgym") == [
+        "pip install 'llmgym[crafter]'",
+        "pip install llmgym",
+    ]
+    assert not pypi_installs('pip install "llmgym[crafter] @ git+https://github.com/llmgym/llmgym"')
+
+
+def test_readme_says_how_to_get_the_code_and_the_license() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert "git clone https://github.com/llmgym/llmgym" in readme
+    assert "git+https://github.com/llmgym/llmgym" in readme
+    assert "[LICENSE](LICENSE)" in readme and "[CITATION.cff](CITATION.cff)" in readme
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+    assert 'license = "MIT"' in (ROOT / "pyproject.toml").read_text()
+    citation = (ROOT / "CITATION.cff").read_text()
+    assert "cff-version: 1.2.0" in citation and f'version: "{llmgym.__version__}"' in citation
+    for reference in ("arXiv:2406.04151", "arXiv:2403.12014"):
+        assert reference in citation
+
+
+OUTSIDE_FENCES = re.compile(r"^(`{3,}).*?^\1`*[ \t]*$", re.M | re.S)
+REST_MARKUP = re.compile(r":(?:py:)?[a-z]+:`|(?<!`)``(?!`)")
+
+
+@pytest.mark.parametrize("entry", llmgym.ENVIRONMENTS, ids=lambda e: e.name)
+def test_generated_pages_hold_no_rest_markup(entry) -> None:
+    """Docstrings' Sphinx roles and ``literals`` are rendered as Markdown code spans."""
+    page = ROOT / "docs" / "environments" / generate.page_name(entry)
+    prose = OUTSIDE_FENCES.sub("", page.read_text())
+    found = [prose[max(0, m.start() - 30) : m.end() + 30] for m in REST_MARKUP.finditer(prose)]
+    assert not found, f"{page.name} holds reST markup: {found}"
+
+
+@pytest.mark.parametrize(
+    "rest, markdown",
+    [
+        (":class:`~llmgym.core.env.TextEnv`", "`TextEnv`"),
+        (":class:`llmgym.TextEnv`", "`llmgym.TextEnv`"),
+        (":meth:`~llmgym.TextEnv.reset`", "`reset()`"),
+        (":func:`llmgym.runner.rollout.rollout`", "`llmgym.runner.rollout.rollout()`"),
+        (":py:mod:`llmgym.core`, :attr:`Task.split`", "`llmgym.core`, `Task.split`"),
+        (":data:`!CHARSET` and :exc:`the error <ConfigError>`", "`CHARSET` and `the error`"),
+        ("``reset(seed=0)`` and ``a`b``", "`reset(seed=0)` and ``a`b``"),
+        ("by `` [SEP] `` and ``x\ny``", "by `  [SEP]  ` and `x\ny`"),
+        ("a ```` ```sql ```` block", "a ```` ```sql ```` block"),
+        ("``a``\n\nand ``b", "`a`\n\nand ``b"),
+        ("text\n```text\n``kept``\n```\n``done``", "text\n```text\n``kept``\n```\n`done`"),
+    ],
+)
+def test_markdown_from_rest(rest, markdown) -> None:
+    assert generate.markdown_from_rest(rest) == markdown

@@ -10,23 +10,35 @@ from typing import Any
 
 import gymnasium as gym
 
-__all__ = ["EnvEntry", "MissingDependencyError", "optional_import", "register_entries"]
+__all__ = [
+    "EnvEntry",
+    "MissingDependencyError",
+    "install_command",
+    "optional_import",
+    "register_entries",
+]
 
 
 class MissingDependencyError(ImportError):
     """An optional dependency (a pip extra) is not installed; the message names the fix."""
 
 
+def install_command(extra: str | None = None) -> str:
+    """The pip command that installs llmgym with ``extra``, run in a clone of its repository
+    (the ``llmgym`` name on PyPI belongs to an unrelated package)."""
+    return f"pip install -e '.[{extra}]'" if extra else "pip install -e ."
+
+
 def optional_import(module: str, extra: str, *, package: str | None = None) -> ModuleType:
     """Import ``module``, or raise :class:`MissingDependencyError` naming the pip command
-    (``pip install 'llmgym[extra]'``) that installs it."""
+    (:func:`install_command`) that installs it."""
     try:
         return importlib.import_module(module)
     except ImportError as error:
         what = package or module.split(".")[0]
         raise MissingDependencyError(
             f"{what} is not installed; it is needed by this part of llmgym. "
-            f"Install it with: pip install 'llmgym[{extra}]'"
+            f"Install it from your llmgym clone with: {install_command(extra)}"
         ) from error
 
 
@@ -79,8 +91,8 @@ class EnvEntry:
 
     @property
     def install_hint(self) -> str:
-        """The pip command that makes this environment available."""
-        return f"pip install 'llmgym[{self.extra}]'" if self.extra else "pip install llmgym"
+        """The pip command, run in a clone of llmgym, that makes this environment available."""
+        return install_command(self.extra)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready description (for ``llmgym list --json``)."""

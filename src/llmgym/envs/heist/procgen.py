@@ -61,7 +61,7 @@ class ProcgenHeistEnv(PixelEnv[ProcgenHeistConfig]):
     The game of ``procgen`` (``env_name="heist"``): steal the gem from a maze of locked doors,
     with procgen's continuous movement, assets and level generator. Each task is one procgen
     level (``start_level``, ``num_levels=1``): train task ``n`` is level ``n``, eval task ``n``
-    is level ``1,000,000 + n``. Needs ``pip install 'llmgym[procgen]'`` (``procgen-mirror``,
+    is level ``1,000,000 + n``. Needs the ``procgen`` extra (``procgen-mirror``,
     which pins ``numpy<2``; not included in ``[all]``).
 
     ## Action Space

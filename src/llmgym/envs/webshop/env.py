@@ -138,7 +138,7 @@ class WebShopEnv(TextEnv[WebShopConfig]):
     attributes and type, picks a product satisfying the whole instruction from the first two
     result pages (else searches the target's title, then its product id), selects the options
     and buys, in a few steps (measured: see docs/environments/webshop.md). Needs
-    ``pip install 'llmgym[webshop]'`` (beautifulsoup4).
+    the ``webshop`` extra (beautifulsoup4).
 
     ## Version History
     * v0: Initial version.
