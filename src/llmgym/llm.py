@@ -179,7 +179,10 @@ class ChatClient:
             try:
                 response = self._http.post("/chat/completions", json=body)
             except httpx.ReadTimeout:
-                raise ChatError(self._no_answer()) from None
+                raise ChatError(
+                    f"{self.base_url} sent no answer within {self.timeout:g} s "
+                    "(a slow model needs a longer --timeout)"
+                ) from None
             except httpx.TransportError as error:  # connection refused/reset, connect timeouts
                 last_error = _transport_error(error)
                 continue
@@ -220,7 +223,10 @@ class ChatClient:
         except httpx.TimeoutException as error:
             if isinstance(error, httpx.ConnectTimeout):
                 raise ChatError(f"cannot reach {self.base_url}: connect timeout") from None
-            raise ChatError(self._no_answer(min(15.0, self.timeout))) from None
+            raise ChatError(
+                f"{self.base_url} sent no answer within {timeout.read:g} s; is it hung, or "
+                "still starting?"
+            ) from None
         except httpx.TransportError as error:
             raise ChatError(
                 f"cannot reach {self.base_url} ({_transport_error(error)}); is the server running?"
@@ -240,13 +246,6 @@ class ChatClient:
                 f"{summarize_body(response)}"
             )
         return [str(m.get("id")) for m in payload.get("data", []) if isinstance(m, dict)]
-
-    def _no_answer(self, seconds: float | None = None) -> str:
-        waited = self.timeout if seconds is None else seconds
-        return (
-            f"{self.base_url} sent no answer within {waited:g} s "
-            "(a slow model needs a longer --timeout)"
-        )
 
     def close(self) -> None:
         """Close the connection pool."""
