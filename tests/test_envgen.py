@@ -171,7 +171,7 @@ class TestLLMDesigner:
             )  # non-JSON, 3 rounds
             assert designer.propose(SkillStats({"success": (10.0, 0.0)})) == first  # timed out
         events = RunLog(tmp_path).events
-        assert any(e["event"] == "error" and "attempts" in e["message"] for e in events)
+        assert any(e["event"] == "error" and "no answer within" in e["message"] for e in events)
         assert "keeping the previous ones" in caplog.text
 
     def test_paper_schedule_four_calls_and_exact_replay(self, tmp_path) -> None:

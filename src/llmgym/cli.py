@@ -7,8 +7,11 @@ import argparse
 import functools
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Sequence
+from datetime import datetime, timezone
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +20,8 @@ import gymnasium as gym
 import llmgym
 from llmgym.agents import AGENT_NAMES, Agent, make_agent
 from llmgym.envs import ENVIRONMENTS, get_entry
-from llmgym.runner.evaluation import evaluate
+from llmgym.llm import ChatError
+from llmgym.runner.evaluation import EvalResult, estimate_run, evaluate, overall_score
 from llmgym.runner.rollout import EnvSource, choose_tasks, rollout
 from llmgym.runner.trajectories import (
     Trajectory,
@@ -108,14 +112,18 @@ def _openai_options(args: argparse.Namespace, spec: str) -> dict[str, Any]:
         "temperature": args.temperature,
         "max_tokens": args.max_tokens,
         "timeout": args.timeout,
+        "max_consecutive_failures": args.max_server_errors or None,
         "native_tools": args.native_tools,
     }
 
 
 def _agent(args: argparse.Namespace) -> Agent:
-    return make_agent(
+    """The ``--agent``, its model server checked (:meth:`~llmgym.agents.Agent.preflight`)."""
+    agent = make_agent(
         args.agent, seed=args.seed, react=args.react, **_openai_options(args, args.agent)
     )
+    agent.preflight()
+    return agent
 
 
 def _opponent_kwargs(args: argparse.Namespace, env_id: str) -> dict[str, Any]:
@@ -186,12 +194,15 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if args.agents:
         return _eval_match(args)
     _connect(args)
+    plan = _eval_plan(args)
+    if args.dry_run:
+        return _dry_run(args, plan)
     agent = _agent(args)
     results = []
     record = (
         functools.partial(append_trajectory, Path(args.trajectories)) if args.trajectories else None
     )
-    for env_id, task_ids in _eval_plan(args):
+    for env_id, task_ids in plan:
         results.append(
             evaluate(
                 _env_source(args, env_id),
@@ -204,6 +215,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
                 progress=not args.quiet,
                 on_trajectory=record,
                 make_kwargs={**_make_kwargs(args), **_opponent_kwargs(args, env_id)},
+                history_window=args.history_window,
             )
         )
     rows = []
@@ -221,20 +233,138 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         "mean_reward",
         "mean_steps",
     ]
-    columns += ["mean_turns", "format_errors", "tokens", "errors"]
+    columns += ["mean_turns", "format_errors", "server_errors", "tokens", "errors"]
+    skipped = _skipped(args)
+    score = overall_score(results, suite=_suite_name(args.suite), skipped=len(skipped))
     print(format_table(rows, columns))
+    print(f"\n{score['label']}")
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {
-            "llmgym_version": llmgym.__version__,
-            "suite": args.suite,
-            "react": args.react,
-            "results": [r.to_dict() for r in results],
-        }
+        payload = _results_payload(args, agent, results, skipped, score)
         path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
         print(f"\nwrote {path}")
     return 1 if any(r.summary()["errors"] == r.episodes and r.episodes for r in results) else 0
+
+
+def _results_payload(
+    args: argparse.Namespace,
+    agent: Agent,
+    results: Sequence[EvalResult],
+    skipped: list[dict[str, str]],
+    score: dict[str, Any],
+) -> dict[str, Any]:
+    """``results.json``: what ran, with the settings a paper reports, what was skipped and why,
+    the overall score and one record per environment."""
+    return {
+        "llmgym_version": llmgym.__version__,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "git_commit": _git_commit(),
+        "suite": args.suite,
+        "suite_version": _suite_version() if args.suite else None,
+        "settings": {
+            **agent.settings(),
+            "split": args.split,
+            "seed": args.seed,
+            "episodes": None if args.suite or args.task_ids else args.episodes,
+            "task_ids": args.task_ids,
+            "history_window": args.history_window,
+            "concurrency": args.concurrency,
+            "config": args.config,
+        },
+        "react": args.react,
+        "skipped": skipped,
+        "score": score,
+        "results": [r.to_dict() for r in results],
+    }
+
+
+def _skipped(args: argparse.Namespace) -> list[dict[str, str]]:
+    """The ``--suite`` environments this run leaves out, why, and the pip command that adds
+    them (none when the environments run elsewhere)."""
+    if not args.suite or args.remote or args.ray:
+        return []
+    entries = [get_entry(env_id) for env_id in load_suite(args.suite)]
+    return [
+        {
+            "env_id": e.id,
+            "reason": f"the [{e.extra}] extra is not installed",
+            "install": e.install_hint,
+        }
+        for e in entries
+        if not e.available
+    ]
+
+
+def _suite_version() -> int:
+    """The version of the frozen task lists every suite is drawn from."""
+    text = (resources.files("llmgym.suites") / "agenteval.json").read_text(encoding="utf-8")
+    return int(json.loads(text)["version"])
+
+
+def _suite_name(suite: str | None) -> str | None:
+    return f"{suite} v{_suite_version()}" if suite else None
+
+
+def _git_commit() -> str | None:
+    """The commit of the llmgym checkout running (``-dirty`` with local changes), or ``None``
+    for an installed copy or without git."""
+    package = Path(llmgym.__file__).resolve().parent
+    if "site-packages" in package.parts:
+        return None
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=package, capture_output=True, text=True, timeout=5
+        )
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD"], cwd=package, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode:
+        return None
+    return head.stdout.strip() + ("-dirty" if dirty.returncode else "")
+
+
+def _dry_run(args: argparse.Namespace, plan: list[tuple[str, list[str] | None]]) -> int:
+    """``eval --dry-run``: the episodes, turn limits and prompt tokens of the run, without
+    contacting a model."""
+    window = args.history_window
+    estimates = [
+        estimate_run(
+            _env_source(args, env_id),
+            react=args.react,
+            split=args.split,
+            episodes=None if task_ids is not None else args.episodes,
+            task_ids=task_ids,
+            seed=args.seed,
+            make_kwargs={**_make_kwargs(args), **_opponent_kwargs(args, env_id)},
+        )
+        for env_id, task_ids in plan
+    ]
+    rows: list[dict[str, Any]] = []
+    for estimate in estimates:
+        row = {
+            "env_id": estimate.env_id,
+            "episodes": estimate.episodes,
+            "turn_limit": estimate.turn_limit or f"none ({estimate.turns} assumed)",
+            "first_prompt": estimate.first_prompt_tokens,
+            "per_turn": estimate.turn_tokens,
+            "prompt_tokens": estimate.prompt_tokens(),
+        }
+        if window is not None:
+            row[f"window_{window}"] = estimate.prompt_tokens(window)
+        rows.append(row)
+    print(format_table(rows, list(rows[0])))
+    line = f"\nat most ~{sum(e.prompt_tokens() for e in estimates):,} prompt tokens"
+    if window is not None:
+        windowed = sum(e.prompt_tokens(window) for e in estimates)
+        line += f" (~{windowed:,} with --history-window {window})"
+    print(line + f", replies of up to {args.max_tokens} tokens each.")
+    print(
+        "Estimate: characters / 4, every episode running to its turn limit, later observations "
+        f"as long as the first, replies of ~{estimates[0].reply_tokens} tokens. "
+        "Dry run: no model was contacted."
+    )
+    return 0
 
 
 def _eval_match(args: argparse.Namespace) -> int:
@@ -411,7 +541,19 @@ def _add_agent_options(parser: argparse.ArgumentParser, *, agent: bool = True) -
     parser.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
     parser.add_argument("--temperature", type=float, default=0.0)
     parser.add_argument("--max-tokens", type=int, default=512)
-    parser.add_argument("--timeout", type=float, default=60.0, help="seconds per model request")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        help="seconds to wait for a model's answer (default 120; connecting: 5)",
+    )
+    parser.add_argument(
+        "--max-server-errors",
+        type=int,
+        default=5,
+        metavar="N",
+        help="stop the run after N model requests in a row fail (default 5; 0: never)",
+    )
     parser.add_argument(
         "--native-tools",
         action="store_true",
@@ -456,6 +598,13 @@ def _make_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return {"config": args.config} if args.config else {}
 
 
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
+    return value
+
+
 def _json_object(text: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
@@ -497,6 +646,18 @@ def _add_eval_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         help="play exactly these tasks of each ENV_ID, e.g. eval/00003 (instead of --episodes)",
     )
     run.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    run.add_argument(
+        "--history-window",
+        type=_non_negative,
+        metavar="N",
+        help="send the model only the last N exchanges after the system prompt and the task "
+        "(default: the whole conversation)",
+    )
+    run.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the episodes, turn limits and a token estimate; contact no model",
+    )
     run.add_argument(
         "--trajectories", metavar="PATH", help="also append every episode to a JSONL file"
     )
@@ -701,6 +862,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         llmgym.MissingDependencyError,
         llmgym.ConfigError,
         RemoteEnvError,
+        ChatError,
     ) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"llmgym: error: {message}", file=sys.stderr)

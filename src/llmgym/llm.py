@@ -5,8 +5,14 @@ hosted APIs), shared by the LLM agents and by LLM-driven environment configurati
     reply = client.complete([{"role": "user", "content": "Say hi."}], temperature=0.0)
     reply.text, reply.usage.total_tokens
 
-Retries with exponential backoff (and jitter) on connection errors, timeouts, HTTP 429 and 5xx;
-other 4xx answers and malformed replies raise :class:`ChatError` at once or after the retries.
+Retries with exponential backoff (and jitter) on connection errors, connect timeouts, HTTP 429
+and 5xx; other 4xx answers and read timeouts (a server that does not answer within ``timeout``)
+raise :class:`ChatError` at once, malformed replies after the retries. Error messages summarise
+the server's answer (its status and the first 200 characters of its text, an HTML page by its
+title) instead of dumping it. :meth:`ChatClient.preflight` checks a server before a long run.
+
+There is no implicit hosted endpoint: without ``base_url`` or ``$OPENAI_BASE_URL`` the client
+uses ``api.openai.com`` only when an API key is given, and otherwise refuses to start.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -22,15 +29,35 @@ from typing import Any
 
 import httpx
 
-__all__ = ["ChatClient", "ChatError", "ChatReply", "Usage"]
+__all__ = [
+    "OPENAI_URL",
+    "ChatClient",
+    "ChatError",
+    "ChatReply",
+    "ServerUnavailableError",
+    "Usage",
+    "summarize_body",
+]
 
 Message = Mapping[str, Any]
 
+OPENAI_URL = "https://api.openai.com/v1"
+"""The hosted API, used only when an API key is given and no other server is named."""
+
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+_HINTS = {
+    401: "check the API key (--api-key or $OPENAI_API_KEY)",
+    403: "check the API key (--api-key or $OPENAI_API_KEY)",
+    404: "is the base URL the API root (usually ending in /v1) and the model name right?",
+}
 
 
 class ChatError(RuntimeError):
     """A chat request failed for good (after retries where retrying made sense)."""
+
+
+class ServerUnavailableError(ChatError):
+    """So many requests in a row failed that the run should stop rather than go on failing."""
 
 
 @dataclass
@@ -72,10 +99,14 @@ class ChatClient:
 
     Args:
         model: The model name the server expects.
-        base_url: The API root (``.../v1``). Default: ``$OPENAI_BASE_URL`` or OpenAI's.
+        base_url: The API root (``.../v1``). Default: ``$OPENAI_BASE_URL``; when neither is
+            given, :data:`OPENAI_URL` if an API key is, else :class:`ValueError` (a run never
+            goes to a hosted API unasked).
         api_key: Sent as a bearer token. Default: ``$OPENAI_API_KEY`` (may be empty for local
             servers).
-        timeout: Seconds per request (connect, read and write).
+        timeout: Seconds to wait for an answer (read and write); a server that does not answer
+            in time fails the request at once, without retries.
+        connect_timeout: Seconds to wait for a connection (retried).
         max_retries: Further attempts after a retryable failure.
         backoff: Base delay in seconds; attempt ``k`` waits ``backoff * 2**k`` (with jitter, capped
             at 30 s).
@@ -89,29 +120,57 @@ class ChatClient:
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        timeout: float = 60.0,
+        timeout: float = 120.0,
+        connect_timeout: float = 5.0,
         max_retries: int = 3,
         backoff: float = 0.5,
         default_params: Mapping[str, Any] | None = None,
     ) -> None:
         self.model = model
-        self.base_url = (
-            base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        ).rstrip("/")
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")
+        root = base_url or os.environ.get("OPENAI_BASE_URL") or (OPENAI_URL if key else None)
+        if root is None:
+            raise ValueError(
+                f"no chat server for model {model!r}: give its API root (--base-url or "
+                "$OPENAI_BASE_URL, e.g. http://localhost:8000/v1), or an API key "
+                "(--api-key or $OPENAI_API_KEY) to use api.openai.com"
+            )
+        self.base_url = root.rstrip("/")
         headers = {"Content-Type": "application/json"}
         if key:
             headers["Authorization"] = f"Bearer {key}"
+        self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
         self.default_params = dict(default_params or {})
-        self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+        self._http = httpx.Client(
+            base_url=self.base_url,
+            headers=headers,
+            timeout=httpx.Timeout(timeout, connect=min(connect_timeout, timeout)),
+        )
         self._lock = threading.Lock()
         self.usage = Usage()
         """Tokens used by every request of this client so far."""
+        self.consecutive_failures = 0
+        """Requests in a row that failed for good (0 after any success)."""
+        self.last_failure: str | None = None
+        """Why the latest request that failed for good failed."""
 
     def complete(self, messages: Sequence[Message], **params: Any) -> ChatReply:
         """Send ``messages`` and return the first choice."""
+        try:
+            reply = self._complete(messages, params)
+        except ChatError as error:
+            with self._lock:
+                self.consecutive_failures += 1
+                self.last_failure = str(error)
+            raise
+        with self._lock:
+            self.consecutive_failures = 0
+            self.usage.add(reply.usage)
+        return reply
+
+    def _complete(self, messages: Sequence[Message], params: Mapping[str, Any]) -> ChatReply:
         body = {"model": self.model, "messages": list(messages), **self.default_params, **params}
         last_error = "no attempt made"
         for attempt in range(self.max_retries + 1):
@@ -119,28 +178,74 @@ class ChatClient:
                 time.sleep(min(30.0, self.backoff * 2 ** (attempt - 1)) * (0.5 + random.random()))
             try:
                 response = self._http.post("/chat/completions", json=body)
-            except httpx.TransportError as error:  # connection refused/reset, timeouts
-                last_error = f"{type(error).__name__}: {error}"
+            except httpx.ReadTimeout:
+                raise ChatError(
+                    f"{self.base_url} sent no answer within {self.timeout:g} s "
+                    "(a slow model needs a longer --timeout)"
+                ) from None
+            except httpx.TransportError as error:  # connection refused/reset, connect timeouts
+                last_error = _transport_error(error)
                 continue
             if response.status_code in _RETRY_STATUS:
-                last_error = f"HTTP {response.status_code}: {response.text[:300]}"
+                last_error = _http_error(response)
                 continue
             if response.status_code >= 400:
-                raise ChatError(
-                    f"{self.base_url} answered HTTP {response.status_code}: {response.text[:500]}"
-                )
+                raise ChatError(f"{self.base_url} answered {_http_error(response)}")
             try:
-                reply = _parse_reply(response.json())
+                return _parse_reply(response.json())
             except (ValueError, KeyError, IndexError, TypeError) as error:
-                last_error = f"malformed reply ({error}): {response.text[:300]}"
+                last_error = f"malformed reply ({error}): {summarize_body(response)}"
                 continue
-            with self._lock:
-                self.usage.add(reply.usage)
-            return reply
         raise ChatError(
             f"chat request to {self.base_url} failed after {self.max_retries + 1} attempts: "
             f"{last_error}"
         )
+
+    def preflight(self) -> list[str]:
+        """Check, before a run, that the server is reachable and speaks the OpenAI API; return
+        the model ids it lists (``GET /models``; a server without that route is sent a one-token
+        chat request instead). Nothing is retried and the wait for an answer is at most 15 s.
+
+        Raises:
+            ChatError: In one line: unreachable, no answer, an HTTP error, or not an
+                OpenAI-compatible API.
+        """
+        timeout = httpx.Timeout(min(15.0, self.timeout), connect=self._http.timeout.connect)
+        try:
+            response = self._http.get("/models", timeout=timeout)
+            if response.status_code in (404, 405):
+                response = self._http.post(
+                    "/chat/completions",
+                    json={"model": self.model, "messages": [{"role": "user", "content": "Hi"}],
+                          "max_tokens": 1},
+                    timeout=timeout,
+                )  # fmt: skip
+        except httpx.TimeoutException as error:
+            if isinstance(error, httpx.ConnectTimeout):
+                raise ChatError(f"cannot reach {self.base_url}: connect timeout") from None
+            raise ChatError(
+                f"{self.base_url} sent no answer within {timeout.read:g} s; is it hung, or "
+                "still starting?"
+            ) from None
+        except httpx.TransportError as error:
+            raise ChatError(
+                f"cannot reach {self.base_url} ({_transport_error(error)}); is the server running?"
+            ) from None
+        request = f"{response.request.method} {response.request.url.path}"
+        if response.status_code >= 400:
+            raise ChatError(f"{self.base_url}: {request} answered {_http_error(response)}")
+        try:
+            payload = response.json()
+        except ValueError:
+            payload = None
+        if not isinstance(payload, dict) or not isinstance(
+            payload.get("data", payload.get("choices")), list
+        ):
+            raise ChatError(
+                f"{self.base_url} is not an OpenAI-compatible API: {request} answered "
+                f"{summarize_body(response)}"
+            )
+        return [str(m.get("id")) for m in payload.get("data", []) if isinstance(m, dict)]
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -172,3 +277,35 @@ def _parse_reply(payload: Any) -> ChatReply:
         finish_reason=choice.get("finish_reason"),
         raw=payload,
     )
+
+
+def summarize_body(response: httpx.Response, limit: int = 200) -> str:
+    """A server's answer in one short line: the error message of a JSON error, the title of an
+    HTML page, else the first ``limit`` characters of the text."""
+    text = response.text
+    try:
+        payload = json.loads(text)
+    except ValueError:
+        payload = None
+    if isinstance(payload, dict):
+        error = payload.get("error", payload.get("detail", payload.get("message")))
+        if isinstance(error, dict):
+            error = error.get("message", error)
+        if error is not None:
+            text = error if isinstance(error, str) else json.dumps(error)
+    elif re.search(r"<(!doctype|html|head|body|title)\b", text[:1000], re.IGNORECASE):
+        title = re.search(r"<title[^>]*>(.*?)</title>", text, re.IGNORECASE | re.DOTALL)
+        text = f"an HTML page: {title.group(1)}" if title else re.sub(r"<[^>]*>", " ", text)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _http_error(response: httpx.Response) -> str:
+    hint = _HINTS.get(response.status_code)
+    summary = f"HTTP {response.status_code}: {summarize_body(response)}"
+    return f"{summary} ({hint})" if hint else summary
+
+
+def _transport_error(error: httpx.TransportError) -> str:
+    reason = str(error) or type(error).__name__
+    return f"{type(error).__name__}: {reason}"

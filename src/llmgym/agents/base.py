@@ -57,7 +57,10 @@ class Agent:
     * :meth:`act_batch` and :meth:`aact` are the batched and async forms.
     * :meth:`fork` gives an independent copy for another concurrent episode (rollouts call it
       once per worker); override it when a shallow copy is not independent.
-    * :attr:`usage` counts the tokens of the current episode (zero for agents without a model).
+    * :attr:`usage` counts the tokens of the current episode (zero for agents without a model);
+      :attr:`errors` its model requests that failed for good, :attr:`last_error` says why.
+    * :meth:`preflight` checks, before a run, that the agent can act at all; :meth:`settings`
+      describes it for a results file.
     """
 
     name: str = "agent"
@@ -66,11 +69,21 @@ class Agent:
         self.react = react
         self.usage = Usage()
         self.errors = 0
+        self.last_error: str | None = None
 
     def reset(self, env: Playable | None, *, seed: int | None = None) -> None:
         """Start of an episode in ``env`` (seeded with ``seed`` where the agent is random)."""
         self.usage = Usage()
         self.errors = 0
+        self.last_error = None
+
+    def preflight(self) -> None:
+        """Raise if the agent cannot act at all (e.g. its model server is down); called once
+        before a run. Agents without a model have nothing to check."""
+
+    def settings(self) -> dict[str, Any]:
+        """What a results file records about the agent (a paper reports these)."""
+        return {"agent": self.name, "react": self.react}
 
     def act(self, observation: str, info: dict[str, Any]) -> str:
         """The reply to ``observation``."""

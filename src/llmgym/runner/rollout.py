@@ -20,13 +20,17 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from llmgym.agents.base import Agent
 from llmgym.core.env import TextEnv
 from llmgym.core.tasks import TaskRng
+from llmgym.llm import ServerUnavailableError
 from llmgym.runner.trajectories import Trajectory, TrajectoryBuilder
 from llmgym.runner.workers import PerThread, SuccessBar, run_concurrently
-from llmgym.wrappers import make_chat_env
+from llmgym.wrappers import ChatHistory, make_chat_env
 
 __all__ = [
+    "SERVER_ERROR",
     "EpisodeSpec",
     "choose_tasks",
+    "episode_specs",
+    "is_server_error",
     "play_episode",
     "rollout",
     "rollout_vector",
@@ -36,6 +40,15 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 EnvSource = str | Callable[[], gym.Env]
+
+SERVER_ERROR = "model server error"
+"""How ``Trajectory.error`` begins when the agent's model server failed the episode."""
+
+
+def is_server_error(trajectory: Trajectory) -> bool:
+    """Whether the episode ended because a model request failed for good (not the model's
+    doing, unlike a format error)."""
+    return (trajectory.error or "").startswith(SERVER_ERROR)
 
 
 @dataclass(frozen=True)
@@ -71,7 +84,9 @@ def play_episode(
     env: gym.Env, agent: Agent, *, task_id: str, seed: int, env_id: str | None = None
 ) -> Trajectory:
     """Play one episode of ``task_id`` with ``agent``. An exception inside the episode is recorded
-    in ``Trajectory.error`` (with ``success=False``) instead of propagating."""
+    in ``Trajectory.error`` (with ``success=False``) instead of propagating; so is a model request
+    that failed for good (``agent.errors``), which ends the episode as a :data:`SERVER_ERROR`.
+    :class:`~llmgym.llm.ServerUnavailableError` propagates: the run should stop."""
     builder = TrajectoryBuilder(env_id or _env_id(env), agent.name)
     try:
         observation, info = env.reset(seed=seed, options={"task_id": task_id})
@@ -80,29 +95,58 @@ def play_episode(
         agent.reset(env, seed=seed)
         while True:
             reply = agent.act(observation, info)
+            if agent.errors:
+                return _unfinished(
+                    builder, agent, task_id, seed, f"{SERVER_ERROR}: {agent.last_error}"
+                )
             observation, reward, terminated, truncated, info = env.step(reply)
             finished = builder.add(reply, observation, float(reward), terminated, truncated, info)
             if finished is not None:
                 finished.usage = agent.usage.to_dict()
                 finished.skills = sorted(getattr(env.unwrapped, "skills_achieved", frozenset)())
-                if agent.errors:
-                    finished.error = f"{agent.errors} failed model request(s)"
                 return finished
+    except ServerUnavailableError:
+        raise
     except Exception as error:  # one broken episode must not lose a long evaluation
         logger.exception("episode %s (seed %s) failed", task_id, seed)
-        trajectory = builder.trajectory or Trajectory(
-            env_id=builder.env_id, task_id=task_id, split="", seed=seed
-        )
-        trajectory.agent = agent.name
-        trajectory.error = f"{type(error).__name__}: {error}"
-        trajectory.usage = agent.usage.to_dict()
-        return trajectory
+        return _unfinished(builder, agent, task_id, seed, f"{type(error).__name__}: {error}")
 
 
-def _factory(env: EnvSource, agent: Agent, make_kwargs: Mapping[str, Any]) -> Callable[[], gym.Env]:
+def _unfinished(
+    builder: TrajectoryBuilder, agent: Agent, task_id: str, seed: int, error: str
+) -> Trajectory:
+    """The trajectory of an episode cut short by ``error`` (its turns so far, if any)."""
+    trajectory = builder.trajectory or Trajectory(
+        env_id=builder.env_id, task_id=task_id, split="", seed=seed
+    )
+    trajectory.agent = agent.name
+    trajectory.error = error
+    trajectory.usage = agent.usage.to_dict()
+    return trajectory
+
+
+def _factory(
+    env: EnvSource, agent: Agent, make_kwargs: Mapping[str, Any], history_window: int | None
+) -> Callable[[], gym.Env]:
+    if history_window is not None and history_window < 0:
+        raise ValueError(f"history_window={history_window} must be >= 0 or None")
     if isinstance(env, str):
-        return lambda: make_chat_env(env, react=agent.react, **make_kwargs)
-    return env
+        kwargs = dict(make_kwargs)
+        if history_window is not None:
+            kwargs["history_window"] = history_window
+        return lambda: make_chat_env(env, react=agent.react, **kwargs)
+    if history_window is None:
+        return env
+    make = env
+
+    def windowed() -> gym.Env:
+        made = make()
+        if not isinstance(made, ChatHistory):
+            raise TypeError("history_window needs a factory of ChatHistory-wrapped environments")
+        made.window = history_window
+        return made
+
+    return windowed
 
 
 def rollout(
@@ -118,6 +162,7 @@ def rollout(
     desc: str | None = None,
     on_trajectory: Callable[[Trajectory], None] | None = None,
     make_kwargs: Mapping[str, Any] | None = None,
+    history_window: int | None = None,
 ) -> list[Trajectory]:
     """Play many episodes, ``concurrency`` at a time.
 
@@ -134,14 +179,17 @@ def rollout(
         progress: Show a progress bar.
         on_trajectory: Called in the main thread with each finished trajectory (e.g. to save it).
         make_kwargs: Keyword arguments for ``gymnasium.make`` when ``env`` is an id.
+        history_window: Send the model only the last ``history_window`` exchanges after the
+            system prompt and the task (:class:`~llmgym.wrappers.ChatHistory`'s ``window``;
+            ``None``: the whole conversation).
 
     Returns:
         The trajectories, in task order (the same whatever ``concurrency`` is).
     """
-    make = _factory(env, agent, make_kwargs or {})
+    make = _factory(env, agent, make_kwargs or {}, history_window)
     probe = make()
     env_id = env if isinstance(env, str) else _env_id(probe)
-    specs = _episode_specs(probe, split, episodes, task_ids, seed)
+    specs = episode_specs(probe, split, episodes, task_ids, seed)
     results: list[Trajectory | None] = [None] * len(specs)
     bar = SuccessBar(len(specs), desc or f"{env_id} [{agent.name}]", enabled=progress)
 
@@ -169,7 +217,7 @@ def rollout(
     return [t for t in results if t is not None]
 
 
-def _episode_specs(
+def episode_specs(
     env: gym.Env, split: str, episodes: int | None, task_ids: Sequence[str] | None, seed: int
 ) -> list[EpisodeSpec]:
     """The episodes a rollout plays: the given task ids (cycled to ``episodes``), or
