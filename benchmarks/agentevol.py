@@ -1,6 +1,6 @@
 """AgentEvol (AgentGym's method) as a thin reference pipeline on llmgym.
 
-    pip install 'llmgym[train]'
+    pip install -e '.[train]'
     python benchmarks/agentevol.py               # CPU-sized: a tiny model trained from scratch
     python benchmarks/agentevol.py --model PATH  # a local Hugging Face checkpoint (GPU advised)
     python benchmarks/agentevol.py --dpo         # the paper's DPO comparison

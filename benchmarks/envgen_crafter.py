@@ -1,6 +1,6 @@
 """EnvGen's training loop with stable-baselines3 PPO on llmgym's pixel environments.
 
-    pip install 'llmgym[crafter,train]'
+    pip install -e '.[crafter,train]'
     python benchmarks/envgen_crafter.py                        # CPU-sized, offline designer
     python benchmarks/envgen_crafter.py --designer none        # plain PPO, same total steps
     python benchmarks/envgen_crafter.py --schedule paper --designer openai:gpt-4o   # the paper's

@@ -1,7 +1,7 @@
 """llmgym's text Connect Four against PettingZoo's own ``connect_four_v3`` (array observations,
 action masks), both through the AEC API, measured in the same run on one core.
 
-    pip install 'llmgym[multiagent]' pygame     # pygame: PettingZoo's classic games import it
+    pip install -e '.[multiagent]' pygame     # pygame: PettingZoo's classic games import it
     python benchmarks/multiagent_peer.py
 
 Both sides play random legal moves (from PettingZoo's action mask; from llmgym's

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("trl", reason="needs pip install 'llmgym[train]'")
+pytest.importorskip("trl", reason="needs pip install -e '.[train]'")
 
 from llmgym.agents import OracleAgent, RandomAgent
 from llmgym.runner.rollout import rollout

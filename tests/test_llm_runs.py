@@ -188,7 +188,7 @@ def test_a_partial_suite_is_recorded_as_partial(tmp_path, capsys, suite) -> None
         {
             "env_id": "llmgym/TextWorld-v0",
             "reason": "the [textworld] extra is not installed",
-            "install": "pip install 'llmgym[textworld]'",
+            "install": "pip install -e '.[textworld]'",
         }
     ]
     score = payload["score"]

@@ -1,6 +1,6 @@
 """Environments as Ray actors, so rollouts and evaluations spread over a Ray cluster.
 
-    pip install 'llmgym[ray]'
+    pip install -e '.[ray]'
 
     from llmgym.serving import ray_actors
     from llmgym.runner.evaluation import evaluate

@@ -2,7 +2,7 @@
 
 ``llmgym.envs.crafter.score`` and the achievement list need no third-party package; the
 environments themselves (:class:`CrafterEnv`, :class:`CrafterPixelsEnv`) need ``crafter``
-(``pip install 'llmgym[crafter]'``) and are imported on first use.
+(``pip install -e '.[crafter]'``) and are imported on first use.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``llmgym serve``: every llmgym environment over HTTP, for trainers on other machines.
 
-    pip install 'llmgym[serve]'
+    pip install -e '.[serve]'
     llmgym serve --host 0.0.0.0 --port 8000 --token "$TOKEN"
 
 A client creates a *session* (one environment instance, private to it), resets and steps it, and
