@@ -605,7 +605,9 @@ def test_ctrl_c_in_play_in_a_terminal() -> None:
     assert process.stdout is not None
     shown = ""
     while not shown.endswith("> "):
-        shown += process.stdout.read(1)
+        character = process.stdout.read(1)
+        assert character, f"play ended before its prompt: {shown!r}"
+        shown += character
     process.send_signal(signal.SIGINT)
     out, error = process.communicate(timeout=60)
     assert process.returncode == EXIT_INTERRUPTED
