@@ -19,7 +19,7 @@ from llmgym.core import (
     knob,
 )
 from llmgym.core.registry import register_entries
-from llmgym.envs import ENVIRONMENTS, get_entry
+from llmgym.envs import ENVIRONMENTS, get_entry, plugin_entries
 from llmgym.serving import register_remote_env
 
 __version__ = "0.1.0"
@@ -39,5 +39,6 @@ __all__ = [
 ]
 
 register_entries(ENVIRONMENTS)
+plugin_entries()  # registers the environments of installed packages (entry points llmgym.envs)
 
 register_remote_env()

@@ -4,12 +4,13 @@ serve."""
 from __future__ import annotations
 
 import argparse
-import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
@@ -18,21 +19,26 @@ from typing import Any
 import gymnasium as gym
 
 import llmgym
-from llmgym.agents import AGENT_NAMES, Agent, make_agent
-from llmgym.envs import ENVIRONMENTS, get_entry
+from llmgym.agents import AGENT_NAMES, Agent, HumanAgent, make_agent
+from llmgym.envs import all_entries, get_entry, load_entry
 from llmgym.llm import ChatError
 from llmgym.runner.evaluation import EvalResult, estimate_run, evaluate, overall_score
 from llmgym.runner.rollout import EnvSource, choose_tasks, rollout
 from llmgym.runner.trajectories import (
+    BadLine,
     Trajectory,
     append_trajectory,
     convert_file,
+    finished_episodes,
     read_trajectories,
 )
 from llmgym.serving.client import RemoteEnvError
 from llmgym.suites import SUITE_NAMES, load_suite
 
-__all__ = ["format_table", "main"]
+__all__ = ["EXIT_INTERRUPTED", "format_table", "main"]
+
+EXIT_INTERRUPTED = 130
+"""The exit status after Ctrl-C (128 + SIGINT, as shells report it)."""
 
 
 def format_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
@@ -50,20 +56,34 @@ def format_table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
 
 
 def _resolve_id(env_id: str) -> str:
-    return get_entry(env_id).id
+    """The id of an environment named on the command line: any spelling :func:`get_entry`
+    accepts (``wordle``, ``Wordle-v0``), or a user environment's ``module:Class``."""
+    return (load_entry(env_id) if ":" in env_id else get_entry(env_id)).id
 
 
 def _cmd_list(args: argparse.Namespace) -> int:
-    rows = [entry.as_dict() for entry in ENVIRONMENTS]
+    rows = [entry.as_dict() for entry in all_entries()]
     if args.json:
         print(json.dumps({"environments": rows}, indent=2))
         return 0
     for row in rows:
+        row["steps"] = row["max_episode_steps"] or "-"
         row["extra"] = row["extra"] or "-"
         row["available"] = "yes" if row["available"] else "no"
-        row["max_episode_steps"] = row["max_episode_steps"] or "-"
-    print(format_table(rows, ["id", "max_episode_steps", "extra", "available", "summary"]))
+    columns = ["id", "steps", "extra", "available"]
+    used = len(format_table(rows, columns).splitlines()[0]) + 2
+    room = max(20, shutil.get_terminal_size((100, 24)).columns - used)
+    for row in rows:
+        summary = row["summary"]
+        row["summary"] = summary if len(summary) <= room else summary[: room - 3] + "..."
+    print(format_table(rows, [*columns, "summary"]))
     return 0
+
+
+_PLAY_KEYS = (
+    "Type an action; ':actions' lists valid ones, ':hint' asks the oracle, ':quit' leaves "
+    "(and shows the answer)."
+)
 
 
 def _cmd_play(args: argparse.Namespace) -> int:
@@ -73,21 +93,21 @@ def _cmd_play(args: argparse.Namespace) -> int:
         options = {"task_id": args.task_id}
     observation, info = env.reset(seed=args.seed, options=options)
     print(f"Task {info['task_id']}: {info['instruction']}")
-    print("Type an action; ':actions' lists valid ones, ':hint' asks the oracle, ':quit' leaves.\n")
+    print(_PLAY_KEYS + "\n")
     total = 0.0
     while True:
         print(observation)
         try:
             action = input("> ")
-        except EOFError:
+        except (EOFError, KeyboardInterrupt) as stop:
             print()
-            return 0
+            _reveal(env)
+            return EXIT_INTERRUPTED if isinstance(stop, KeyboardInterrupt) else 0
         if action.strip() == ":quit":
+            _reveal(env)
             return 0
         if action.strip() == ":actions":
-            print(
-                ", ".join(info.get("admissible_actions") or ["(not listed for this environment)"])
-            )
+            print(_actions_text(env, info))
             continue
         if action.strip() == ":hint":
             print(f"oracle: {env.unwrapped.oracle_action()}")
@@ -101,6 +121,27 @@ def _cmd_play(args: argparse.Namespace) -> int:
             )
             print(f"\nEpisode over: {outcome}, total reward {total:.2f}.")
             return 0
+
+
+def _actions_text(env: gym.Env, info: dict[str, Any]) -> str:
+    """``:actions`` in ``llmgym play``: the admissible actions, or the rules where the
+    environment does not list them (a Wordle guess is any word of its list)."""
+    actions = info.get("admissible_actions")
+    if actions:
+        return ", ".join(map(str, actions))
+    rules = getattr(env.unwrapped, "rules", None)
+    return "This environment does not list its actions." + (f" {rules()}" if rules else "")
+
+
+def _reveal(env: gym.Env) -> None:
+    """What a player who leaves may want to know: the answer where the environment can
+    ``reveal()`` it (Wordle's word), else the oracle's next move."""
+    unwrapped = env.unwrapped
+    reveal = getattr(unwrapped, "reveal", None)
+    if callable(reveal):
+        print(f"The answer was: {reveal()}")
+    elif hasattr(unwrapped, "oracle_action"):
+        print(f"The oracle's next move would have been: {unwrapped.oracle_action()}")
 
 
 def _openai_options(args: argparse.Namespace, spec: str) -> dict[str, Any]:
@@ -119,11 +160,23 @@ def _openai_options(args: argparse.Namespace, spec: str) -> dict[str, Any]:
 
 def _agent(args: argparse.Namespace) -> Agent:
     """The ``--agent``, its model server checked (:meth:`~llmgym.agents.Agent.preflight`)."""
+    if args.agent == "human":
+        return HumanAgent(react=args.react, read=_read_line)
     agent = make_agent(
         args.agent, seed=args.seed, react=args.react, **_openai_options(args, args.agent)
     )
     agent.preflight()
     return agent
+
+
+def _read_line(prompt: str) -> str:
+    """``input`` for the human agent: the end of the input is the person leaving, as Ctrl-C
+    (not a failed episode after another)."""
+    try:
+        return input(prompt)
+    except EOFError:
+        print()
+        raise KeyboardInterrupt from None
 
 
 def _opponent_kwargs(args: argparse.Namespace, env_id: str) -> dict[str, Any]:
@@ -169,7 +222,13 @@ def _connect(args: argparse.Namespace) -> None:
     if args.ray:
         from llmgym.serving.ray_actors import init
 
-        init(args.ray)
+        try:
+            init(args.ray)
+        except ConnectionError:
+            raise ValueError(
+                f"no Ray cluster is running at {args.ray!r}: start one with `ray start --head`, "
+                "or use --ray local to start one in this process"
+            ) from None
 
 
 def _eval_plan(args: argparse.Namespace) -> list[tuple[str, list[str] | None]]:
@@ -190,34 +249,113 @@ def _eval_plan(args: argparse.Namespace) -> list[tuple[str, list[str] | None]]:
     return plan
 
 
+def _check_eval_options(args: argparse.Namespace) -> None:
+    """Options of ``llmgym eval`` that would otherwise be silently ignored."""
+    for option in ("episodes", "split"):
+        if args.suite and not args.env_ids and _given(args, option):
+            raise ValueError(
+                f"--{option} applies to the ENV_IDs named, not to a --suite, whose task lists "
+                "are fixed"
+            )
+    if args.task_ids and _given(args, "episodes"):
+        raise ValueError("--task-ids plays each of its tasks once; leave out --episodes")
+    if args.resume and not args.trajectories:
+        raise ValueError("--resume continues the run recorded by --trajectories PATH; name it")
+
+
+def _evaluate_plan(
+    args: argparse.Namespace, agent: Agent, plan: list[tuple[str, list[str] | None]]
+) -> tuple[list[EvalResult], bool]:
+    """Evaluate ``agent`` on each environment of ``plan``: the results, and whether Ctrl-C
+    stopped it (the results then hold the episodes that finished)."""
+    path = Path(args.trajectories) if args.trajectories else None
+    done = finished_episodes(path) if path is not None and args.resume else {}
+    results = []
+    for env_id, task_ids in plan:
+        finished: list[Trajectory] = []
+
+        def keep(trajectory: Trajectory, finished: list[Trajectory] = finished) -> None:
+            finished.append(trajectory)
+            if path is not None:
+                append_trajectory(path, trajectory)
+
+        try:
+            results.append(_evaluate_env(args, agent, env_id, task_ids, keep, done, finished))
+        except KeyboardInterrupt:
+            if finished:
+                partial = EvalResult(env_id, agent.name, split=args.split, trajectories=finished)
+                results.append(partial)
+            return results, True
+    return results, False
+
+
+def _evaluate_env(
+    args: argparse.Namespace,
+    agent: Agent,
+    env_id: str,
+    task_ids: list[str] | None,
+    keep: Callable[[Trajectory], None],
+    done: dict[tuple[str, str, str, int | None], Trajectory],
+    finished: list[Trajectory],
+) -> EvalResult:
+    """One environment of ``llmgym eval``. With ``--resume``, the episodes ``done`` holds are
+    taken from there (and put in ``finished``) and only the others are played, each with the
+    task and seed it has in the full run."""
+    source = _env_source(args, env_id)
+    options: dict[str, Any] = {
+        "split": args.split,
+        "seed": args.seed,
+        "concurrency": args.concurrency,
+        "progress": not args.quiet,
+        "on_trajectory": keep,
+        "make_kwargs": {**_make_kwargs(args), **_opponent_kwargs(args, env_id)},
+        "history_window": args.history_window,
+    }
+    if not args.resume:
+        episodes = None if task_ids is not None else args.episodes
+        return evaluate(source, agent, episodes=episodes, task_ids=task_ids, **options)
+    if task_ids is None:
+        probe = source() if callable(source) else gym.make(env_id, **_make_kwargs(args))
+        task_ids = choose_tasks(probe, args.split, args.episodes, args.seed)
+        probe.close()
+    keys = [(env_id, agent.name, task, args.seed + i) for i, task in enumerate(task_ids)]
+    played = {i: done[key] for i, key in enumerate(keys) if key in done}
+    finished.extend(played.values())
+    if played:
+        print(
+            f"{env_id}: {len(played)} of {len(keys)} episodes already in {args.trajectories}, "
+            "not played again",
+            file=sys.stderr,
+        )
+    for start, stop in _runs([i for i in range(len(keys)) if i not in played]):
+        options["seed"] = args.seed + start
+        result = evaluate(source, agent, task_ids=task_ids[start:stop], **options)
+        played.update(zip(range(start, stop), result.trajectories, strict=True))
+    trajectories = [played[i] for i in range(len(keys))]
+    return EvalResult(env_id, agent.name, split=args.split, trajectories=trajectories)
+
+
+def _runs(indices: list[int]) -> list[tuple[int, int]]:
+    """``[(start, stop)]`` of the runs of consecutive numbers in the sorted ``indices``."""
+    runs: list[tuple[int, int]] = []
+    for index in indices:
+        if runs and runs[-1][1] == index:
+            runs[-1] = (runs[-1][0], index + 1)
+        else:
+            runs.append((index, index + 1))
+    return runs
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
     if args.agents:
         return _eval_match(args)
+    _check_eval_options(args)
     _connect(args)
     plan = _eval_plan(args)
     if args.dry_run:
         return _dry_run(args, plan)
     agent = _agent(args)
-    results = []
-    record = (
-        functools.partial(append_trajectory, Path(args.trajectories)) if args.trajectories else None
-    )
-    for env_id, task_ids in plan:
-        results.append(
-            evaluate(
-                _env_source(args, env_id),
-                agent,
-                split=args.split,
-                episodes=None if task_ids is not None else args.episodes,
-                task_ids=task_ids,
-                seed=args.seed,
-                concurrency=args.concurrency,
-                progress=not args.quiet,
-                on_trajectory=record,
-                make_kwargs={**_make_kwargs(args), **_opponent_kwargs(args, env_id)},
-                history_window=args.history_window,
-            )
-        )
+    results, interrupted = _evaluate_plan(args, agent, plan)
     rows = []
     for result in results:
         row = result.summary()
@@ -241,9 +379,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)
-        payload = _results_payload(args, agent, results, skipped, score)
+        payload = _results_payload(args, agent, results, skipped, score, interrupted)
         path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
         print(f"\nwrote {path}")
+    if interrupted:
+        print(_interrupted_note(args, results), file=sys.stderr)
+        return EXIT_INTERRUPTED
     return 1 if any(r.summary()["errors"] == r.episodes and r.episodes for r in results) else 0
 
 
@@ -253,6 +394,7 @@ def _results_payload(
     results: Sequence[EvalResult],
     skipped: list[dict[str, str]],
     score: dict[str, Any],
+    interrupted: bool,
 ) -> dict[str, Any]:
     """``results.json``: what ran, with the settings a paper reports, what was skipped and why,
     the overall score and one record per environment."""
@@ -273,6 +415,7 @@ def _results_payload(
             "config": args.config,
         },
         "react": args.react,
+        "interrupted": interrupted,
         "skipped": skipped,
         "score": score,
         "results": [r.to_dict() for r in results],
@@ -365,6 +508,17 @@ def _dry_run(args: argparse.Namespace, plan: list[tuple[str, list[str] | None]])
         "Dry run: no model was contacted."
     )
     return 0
+
+
+def _interrupted_note(args: argparse.Namespace, results: list[EvalResult]) -> str:
+    """What ``llmgym eval`` says after Ctrl-C: what it kept, and how to go on."""
+    finished = sum(result.episodes for result in results)
+    kept = f" (and {args.json})" if args.json else ""
+    if args.trajectories:
+        how = f"the same command with --resume continues from {args.trajectories}"
+    else:
+        how = "a run with --trajectories PATH can be continued with --resume"
+    return f"llmgym: interrupted; the table{kept} holds the {finished} finished episodes; {how}"
 
 
 def _eval_match(args: argparse.Namespace) -> int:
@@ -472,7 +626,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     limits = [ConfigLimit.parse(text, "maximum") for text in args.config_max or ()]
     limits += [ConfigLimit.parse(text, "values") for text in args.config_values or ()]
     settings = ServerSettings(
-        envs=tuple(args.envs) if args.envs else None,
+        envs=tuple(_resolve_id(e) for e in args.envs) if args.envs else None,
         max_sessions=args.max_sessions,
         max_sessions_per_client=args.max_sessions_per_client,
         ttl_s=args.ttl,
@@ -483,7 +637,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         reset_timeout_s=args.reset_timeout,
         config_limits=tuple(limits),
         file_dir=args.allow_files,
-        isolate=tuple(args.isolate or ()),
+        isolate=tuple(e if e == "all" else _resolve_id(e) for e in args.isolate or ()),
     )
     configure_logging(args.log_level)
 
@@ -525,11 +679,26 @@ def _cmd_envgen(args: argparse.Namespace) -> int:
 
 
 def _cmd_convert(args: argparse.Namespace) -> int:
-    count = convert_file(
-        args.input, args.output, fmt=args.format, successful_only=args.successful_only
-    )
+    bad_lines: list[BadLine] = []
+    try:
+        count = convert_file(
+            args.input,
+            args.output,
+            fmt=args.format,
+            successful_only=args.successful_only,
+            bad_lines=bad_lines,
+        )
+    finally:
+        _report_bad_lines(args.input, bad_lines)
     print(f"wrote {count} {args.format} records to {args.output}")
     return 0
+
+
+def _report_bad_lines(path: str, bad_lines: list[BadLine], most: int = 10) -> None:
+    for bad in bad_lines[:most]:
+        print(f"llmgym: warning: {path}, {bad} (skipped)", file=sys.stderr)
+    if len(bad_lines) > most:
+        print(f"llmgym: warning: {len(bad_lines) - most} more lines skipped", file=sys.stderr)
 
 
 def _add_agent_options(parser: argparse.ArgumentParser, *, agent: bool = True) -> None:
@@ -539,20 +708,20 @@ def _add_agent_options(parser: argparse.ArgumentParser, *, agent: bool = True) -
         )
     parser.add_argument("--base-url", help="chat-completions API root (default: $OPENAI_BASE_URL)")
     parser.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
-    parser.add_argument("--temperature", type=float, default=0.0)
-    parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature")
+    parser.add_argument("--max-tokens", type=int, default=512, help="longest reply per turn")
     parser.add_argument(
         "--timeout",
         type=float,
         default=120.0,
-        help="seconds to wait for a model's answer (default 120; connecting: 5)",
+        help="seconds to wait for a model's answer (connecting: 5)",
     )
     parser.add_argument(
         "--max-server-errors",
         type=int,
         default=5,
         metavar="N",
-        help="stop the run after N model requests in a row fail (default 5; 0: never)",
+        help="stop the run after N model requests in a row fail (0: never)",
     )
     parser.add_argument(
         "--native-tools",
@@ -569,7 +738,9 @@ def _add_agent_options(parser: argparse.ArgumentParser, *, agent: bool = True) -
         default=True,
         help="ask for 'Thought: ... Action: ...' replies (--no-react: the action alone)",
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed", type=int, default=0, help="episode i is reset with SEED + i; tasks drawn with it"
+    )
     parser.add_argument(
         "--config",
         type=_json_object,
@@ -625,9 +796,11 @@ def _add_list_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
 def _add_play_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``llmgym play``: play an environment in the terminal."""
     play = commands.add_parser("play", help="play an environment in the terminal")
-    play.add_argument("env_id", help="e.g. llmgym/Wordle-v0 (the llmgym/ prefix may be left out)")
-    play.add_argument("--seed", type=int, default=None)
-    play.add_argument("--split", choices=("train", "eval"), default="train")
+    play.add_argument("env_id", help=_ENV_ID_HELP)
+    play.add_argument("--seed", type=int, default=None, help="draws the task (default: random)")
+    play.add_argument(
+        "--split", choices=("train", "eval"), default="train", help="the split tasks come from"
+    )
     play.add_argument("--task-id", default=None, help="play exactly this task, e.g. eval/00003")
     play.set_defaults(run=_cmd_play)
 
@@ -635,10 +808,22 @@ def _add_play_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
 def _add_eval_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``llmgym eval``: evaluate an agent on environments or a suite."""
     run = commands.add_parser("eval", help="evaluate an agent and print a results table")
-    run.add_argument("env_ids", nargs="*", metavar="ENV_ID")
+    run.add_argument("env_ids", nargs="*", metavar="ENV_ID", help=_ENV_ID_HELP)
     run.add_argument("--suite", choices=SUITE_NAMES, help="a named, frozen set of tasks")
-    run.add_argument("--split", choices=("train", "eval"), default="eval")
-    run.add_argument("--episodes", type=int, default=50, help="per environment (not with --suite)")
+    run.add_argument(
+        "--split",
+        choices=("train", "eval"),
+        default="eval",
+        action=_NoteGiven,
+        help="the split tasks are drawn from (not with --suite)",
+    )
+    run.add_argument(
+        "--episodes",
+        type=int,
+        default=50,
+        action=_NoteGiven,
+        help="per environment (not with --suite or --task-ids, which fix the tasks)",
+    )
     run.add_argument(
         "--task-ids",
         nargs="+",
@@ -660,6 +845,12 @@ def _add_eval_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     )
     run.add_argument(
         "--trajectories", metavar="PATH", help="also append every episode to a JSONL file"
+    )
+    run.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run recorded in --trajectories: episodes it holds that ended without "
+        "an error are not played again (the same command, with --resume)",
     )
     run.add_argument(
         "--agents",
@@ -696,7 +887,9 @@ def _add_match_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "game (greedy, cautious, conceder, boulware, shader, truthful)",
     )
     match.add_argument("--games", type=int, default=20, help="games to play (seats rotate)")
-    match.add_argument("--split", choices=("train", "eval"), default="eval")
+    match.add_argument(
+        "--split", choices=("train", "eval"), default="eval", help="the split games come from"
+    )
     match.add_argument("--json", metavar="PATH", help="also write the standings and games as JSON")
     match.add_argument(
         "--transcripts", metavar="PATH", help="also append every game with its conversations"
@@ -708,8 +901,10 @@ def _add_match_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
 def _add_collect_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``llmgym collect``: build a trajectory dataset."""
     collect = commands.add_parser("collect", help="build a trajectory dataset (resumable)")
-    collect.add_argument("--envs", nargs="+", required=True, metavar="ENV_ID")
-    collect.add_argument("--split", choices=("train", "eval"), default="train")
+    collect.add_argument("--envs", nargs="+", required=True, metavar="ENV_ID", help=_ENV_ID_HELP)
+    collect.add_argument(
+        "--split", choices=("train", "eval"), default="train", help="the split tasks come from"
+    )
     collect.add_argument("--episodes", type=int, default=100, help="per environment")
     collect.add_argument(
         "-o", "--output", required=True, help="JSONL file (appended; finished tasks skipped)"
@@ -719,20 +914,22 @@ def _add_collect_command(commands: argparse._SubParsersAction[argparse.ArgumentP
     )
     _add_agent_options(collect)
     _add_placement_options(collect)
-    collect.set_defaults(run=_cmd_collect)
+    collect.set_defaults(run=_cmd_collect, on_interrupt=_collect_interrupted)
 
 
 def _add_envgen_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``llmgym envgen``: design environment configs (EnvGen)."""
     envgen = commands.add_parser("envgen", help="design environment configs with an LLM (EnvGen)")
-    envgen.add_argument("env_id")
+    envgen.add_argument("env_id", help=_ENV_ID_HELP)
     envgen.add_argument("--llm", default="offline", help="offline, openai:MODEL or replay:FOLDER")
     envgen.add_argument("--base-url", help="chat-completions API root (default: $OPENAI_BASE_URL)")
     envgen.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
     envgen.add_argument("--n", type=int, default=4, help="environments to design")
     envgen.add_argument("--out", help="run folder (continued when it exists)")
     envgen.add_argument("--stats", help="per-skill success rates (JSON) for an adaptation step")
-    envgen.add_argument("--repair-rounds", type=int, default=2)
+    envgen.add_argument(
+        "--repair-rounds", type=int, default=2, help="retries after an invalid design reply"
+    )
     envgen.set_defaults(run=_cmd_envgen)
 
 
@@ -741,10 +938,17 @@ def _add_convert_command(commands: argparse._SubParsersAction[argparse.ArgumentP
     convert = commands.add_parser(
         "convert", help="trajectories to SFT data (TRL messages or AgentGym)"
     )
-    convert.add_argument("input")
-    convert.add_argument("-o", "--output", required=True)
-    convert.add_argument("--format", choices=("messages", "conversations"), default="messages")
-    convert.add_argument("--successful-only", action="store_true")
+    convert.add_argument("input", help="a trajectory file (JSONL) of eval or collect")
+    convert.add_argument("-o", "--output", required=True, help="the JSONL file to write")
+    convert.add_argument(
+        "--format",
+        choices=("messages", "conversations"),
+        default="messages",
+        help="messages: TRL's conversational format; conversations: AgentGym's",
+    )
+    convert.add_argument(
+        "--successful-only", action="store_true", help="keep only successful episodes"
+    )
     convert.set_defaults(run=_cmd_convert)
 
 
@@ -756,7 +960,10 @@ def _add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     server.add_argument("--host", default="127.0.0.1", help="interface (0.0.0.0: all)")
     server.add_argument("--port", type=int, default=8000, help="0 picks a free port")
     server.add_argument(
-        "--envs", nargs="+", metavar="ENV_ID", help="serve only these (default: every available)"
+        "--envs",
+        nargs="+",
+        metavar="ENV_ID",
+        help="serve only these, e.g. wordle or my_pkg.envs:Anagram (default: every available)",
     )
     server.add_argument("--max-sessions", type=int, default=256, help="sessions at once")
     server.add_argument(
@@ -820,7 +1027,10 @@ def _add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
         help="also run these environments in a child process per session ('all': every one)",
     )
     server.add_argument(
-        "--log-level", choices=("debug", "info", "warning", "error"), default="info"
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default="info",
+        help="the server's log level",
     )
     server.add_argument("--access-log", action="store_true", help="log every request")
     server.set_defaults(run=_cmd_serve)
@@ -839,6 +1049,17 @@ _COMMANDS = (
 """The subcommands, in the order ``llmgym --help`` lists them."""
 
 
+class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows an option's default after its help, unless the help names it already or the
+    default is nothing to show (``None``, ``False``)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "default" in text or action.default is None or action.default is False:
+            return text
+        return super()._get_help_string(action)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``llmgym`` command."""
     parser = argparse.ArgumentParser(prog="llmgym", description="Text environments for LLM agents.")
@@ -846,6 +1067,8 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     for add_command in _COMMANDS:
         add_command(commands)
+    for command in commands.choices.values():
+        command.formatter_class = _HelpFormatter
     return parser
 
 
@@ -854,19 +1077,94 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "native_tools", False):
         args.react = False
+    if "human" in _players(args):
+        args.quiet = True  # a progress bar would garble the person's prompt
+    code = _run(args)
+    if code == EXIT_INTERRUPTED and _episodes_in_flight():
+        # Each worker thread would play its episode to the end (minutes, with a slow model)
+        # before the interpreter may exit; what finished is written already.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the command; errors a user can fix, Ctrl-C and a closed pipe end in one line."""
     try:
-        return args.run(args)
+        code = args.run(args)
+        sys.stdout.flush()  # a reader that went away shows here, not at the interpreter's exit
+        return code
+    except KeyboardInterrupt:
+        print("\nllmgym: interrupted", file=sys.stderr)
+        if getattr(args, "on_interrupt", None):
+            print(args.on_interrupt(args), file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `llmgym list | head -1`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except (
         KeyError,
         ValueError,
+        OSError,
         llmgym.MissingDependencyError,
         llmgym.ConfigError,
         RemoteEnvError,
         ChatError,
     ) as error:
-        message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        print(f"llmgym: error: {message}", file=sys.stderr)
+        print(f"llmgym: error: {_message(error)}", file=sys.stderr)
         return 2
+
+
+def _message(error: Exception) -> str:
+    if isinstance(error, KeyError) and error.args:
+        return str(error.args[0])
+    if isinstance(error, OSError) and error.filename is not None and error.strerror:
+        return f"{error.strerror}: {error.filename}"
+    return str(error)
+
+
+def _players(args: argparse.Namespace) -> list[str]:
+    """The agents a command line names (``--agent``, ``--agents``, ``--opponent``)."""
+    named = [getattr(args, "agent", None), *(getattr(args, "agents", None) or ())]
+    return [p for p in (*named, getattr(args, "opponent", None)) if p]
+
+
+def _episodes_in_flight() -> bool:
+    return any(
+        thread.name.startswith(("llmgym-rollout", "llmgym-match")) and thread.is_alive()
+        for thread in threading.enumerate()
+    )
+
+
+def _collect_interrupted(args: argparse.Namespace) -> str:
+    return f"llmgym: the finished trajectories are in {args.output}; the same command continues"
+
+
+class _NoteGiven(argparse.Action):
+    """Stores the value like ``store`` and notes that the option was given: options that
+    conflict with others only when given (not by their default) are checked with
+    :func:`_given`."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.given = {*getattr(namespace, "given", ()), self.dest}
+
+
+def _given(args: argparse.Namespace, dest: str) -> bool:
+    return dest in getattr(args, "given", ())
+
+
+_ENV_ID_HELP = (
+    "an environment id in any case, with or without llmgym/ and the version (wordle, "
+    "Wordle-v0), or a user environment's module:Class"
+)
 
 
 if __name__ == "__main__":

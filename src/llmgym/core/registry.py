@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -47,7 +48,8 @@ class EnvEntry:
     """One row of the environment table.
 
     Attributes:
-        id: The gymnasium id, ``"llmgym/<Name>-v<N>"``.
+        id: The gymnasium id: ``"llmgym/<Name>-v<N>"`` for llmgym's own environments, any
+            gymnasium id (``"my-envs/Anagram-v0"``) for those of other packages.
         entry_point: ``"module:Class"``.
         max_episode_steps: Turn limit applied by gymnasium's ``TimeLimit`` (``None``: none).
         summary: One line for ``llmgym list`` and the docs.
@@ -81,8 +83,8 @@ class EnvEntry:
 
     @property
     def name(self) -> str:
-        """``"Wordle"`` for ``"llmgym/Wordle-v0"``."""
-        return self.id.split("/", 1)[1].rsplit("-v", 1)[0]
+        """``"Wordle"`` for ``"llmgym/Wordle-v0"`` (the id without namespace and version)."""
+        return re.sub(r"-v[0-9]+$", "", self.id.rsplit("/", 1)[-1])
 
     @property
     def available(self) -> bool:

@@ -144,6 +144,10 @@ class WordleEnv(TextEnv[WordleConfig]):
     def instance_key(self) -> str:
         return self._answer
 
+    def reveal(self) -> str:
+        """The hidden word (``llmgym play`` shows it to a player who quits)."""
+        return self._answer
+
     def rules(self) -> str:
         config = self.task.config if self._task else self.config
         hard = (
@@ -180,7 +184,7 @@ class WordleEnv(TextEnv[WordleConfig]):
         feedback = score_guess(guess, self._answer)
         self._board.append((guess, feedback))
         if guess == self._answer:
-            text = f"{self._board_text(config)}\nSolved in {len(self._board)} guesses!"
+            text = f"{self._board_text(config)}\nSolved in {_guesses(len(self._board))}!"
             return Transition(observation=text, reward=1.0, terminated=True, success=True)
         if len(self._board) >= config.max_guesses:
             text = f"{self._board_text(config)}\nOut of guesses. The word was {self._answer}."
@@ -206,9 +210,7 @@ class WordleEnv(TextEnv[WordleConfig]):
             for i, (guess, fb) in enumerate(self._board, start=1)
         ]
         left = config.max_guesses - len(self._board)
-        lines.append(
-            f"{left} guess{'es' if left != 1 else ''} left." if lines else "No guesses yet."
-        )
+        lines.append(f"{_guesses(left)} left." if lines else "No guesses yet.")
         return "\n".join(lines)
 
     # ------------------------------------------------------------------ oracle
@@ -239,6 +241,10 @@ class WordleEnv(TextEnv[WordleConfig]):
     def sample_action(self, rng: np.random.Generator) -> str:
         words = word_lists(self.task.config.word_length).answers
         return words[int(rng.integers(len(words)))]
+
+
+def _guesses(count: int) -> str:
+    return f"{count} guess{'es' if count != 1 else ''}"
 
 
 def _letter_coverage(candidates: list[str]) -> Callable[[str], int]:

@@ -30,10 +30,13 @@ from typing import Any
 
 __all__ = [
     "SCHEMA",
+    "BadLine",
     "Trajectory",
     "TrajectoryBuilder",
     "Turn",
     "append_trajectory",
+    "convert_file",
+    "finished_episodes",
     "read_trajectories",
     "to_conversations",
     "to_messages",
@@ -191,20 +194,67 @@ def append_trajectory(path: str | os.PathLike[str], trajectory: Trajectory) -> N
             handle.write(line)
 
 
-def read_trajectories(path: str | os.PathLike[str]) -> Iterator[Trajectory]:
-    """The trajectories of a JSON-lines file (a truncated last line from a crash is skipped)."""
+@dataclass(frozen=True)
+class BadLine:
+    """A line of a trajectory file that holds no trajectory, and why."""
+
+    number: int
+    problem: str
+
+    def __str__(self) -> str:
+        return f"line {self.number}: {self.problem}"
+
+
+def read_trajectories(
+    path: str | os.PathLike[str], *, bad_lines: list[BadLine] | None = None
+) -> Iterator[Trajectory]:
+    """The trajectories of a JSON-lines file.
+
+    A line that holds no trajectory raises ``ValueError`` naming the file and the line; with
+    ``bad_lines`` it is skipped and recorded there instead. A truncated last line (a crash in
+    the middle of a write) is skipped either way (and recorded in ``bad_lines``).
+    """
     with open(path, encoding="utf-8") as handle:
         lines = handle.readlines()
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError:
-            if number == len(lines):
-                return
-            raise
-        yield Trajectory.from_dict(data)
+            yield _parse_line(line)
+        except ValueError as error:
+            truncated = number == len(lines) and not line.endswith("\n")
+            problem = "incomplete (the file ends in the middle of a record)" if truncated else error
+            if bad_lines is not None:
+                bad_lines.append(BadLine(number, str(problem)))
+            elif not truncated:
+                raise ValueError(f"{os.fspath(path)}, line {number}: {problem}") from None
+
+
+def _parse_line(line: str) -> Trajectory:
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not JSON ({error.msg}, column {error.colno})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"a JSON {type(data).__name__}, not a trajectory record")
+    try:
+        return Trajectory.from_dict(data)
+    except TypeError as error:
+        raise ValueError(f"not a trajectory record: {error}") from None
+
+
+def finished_episodes(
+    path: str | os.PathLike[str],
+) -> dict[tuple[str, str, str, int | None], Trajectory]:
+    """The episodes of a trajectory file that ended without an error, by ``(env_id, agent,
+    task_id, seed)``: what a resumed run need not play again. A missing file has none."""
+    if not os.path.exists(path):
+        return {}
+    return {
+        (t.env_id, t.agent, t.task_id, t.seed): t
+        for t in read_trajectories(path)
+        if t.error is None
+    }
 
 
 def _first_user_message(trajectory: Trajectory, observation: str) -> str:
@@ -257,13 +307,24 @@ def convert_file(
     *,
     fmt: str = "messages",
     successful_only: bool = False,
+    bad_lines: list[BadLine] | None = None,
 ) -> int:
     """Write ``path``'s trajectories to ``out`` as JSON lines in ``fmt`` (``messages`` or
-    ``conversations``); return how many were written."""
+    ``conversations``); return how many were written.
+
+    Lines that hold no trajectory raise ``ValueError`` (see :func:`read_trajectories`), or with
+    ``bad_lines`` are skipped and recorded there; a file without a single trajectory raises
+    ``ValueError`` either way, and then ``out`` is not written.
+    """
     convert = {"messages": to_messages, "conversations": to_conversations}[fmt]
+    trajectories = list(read_trajectories(path, bad_lines=bad_lines))
+    if not trajectories:
+        bad = bad_lines or []
+        why = f"; {len(bad)} unreadable line(s), the first {bad[0]}" if bad else ""
+        raise ValueError(f"{os.fspath(path)} holds no {SCHEMA} records{why}")
     count = 0
     with open(out, "w", encoding="utf-8") as handle:
-        for trajectory in _filtered(read_trajectories(path), successful_only):
+        for trajectory in _filtered(trajectories, successful_only):
             handle.write(json.dumps(convert(trajectory), ensure_ascii=False) + "\n")
             count += 1
     return count

@@ -49,15 +49,22 @@ def run_concurrently(
 ) -> None:
     """``play(i)`` for every ``i`` in ``range(count)``, ``concurrency`` at a time on worker
     threads named ``name`` (in this thread when ``concurrency <= 1``); ``finish(i, result)``
-    runs in this thread as each one ends."""
+    runs in this thread as each one ends. When this thread is interrupted, the calls not yet
+    started are cancelled; those running go on in their threads."""
     if concurrency <= 1:
         for index in range(count):
             finish(index, play(index))
         return
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=name) as pool:
+    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=name)
+    try:
         futures = {pool.submit(play, index): index for index in range(count)}
         for future in as_completed(futures):
             finish(futures[future], future.result())
+    except BaseException:
+        # on Ctrl-C (or a failing finish) the items not yet started are dropped, not played
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
 
 
 class SuccessBar:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from llmgym.envs import ENVIRONMENTS, get_entry
+from llmgym.envs import all_entries, get_entry
 from llmgym.serving.server.policy import DEFAULT_CONFIG_LIMITS, ConfigLimit, ConfigPolicy
 
 __all__ = ["ServerSettings"]
@@ -89,4 +89,4 @@ class ServerSettings:
 
     def served(self) -> tuple[str, ...]:
         """The ids served: ``envs``, or every available environment."""
-        return self.envs or tuple(e.id for e in ENVIRONMENTS if e.available)
+        return self.envs or tuple(e.id for e in all_entries() if e.available)
