@@ -229,7 +229,7 @@ def test_procgen_heist_without_its_extra_names_the_install_command() -> None:
 
     if importlib.util.find_spec("procgen") is not None:
         pytest.skip("procgen is installed here")
-    with pytest.raises(MissingDependencyError, match=r"llmgym\[procgen\]"):
+    with pytest.raises(MissingDependencyError, match=r"\.\[procgen\]"):
         gym.make("llmgym/ProcgenHeist-v0")
 
 

@@ -108,7 +108,7 @@ def test_a_slow_step_holds_up_neither_health_nor_other_sessions() -> None:
 def _over_the_limit(isolate: tuple[str, ...]) -> ServerSettings:
     return ServerSettings(
         step_timeout_s=1.0,
-        config_limits=(ConfigLimit("llmgym/SQL-v0", "time_limit_ms", maximum=3000),),
+        config_limits=(ConfigLimit("llmgym/SQL-v0", "time_limit_ms", maximum=10_000),),
         isolate=isolate,
     )
 
@@ -119,13 +119,13 @@ def test_a_step_over_the_limit_ends_only_its_session(isolate) -> None:
         LiveServer(_over_the_limit(isolate)) as live,
         httpx.Client(base_url=live.url, timeout=60) as http,
     ):
-        slow, other = _sql_session(http, 3000), _wordle_session(http)
+        slow, other = _sql_session(http, 10_000), _wordle_session(http)
         host = live.app.state.store.sessions[slow].host
         assert isinstance(host, ProcessHostedEnv) == bool(isolate)
         pid = host._process.pid if isolate else None
         start = time.monotonic()
         lost = http.post(f"/sessions/{slow}/step", json={"action": ENDLESS_QUERY})
-        assert 1.0 <= time.monotonic() - start < 2.5
+        assert 1.0 <= time.monotonic() - start < 6.0  # the limit, not the 10 s query
         assert lost.status_code == 504 and lost.json()["error"] == "session_lost"
         assert "limit of 1 s (--step-timeout)" in lost.json()["message"]
         after = http.post(f"/sessions/{slow}/step", json={"action": "SELECT 1"})
@@ -133,12 +133,12 @@ def test_a_step_over_the_limit_ends_only_its_session(isolate) -> None:
         assert http.post(f"/sessions/{other}/step", json={"action": "crane"}).is_success
         assert http.get("/health").json()["sessions"] == 1
         store = live.app.state.store
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while store.workers.abandoned and time.monotonic() < deadline:
             time.sleep(0.05)  # a thread's environment is discarded when its call returns
         assert store.workers.abandoned == 0
-        if isolate:  # the child was killed at the limit, not left to finish its 3 s query
-            assert time.monotonic() - start < 2.8
+        if isolate:  # the child was killed at the limit, not left to finish its 10 s query
+            assert time.monotonic() - start < 8.0
             with pytest.raises(ProcessLookupError):
                 os.kill(pid, 0)
 
