@@ -72,9 +72,11 @@ def openenv_path(url: str, actions: list[str], seconds: float) -> list[float]:
     from openenv import GenericEnvClient
 
     with GenericEnvClient(base_url=url).sync() as client:
-        return _timed(
-            lambda a: client.step({"action": a}).done, lambda: client.reset(seed=0), actions, seconds
-        )
+
+        def step(action: str) -> bool:
+            return client.step({"action": action}).done
+
+        return _timed(step, lambda: client.reset(seed=0), actions, seconds)
 
 
 def llmgym_path(url: str, env_id: str, actions: list[str], seconds: float) -> list[float]:
