@@ -11,10 +11,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import cast
 
 import gymnasium as gym
 
 import llmgym
+from llmgym.core.env import TextEnv
 from llmgym.core.tasks import SPLITS
 from llmgym.envs import get_entry
 
@@ -27,13 +29,14 @@ def oracle_reward_range(env_id: str, episodes: int = 5) -> tuple[float, float]:
     """The reward range to declare: from 0 (or the lowest oracle return, if below) to the
     highest episode return of the oracle over the first ``episodes`` eval tasks."""
     env = gym.make(env_id, disable_env_checker=True)
+    inner = cast(TextEnv, env.unwrapped)
     returns = []
     try:
-        for task_id in list(env.unwrapped.task_ids("eval"))[:episodes]:
+        for task_id in list(inner.task_ids("eval"))[:episodes]:
             env.reset(options={"task_id": task_id})
             total, done = 0.0, False
             while not done:
-                _, reward, terminated, truncated, _ = env.step(env.unwrapped.oracle_action())
+                _, reward, terminated, truncated, _ = env.step(inner.oracle_action())
                 total += float(reward)
                 done = terminated or truncated
             returns.append(total)
@@ -52,7 +55,7 @@ def export_openenv(
     low, high = reward_range if reward_range is not None else oracle_reward_range(entry.id)
     env = gym.make(entry.id, disable_env_checker=True)
     try:
-        counts = {split: len(env.unwrapped.task_ids(split)) for split in SPLITS}
+        counts = {split: len(cast(TextEnv, env.unwrapped).task_ids(split)) for split in SPLITS}
         tools = [t["function"]["name"] for t in getattr(env.unwrapped, "tool_schemas", list)()]
     finally:
         env.close()

@@ -34,7 +34,7 @@ import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
@@ -42,6 +42,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import llmgym
+from llmgym.core.env import TextEnv
 from llmgym.core.registry import EnvEntry
 from llmgym.core.tasks import SPLITS, TaskIdRange
 from llmgym.envs import get_entry
@@ -340,7 +341,7 @@ def _tool_schemas(entry: EnvEntry) -> list[dict[str, Any]] | None:
 def _task_ids(env_id: str, split: str) -> TaskIdRange | list[str]:
     env = gym.make(env_id, disable_env_checker=True)
     try:
-        ids = env.unwrapped.task_ids(split)
+        ids = cast(TextEnv, env.unwrapped).task_ids(split)
         return ids if isinstance(ids, TaskIdRange) else list(ids)
     finally:
         env.close()
@@ -376,9 +377,8 @@ class _Connection:
 
     async def serve(self) -> None:
         try:
-            created = await self.store.create(
-                CreateSessionRequest(env_id=self.env_id, reset=False), self.client
-            )
+            request = CreateSessionRequest.model_validate({"env_id": self.env_id, "reset": False})
+            created = await self.store.create(request, self.client)
         except HostingError as error:  # capacity, quota, a failed make: say why, then close
             await self.websocket.send_text(_error(error))
             await self.websocket.close(code=1013 if error.status in (429, 503) else 1011)
@@ -406,7 +406,7 @@ class _Connection:
             kind = message.get("type") if isinstance(message, dict) else None
             if kind == "close":
                 return None, True
-            operation = self.operations.get(kind)  # type: ignore[arg-type]
+            operation = self.operations.get(kind) if isinstance(kind, str) else None
             if operation is None:
                 raise InvalidRequestError(
                     f"unknown message type {kind!r}: reset, step, state or close",
