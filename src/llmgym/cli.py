@@ -638,6 +638,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         config_limits=tuple(limits),
         file_dir=args.allow_files,
         isolate=tuple(e if e == "all" else _resolve_id(e) for e in args.isolate or ()),
+        openenv_env=_openenv_env(args),
     )
     configure_logging(args.log_level)
 
@@ -651,6 +652,33 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         log_level=args.log_level,
         access_log=args.access_log,
         on_ready=announce,
+    )
+    return 0
+
+
+def _openenv_env(args: argparse.Namespace) -> str | None:
+    """The environment ``--protocol openenv --env ID`` serves alone (``None``: llmgym's
+    protocol)."""
+    if args.protocol == "llmgym":
+        if args.env is not None:
+            raise ValueError("--env goes with --protocol openenv (use --envs to choose several)")
+        return None
+    if args.env is None:
+        raise ValueError("--protocol openenv serves one environment: give it with --env ID")
+    if args.envs:
+        raise ValueError("--protocol openenv serves --env alone: drop --envs")
+    return _resolve_id(args.env)
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from llmgym.serving.openenv_export import export_openenv
+
+    written = export_openenv(_resolve_id(args.env_id), args.directory, args.reward_range)
+    for path in written:
+        print(path)
+    print(
+        f"wrote an OpenEnv Space for {_resolve_id(args.env_id)}; publish it with "
+        f"`openenv push {args.directory}`"
     )
     return 0
 
@@ -1033,7 +1061,34 @@ def _add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
         help="the server's log level",
     )
     server.add_argument("--access-log", action="store_true", help="log every request")
+    server.add_argument(
+        "--protocol",
+        choices=("llmgym", "openenv"),
+        default="llmgym",
+        help="llmgym's (every environment also in OpenEnv's at /openenv/<name>), or OpenEnv's "
+        "for --env alone at the root, as an OpenEnv Space (default llmgym)",
+    )
+    server.add_argument("--env", metavar="ENV_ID", help="the environment --protocol openenv serves")
     server.set_defaults(run=_cmd_serve)
+
+
+def _add_export_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``llmgym export openenv ENV_ID DIR``: an environment packaged for another ecosystem."""
+    export = commands.add_parser(
+        "export", help="package an environment for another ecosystem (openenv: an HF Space)"
+    )
+    export.add_argument("format", choices=("openenv",), help="what to write")
+    export.add_argument("env_id", metavar="ENV_ID", help=_ENV_ID_HELP)
+    export.add_argument("directory", metavar="DIR", help="where to write it (made if missing)")
+    export.add_argument(
+        "--reward-range",
+        nargs=2,
+        type=float,
+        metavar=("LOW", "HIGH"),
+        help="the reward range to declare (default: 0 to the oracle's best return on the first "
+        "eval tasks)",
+    )
+    export.set_defaults(run=_cmd_export)
 
 
 _COMMANDS = (
@@ -1045,6 +1100,7 @@ _COMMANDS = (
     _add_envgen_command,
     _add_convert_command,
     _add_serve_command,
+    _add_export_command,
 )
 """The subcommands, in the order ``llmgym --help`` lists them."""
 

@@ -21,6 +21,7 @@ from llmgym.serving.hosting import REMOTE_CALLS
 from llmgym.serving.protocol import ARRAY_KEY, HostingError
 from llmgym.serving.server.guard import OPEN_PATHS, Guard
 from llmgym.serving.server.logs import log
+from llmgym.serving.server.openenv import openenv_routes
 from llmgym.serving.server.routes import environment_routes, server_routes, session_routes
 from llmgym.serving.server.schemas import JSON, error_reply, validation_error
 from llmgym.serving.server.sessions import SessionStore
@@ -44,7 +45,12 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     )
     app.state.store = store
     _answer_errors_as_json(app)
-    for router in (server_routes(store), environment_routes(store), session_routes(store)):
+    if settings.openenv_env is not None:
+        routers = [openenv_routes(store, settings.openenv_env)]
+    else:
+        routers = [server_routes(store), environment_routes(store), session_routes(store)]
+        routers.append(openenv_routes(store))
+    for router in routers:
         app.include_router(router)
     app.add_middleware(Guard, settings=settings)
     return app
@@ -156,12 +162,14 @@ class _ServerApp(FastAPI):
             def body(path: str) -> dict[str, Any]:
                 return paths[path]["post"]["requestBody"]["content"][JSON]["schema"]
 
-            body("/sessions")["properties"]["env_id"]["enum"] = list(self.served)
-            body("/sessions/{session_id}/call")["properties"]["name"]["enum"] = sorted(REMOTE_CALLS)
-            body("/sessions/{session_id}/step")["properties"]["action"]["anyOf"] = [
-                {"not": {"type": "object", "required": [ARRAY_KEY]}},
-                {"$ref": "#/components/schemas/NDArray"},
-            ]
+            if "/sessions" in paths:
+                body("/sessions")["properties"]["env_id"]["enum"] = list(self.served)
+                calls = body("/sessions/{session_id}/call")["properties"]["name"]
+                calls["enum"] = sorted(REMOTE_CALLS)
+                body("/sessions/{session_id}/step")["properties"]["action"]["anyOf"] = [
+                    {"not": {"type": "object", "required": [ARRAY_KEY]}},
+                    {"$ref": "#/components/schemas/NDArray"},
+                ]
             if self.settings.token is not None:
                 schema["components"]["securitySchemes"] = {
                     "bearer": {"type": "http", "scheme": "bearer"}

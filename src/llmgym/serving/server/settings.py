@@ -36,6 +36,9 @@ class ServerSettings:
         isolate: Environments to run in a child process per session, besides those the
             environment table marks ``isolated`` (``("all",)``: every one).
         worker_threads: Threads that run environment calls.
+        openenv_env: Serve this environment alone, in OpenEnv's protocol at the root (``/ws``,
+            ``/schema``, ...), as an OpenEnv Space does (``None``: llmgym's protocol, with every
+            served environment also in OpenEnv's at ``/openenv/<name>``).
     """
 
     envs: tuple[str, ...] | None = None
@@ -51,6 +54,7 @@ class ServerSettings:
     file_dir: str | None = None
     isolate: tuple[str, ...] = ()
     worker_threads: int = 64
+    openenv_env: str | None = None
 
     def __post_init__(self) -> None:
         for name, least in (
@@ -69,6 +73,12 @@ class ServerSettings:
             raise ValueError(f"file_dir={self.file_dir!r} is not a directory")
         if self.envs is not None:
             object.__setattr__(self, "envs", tuple(get_entry(e).id for e in self.envs))
+        if self.openenv_env is not None:
+            env_id = get_entry(self.openenv_env).id
+            if self.envs not in (None, (env_id,)):
+                raise ValueError(f"openenv_env={env_id} serves that environment alone")
+            object.__setattr__(self, "openenv_env", env_id)
+            object.__setattr__(self, "envs", (env_id,))
         if self.isolate != ("all",):
             object.__setattr__(self, "isolate", tuple(get_entry(e).id for e in self.isolate))
         self.policy().validate()

@@ -1,0 +1,229 @@
+"""llmgym in OpenEnv's protocol, driven by OpenEnv's own client (``GenericEnvClient``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from typing import Any
+
+import gymnasium as gym
+import httpx
+import pytest
+
+import llmgym  # noqa: F401  (registers the environments)
+
+pytest.importorskip("fastapi")
+openenv = pytest.importorskip("openenv", reason="needs the [openenv] extra")
+try:
+    from openenv import GenericEnvClient
+except ImportError as error:  # fastmcp without a compatible mcp (verifiers 0.4 pins mcp 2)
+    pytest.skip(f"openenv cannot be imported: {error}", allow_module_level=True)
+
+from llmgym.serving.server import ServerSettings  # noqa: E402
+from llmgym.serving.server.policy import ConfigLimit  # noqa: E402
+from tests.servers import LiveServer  # noqa: E402
+
+WORDLE = "llmgym/Wordle-v0"
+
+
+@pytest.fixture(scope="module")
+def root_server():
+    """``llmgym serve --protocol openenv --env wordle``: Wordle alone, at the root."""
+    with LiveServer(ServerSettings(openenv_env="wordle")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def mounted_server():
+    """Plain ``llmgym serve``: every environment also at ``/openenv/<name>``."""
+    limits = (ConfigLimit(WORDLE, "max_guesses", maximum=8),)
+    with LiveServer(ServerSettings(envs=(WORDLE, "llmgym/Weather-v0"), config_limits=limits)) as s:
+        yield s
+
+
+def local_oracle_run(task_id: str) -> list[tuple[str, str, float, bool]]:
+    env = gym.make(WORDLE)
+    env.reset(options={"task_id": task_id})
+    trajectory, done = [], False
+    while not done:
+        action = env.unwrapped.oracle_action()
+        observation, reward, terminated, truncated, _ = env.step(action)
+        done = terminated or truncated
+        trajectory.append((action, observation, float(reward), done))
+    return trajectory
+
+
+async def remote_oracle_run(url: str, task_id: str) -> list[tuple[str, str, float, bool]]:
+    local = local_oracle_run(task_id)
+    trajectory = []
+    async with GenericEnvClient(base_url=url) as client:
+        result = await client.reset(task_id=task_id)
+        assert result.observation["task_id"] == task_id and not result.done
+        for action, *_ in local:
+            result = await client.step({"action": action})
+            trajectory.append((action, result.observation["text"], result.reward, result.done))
+    return trajectory
+
+
+@pytest.mark.parametrize("where", ["root", "mounted"])
+def test_wordle_oracle_over_ws_matches_a_local_run(where, root_server, mounted_server):
+    url = root_server.url if where == "root" else f"{mounted_server.url}/openenv/wordle"
+    remote = asyncio.run(remote_oracle_run(url, "eval/00000"))
+    assert remote == local_oracle_run("eval/00000")
+    assert remote[-1][2] == 1.0 and remote[-1][3]
+
+
+def test_sync_client_state_index_and_bad_action(root_server):
+    with GenericEnvClient(base_url=root_server.url).sync() as client:
+        result = client.reset(split="eval", index=3, seed=0)
+        assert result.observation["task_id"] == "eval/00003"
+        assert result.reward is None and not result.done
+        result = client.step({"action": "not a five letter word!"})
+        assert result.observation["invalid_action"] and not result.done
+        result = client.step({"action": 12345})  # not text: answered, as its JSON text
+        assert result.observation["invalid_action"]
+        state = client.state()
+        assert state["step_count"] == 2 and state["task_id"] == "eval/00003"
+
+
+def test_two_sessions_stay_independent(root_server):
+    async def run() -> None:
+        async with (
+            GenericEnvClient(base_url=root_server.url) as first,
+            GenericEnvClient(base_url=root_server.url) as second,
+        ):
+            a, b = await asyncio.gather(
+                first.reset(task_id="eval/00001"), second.reset(task_id="eval/00002")
+            )
+            local = local_oracle_run("eval/00001")
+            await second.step({"action": "zzzzz"})
+            for action, observation, reward, done in local:
+                result = await first.step({"action": action})
+                assert (result.observation["text"], result.reward, result.done) == (
+                    observation,
+                    reward,
+                    done,
+                )
+            assert (await second.state())["step_count"] == 1
+            assert (await first.state())["task_id"] == "eval/00001"
+
+    asyncio.run(run())
+
+
+def test_config_over_the_cap_is_refused(mounted_server):
+    url = f"{mounted_server.url}/openenv/wordle"
+    with GenericEnvClient(base_url=url).sync() as client:
+        with pytest.raises(RuntimeError, match="max_guesses"):
+            client.reset(config={"max_guesses": 1000})
+        result = client.reset(config={"max_guesses": 8})
+        assert not result.done
+
+
+def test_errors_are_error_messages_and_the_session_goes_on(root_server):
+    with GenericEnvClient(base_url=root_server.url).sync() as client:
+        with pytest.raises(RuntimeError, match="reset"):
+            client.step({"action": "crane"})  # before any reset
+        with pytest.raises(RuntimeError, match="unknown_option"):
+            client.reset(unknown_option=1)
+        assert not client.reset(task_id="eval/00000").done
+
+
+def test_http_routes(root_server, mounted_server):
+    for url in (root_server.url, f"{mounted_server.url}/openenv/wordle"):
+        assert httpx.get(f"{url}/health").json() == {"status": "healthy"}
+        metadata = httpx.get(f"{url}/metadata").json()
+        assert metadata["name"] == "wordle" and "Wordle" in metadata["readme_content"]
+        schema = httpx.get(f"{url}/schema").json()
+        assert schema["action"]["required"] == ["action"]
+        assert schema["action"]["properties"]["action"]["type"] == "string"
+        observation = schema["observation"]["properties"]
+        assert {"text", "reward", "done", "info", "invalid_action", "success", "truncated"} <= set(
+            observation
+        )
+        splits = httpx.get(f"{url}/wordle/splits").json()
+        assert [s["name"] for s in splits] == ["train", "eval"]
+        count = httpx.post(f"{url}/wordle/num_tasks", json={"split": "eval"}).json()["num_tasks"]
+        assert count == len(gym.make(WORDLE).unwrapped.task_ids("eval"))
+        task = httpx.post(f"{url}/wordle/task", json={"split": "eval", "index": 2}).json()
+        assert task["task"]["task_id"] == "eval/00002"
+        tasks = httpx.post(f"{url}/wordle/tasks", json={"split": "eval"}).json()["tasks"]
+        assert len(tasks) == count
+        page = httpx.post(f"{url}/wordle/task_range", json={"split": "eval", "start": 5, "stop": 7})
+        assert [t["task_id"] for t in page.json()["tasks"]] == ["eval/00005", "eval/00006"]
+        assert httpx.get(f"{url}/maze/splits").status_code == 404
+    assert httpx.get(f"{mounted_server.url}/openenv/nosuch/health").status_code == 404
+
+
+def test_tool_environment_schema_and_json_replies(mounted_server):
+    url = f"{mounted_server.url}/openenv/weather"
+    tools = httpx.get(f"{url}/schema").json()["tools"]
+    assert any(t["function"]["name"] == "finish" for t in tools)
+    local = gym.make("llmgym/Weather-v0")
+    local.reset(options={"task_id": "eval/00000"})
+    oracle = local.unwrapped.oracle_action()
+    with GenericEnvClient(base_url=url).sync() as client:
+        result = client.reset(task_id="eval/00000")
+        assert result.observation["tools"] == tools
+        call = json.loads(oracle) if oracle.lstrip().startswith("{") else None
+        # verifiers sends a reply that is a JSON object as the step itself
+        result = client.step(call if call is not None else {"action": oracle})
+        assert result.observation["text"] == local.step(oracle)[0]
+
+
+def test_token_and_quota_apply():
+    settings = ServerSettings(openenv_env="wordle", token="secret", max_sessions_per_client=1)
+    with LiveServer(settings) as server:
+        with pytest.raises(ConnectionError):
+            GenericEnvClient(base_url=server.url).sync().connect()
+        headers = {"Authorization": "Bearer secret"}
+        assert httpx.get(f"{server.url}/schema").status_code == 401
+        assert httpx.get(f"{server.url}/schema", headers=headers).status_code == 200
+
+        async def two() -> None:
+            async with GenericEnvClient(base_url=server.url, headers=headers) as first:
+                await first.reset()
+                second = GenericEnvClient(base_url=server.url, headers=headers)
+                with pytest.raises(RuntimeError, match="quota|holds"):
+                    await second.reset()
+                await second.close()
+
+        asyncio.run(two())
+
+
+def test_export_openenv_writes_a_space(tmp_path):
+    out = tmp_path / "space"
+    process = subprocess.run(
+        [sys.executable, "-m", "llmgym.cli", "export", "openenv", "wordle", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "openenv push" in process.stdout
+    manifest = (out / "openenv.yaml").read_text()
+    assert "task_api: true" in manifest and "range: [0, 1]" in manifest
+    assert "declared_task_count: {train: 1074, eval: 252}" in manifest
+    assert "openenv-llmgym-wordle" in (out / "pyproject.toml").read_text()
+    assert '"--protocol", "openenv"' in (out / "Dockerfile").read_text()
+    assert "sdk: docker" in (out / "README.md").read_text()
+    validate = subprocess.run(
+        ["openenv", "validate", str(out), "--level", "static", "--skip-build", "--json"],
+        capture_output=True,
+        text=True,
+    )
+    if validate.returncode == 0 or validate.stdout.strip().startswith("{"):
+        assert json.loads(validate.stdout)["verdict"] == "pass", validate.stdout
+
+
+def test_serve_cli_checks_protocol_options():
+    def run(*args: str) -> Any:
+        return subprocess.run(
+            [sys.executable, "-m", "llmgym.cli", "serve", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    assert "--env ID" in run("--protocol", "openenv").stderr
+    assert "--protocol openenv" in run("--env", "wordle").stderr
