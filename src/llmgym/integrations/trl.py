@@ -39,6 +39,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
+import types
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar, Literal, Union
 
@@ -313,6 +314,7 @@ def _class_name(env_id: str) -> str:
 def _rules(unwrapped: Any) -> str:
     """The prompt's text: the rules, and how to play through native tool calls. Tool-use
     environments' own rules describe a text call format, so their service and notes are used."""
+    parts: tuple[str, ...]
     if hasattr(unwrapped, "tool_schemas"):
         parts = (unwrapped.service, unwrapped.notes, _TOOL_ENV_HINT)
     else:
@@ -338,10 +340,10 @@ def _annotation(schema: Mapping[str, Any]) -> Any:
         return Union[tuple(_annotation({"type": k}) for k in kind)]  # noqa: UP007
     if kind == "array":
         items = schema.get("items")
-        return list[_annotation(items)] if items else list
+        return types.GenericAlias(list, (_annotation(items),)) if items else list
     if kind == "string" and schema.get("enum"):
         return Literal[tuple(schema["enum"])]
-    return _JSON_TYPES[kind]
+    return _JSON_TYPES[str(kind)]
 
 
 def _tool_method(function: Mapping[str, Any], react: bool) -> Callable[..., str]:
