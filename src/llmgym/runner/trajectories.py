@@ -81,6 +81,9 @@ class Trajectory:
     usage: dict[str, int] = field(default_factory=dict)
     skills: list[str] = field(default_factory=list)
     error: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """Facts about how the episode was run, e.g. ``horizon``: the turn limit and schedule of a
+    :class:`~llmgym.wrappers.HorizonCurriculum`."""
     schema: str = SCHEMA
 
     @property
@@ -141,6 +144,8 @@ class TrajectoryBuilder:
             system_prompt=str(info.get("system_prompt", "")),
             agent=self.agent,
         )
+        if "horizon" in info:
+            self.trajectory.metadata["horizon"] = dict(info["horizon"])
         self._pending_observation = str(info.get("env_observation", observation))
 
     def add(

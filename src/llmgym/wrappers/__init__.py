@@ -5,6 +5,8 @@
 * :class:`InstructionSampler` — each reset draws a task from a split, uniformly or by weights.
 * :class:`RecordTrajectory` — finished episodes appended to a JSON-lines file.
 * :class:`OracleHint` — the oracle's next action in ``info["oracle_action"]``.
+* :class:`HorizonLimit` — episodes truncated at the turn limit a :class:`HorizonCurriculum`
+  allows, which grows in stages during training (AgentGym-RL's ScalingInter-RL).
 * :func:`make_chat_env` — the standard stack, ``ChatHistory(ReActWrapper(gymnasium.make(id)))``;
   :func:`wrap_chat_env` puts the same stack around an environment you already have.
 """
@@ -16,6 +18,7 @@ from typing import Any
 import gymnasium as gym
 
 from llmgym.wrappers.chat import ChatHistory
+from llmgym.wrappers.horizon import HorizonCurriculum, HorizonLimit
 from llmgym.wrappers.oracle import OracleHint
 from llmgym.wrappers.react import ReActWrapper, format_reply, parse_reply, system_prompt
 from llmgym.wrappers.recording import RecordTrajectory
@@ -23,6 +26,8 @@ from llmgym.wrappers.sampling import InstructionSampler
 
 __all__ = [
     "ChatHistory",
+    "HorizonCurriculum",
+    "HorizonLimit",
     "InstructionSampler",
     "OracleHint",
     "ReActWrapper",
