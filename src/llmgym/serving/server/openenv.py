@@ -154,16 +154,18 @@ class _TaskQuery(BaseModel):
 # ----------------------------------------------------------------------------- the routes
 def openenv_routes(store: SessionStore, env_id: str | None = None) -> APIRouter:
     """OpenEnv's routes: for ``env_id`` at the root (``llmgym serve --protocol openenv``), or,
-    without it, for every served environment at ``/openenv/<name>`` (``/openenv/wordle/ws``)."""
+    without it, for every served environment at ``/openenv/<name>`` (``/openenv/wordle/ws``).
+    They speak OpenEnv's protocol, described by OpenEnv and by their own ``/schema``, so they stay
+    out of llmgym's OpenAPI document."""
     catalog = {openenv_name(e): e for e in store.served}
     if env_id is None:
-        router = APIRouter(prefix="/openenv/{served_name}", tags=["openenv"])
+        router = APIRouter(prefix="/openenv/{served_name}", include_in_schema=False)
 
         def served(scope: Request | WebSocket) -> str | None:
             return catalog.get(scope.path_params.get("served_name", "").lower())
 
     else:
-        router = APIRouter(tags=["openenv"])
+        router = APIRouter(include_in_schema=False)
         fixed = get_entry(env_id).id
 
         def served(scope: Request | WebSocket) -> str | None:
