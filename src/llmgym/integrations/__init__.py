@@ -1,0 +1,7 @@
+"""Adapters from llmgym environments to trainers' interfaces.
+
+* :mod:`llmgym.integrations.trl` — TRL's ``GRPOTrainer(environment_factory=...)``: an
+  environment class for any llmgym id, the matching task dataset, several environments mixed.
+
+Each module imports its trainer's packages only when used (install the matching extra).
+"""
