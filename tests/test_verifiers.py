@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 
 pytest.importorskip("verifiers.v1", reason="needs the [verifiers] extra (Python >= 3.11)")
+# verifiers pins mcp==2.0.0; the openenv package ([all]) installs mcp<2, which breaks vf-eval
+pytest.importorskip("mcp.server.mcpserver", reason="verifiers needs mcp 2 (openenv installs mcp<2)")
 
 import gymnasium as gym
 
