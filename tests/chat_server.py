@@ -1,7 +1,8 @@
 """A real local HTTP server that speaks the OpenAI chat-completions protocol, for tests.
 
 The "model" is a Python function from the request's messages to a reply (its text, or a whole
-assistant message such as one with ``tool_calls``); a queue of scripted
+assistant message such as one with ``tool_calls``), answered as one JSON body or, when the request
+asks for ``stream``, as server-sent events; a queue of scripted
 faults (HTTP errors, garbage bodies, slow answers) can be served before it, and a server can be
 broken for good (every request answered 500, or an HTML page, or never answered).
 """
@@ -95,6 +96,13 @@ class ChatServer:
                 message = reply if isinstance(reply, dict) else {"content": reply}
                 text = message.get("content") or ""
                 prompt = sum(len(m.get("content") or "") for m in body["messages"]) // 4
+                usage = {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": len(text) // 4,
+                    "total_tokens": prompt + len(text) // 4,
+                }
+                if body.get("stream"):
+                    return self._send_stream(body, message, usage)
                 self._send(
                     200,
                     {
@@ -108,13 +116,35 @@ class ChatServer:
                                 "finish_reason": "stop",
                             }
                         ],
-                        "usage": {
-                            "prompt_tokens": prompt,
-                            "completion_tokens": len(text) // 4,
-                            "total_tokens": prompt + len(text) // 4,
-                        },
+                        "usage": usage,
                     },
                 )
+
+            def _send_stream(
+                self, body: dict[str, Any], message: dict[str, Any], usage: dict[str, int]
+            ) -> None:
+                """The reply as server-sent events: one delta with the whole message, the
+                finish reason, the usage when asked for (``stream_options``), ``[DONE]``."""
+                delta = {"role": "assistant", **message}
+                if "tool_calls" in delta:
+                    delta["tool_calls"] = [
+                        {"index": i, **call} for i, call in enumerate(delta["tool_calls"])
+                    ]
+                finish = "tool_calls" if message.get("tool_calls") else "stop"
+                chunk: dict[str, Any] = {
+                    "id": "chatcmpl-test",
+                    "object": "chat.completion.chunk",
+                    "model": body.get("model"),
+                }
+                events: list[dict[str, Any]] = [
+                    {**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+                    {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
+                ]
+                if (body.get("stream_options") or {}).get("include_usage"):
+                    events.append({**chunk, "choices": [], "usage": usage})
+                lines = [f"data: {json.dumps(event)}\n\n" for event in events]
+                data = "".join([*lines, "data: [DONE]\n\n"]).encode()
+                self._send_raw(200, data, "text/event-stream")
 
             def _send_broken(self) -> None:
                 if server.broken == "hang":
