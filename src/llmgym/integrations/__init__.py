@@ -2,6 +2,8 @@
 
 * :mod:`llmgym.integrations.trl` — TRL's ``GRPOTrainer(environment_factory=...)``: an
   environment class for any llmgym id, the matching task dataset, several environments mixed.
+* :mod:`llmgym.integrations.verifiers` — a verifiers v1 taskset and environment for any llmgym
+  id (``vf-eval``), Python 3.11+.
 
 Each module imports its trainer's packages only when used (install the matching extra).
 """
