@@ -88,6 +88,25 @@ def test_sync_client_state_index_and_bad_action(root_server):
         assert state["step_count"] == 2 and state["task_id"] == "eval/00003"
 
 
+def test_a_horizon_curriculum_truncates_the_episode(root_server):
+    from llmgym.wrappers import HorizonCurriculum
+
+    curriculum = HorizonCurriculum(stages=[(0, 2), (1, 4)], unit="episode")
+    with GenericEnvClient(base_url=root_server.url).sync() as client:
+        for limit in (2, 4):  # the trainer's schedule: 2 turns, then 4
+            horizon = curriculum.start_episode()
+            assert horizon == limit
+            result = client.reset(split="eval", index=0, seed=0, horizon=horizon)
+            assert result.observation["info"]["horizon"] == {"limit": limit}
+            for _ in range(limit):
+                assert not result.done
+                result = client.step({"action": "zzzzz"})  # invalid: never solves
+            assert result.done and result.observation["truncated"]
+            assert result.observation["info"]["truncated_by"] == "horizon"
+            with pytest.raises(RuntimeError, match="episode has ended"):
+                client.step({"action": "crane"})
+
+
 def test_two_sessions_stay_independent(root_server):
     async def run() -> None:
         async with (

@@ -46,7 +46,13 @@ from llmgym.core.env import TextEnv
 from llmgym.core.registry import EnvEntry
 from llmgym.core.tasks import SPLITS, TaskIdRange
 from llmgym.envs import get_entry
-from llmgym.serving.protocol import HostingError, InvalidRequestError, dumps, loads
+from llmgym.serving.protocol import (
+    EpisodeStateError,
+    HostingError,
+    InvalidRequestError,
+    dumps,
+    loads,
+)
 from llmgym.serving.server.logs import log
 from llmgym.serving.server.schemas import (
     CallRequest,
@@ -128,6 +134,12 @@ class OpenEnvReset(BaseModel):
     split: str | None = Field(None, description="train or eval.")
     index: int | None = Field(None, ge=0, description="The index-th task of split.")
     config: dict[str, Any] | None = Field(None, description="Config overrides (the episode).")
+    horizon: int | None = Field(
+        None,
+        ge=1,
+        description="Turns this episode may last (a trainer's horizon curriculum, e.g. "
+        "llmgym.wrappers.HorizonCurriculum.start_episode()); truncated there.",
+    )
 
 
 class OpenEnvState(BaseModel):
@@ -356,6 +368,7 @@ class _Episode:
     task_id: str | None = None
     steps: int = 0
     done: bool = False
+    horizon: int | None = None
 
 
 class _Connection:
@@ -456,8 +469,12 @@ class _Connection:
         )
         info = answer["info"]
         self.episode = _Episode(
-            episode_id=asked.episode_id or secrets.token_hex(8), task_id=info.get("task_id")
+            episode_id=asked.episode_id or secrets.token_hex(8),
+            task_id=info.get("task_id"),
+            horizon=asked.horizon,
         )
+        if asked.horizon is not None:
+            info["horizon"] = {"limit": asked.horizon}
         tools = await self._tools()
         observation = _observation(answer["observation"], False, False, info, self.episode)
         observation["instruction"] = info.get("instruction")
@@ -489,12 +506,18 @@ class _Connection:
 
     async def step(self, data: dict[str, Any]) -> str:
         assert self.session_id is not None
+        if self.episode.done:  # also after a horizon the environment itself does not know of
+            raise EpisodeStateError("the episode has ended; send a reset")
         action = data["action"] if "action" in data else _without_metadata(data)
         if not isinstance(action, str):
             action = dumps(action).decode()
         answer = loads(await self.store.step(self.session_id, StepRequest(action=action)))
         terminated, truncated = answer["terminated"], answer["truncated"]
         self.episode.steps += 1
+        horizon = self.episode.horizon
+        if horizon is not None and self.episode.steps >= horizon and not (terminated or truncated):
+            truncated = True
+            answer["info"]["truncated_by"] = "horizon"
         self.episode.done = terminated or truncated
         observation = _observation(
             answer["observation"], terminated, truncated, answer["info"], self.episode
