@@ -47,6 +47,10 @@ tokenizers = optional_import("tokenizers", extra="train")
 
 import gymnasium as gym  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_utils import byte_level_tokenizer  # noqa: E402
+
 import llmgym  # noqa: E402
 from llmgym.agents import Agent, OracleAgent  # noqa: E402
 from llmgym.core.tasks import TaskRng  # noqa: E402
@@ -164,24 +168,6 @@ def preference_pairs(collected: Sequence[Trajectory]) -> list[dict[str, Any]]:
     return pairs
 
 
-def train_tokenizer(texts: Sequence[str], vocab_size: int) -> Any:
-    """A byte-level BPE tokenizer trained on ``texts``, with the chat template."""
-    model = tokenizers.Tokenizer(tokenizers.models.BPE(unk_token=None))
-    model.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
-    model.decoder = tokenizers.decoders.ByteLevel()
-    trainer = tokenizers.trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=SPECIAL_TOKENS,
-        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
-    )
-    model.train_from_iterator(texts, trainer)
-    tokenizer = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=model, pad_token="<|pad|>", eos_token="<|end|>"
-    )
-    tokenizer.chat_template = CHAT_TEMPLATE
-    return tokenizer
-
-
 def build_base(args: argparse.Namespace, expert: Sequence[Trajectory], folder: Path) -> None:
     """Save the base model and tokenizer to ``folder``: a tiny model from scratch, or a copy of
     ``--model``."""
@@ -190,7 +176,14 @@ def build_base(args: argparse.Namespace, expert: Sequence[Trajectory], folder: P
         model = transformers.AutoModelForCausalLM.from_pretrained(args.model)
     else:
         texts = [m["content"] for t in expert for m in to_messages(t)["messages"]]
-        tokenizer = train_tokenizer(texts, args.vocab_size)
+        tokenizer = byte_level_tokenizer(
+            list(texts),
+            args.vocab_size,
+            special_tokens=SPECIAL_TOKENS,
+            pad_token="<|pad|>",
+            eos_token="<|end|>",
+            chat_template=CHAT_TEMPLATE,
+        )
         config = transformers.LlamaConfig(
             vocab_size=len(tokenizer),
             hidden_size=args.hidden_size,

@@ -39,3 +39,34 @@ def write_json(path: str | os.PathLike[str], payload: dict[str, Any]) -> Path:
     target.write_text(json.dumps(payload, indent=2) + "\n")
     print(f"wrote {target}")
     return target
+
+
+def byte_level_tokenizer(
+    texts: list[str],
+    vocab_size: int,
+    *,
+    special_tokens: list[str],
+    pad_token: str,
+    eos_token: str,
+    chat_template: str,
+) -> Any:
+    """A byte-level BPE tokenizer trained offline on ``texts``, with ``chat_template`` (for the
+    tiny models the reference training scripts build; needs ``tokenizers`` and
+    ``transformers``)."""
+    import tokenizers
+    import transformers
+
+    model = tokenizers.Tokenizer(tokenizers.models.BPE(unk_token=None))
+    model.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    model.decoder = tokenizers.decoders.ByteLevel()
+    trainer = tokenizers.trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=special_tokens,
+        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
+    )
+    model.train_from_iterator(texts, trainer)
+    tokenizer = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=model, pad_token=pad_token, eos_token=eos_token
+    )
+    tokenizer.chat_template = chat_template
+    return tokenizer

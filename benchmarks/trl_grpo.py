@@ -46,7 +46,7 @@ tokenizers = optional_import("tokenizers", extra="trl")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_utils import write_json  # noqa: E402
+from bench_utils import byte_level_tokenizer, write_json  # noqa: E402
 
 from llmgym.envs.tools.base import parse_tool_call  # noqa: E402
 from llmgym.integrations.trl import (  # noqa: E402
@@ -70,19 +70,14 @@ def tiny_model(folder: Path, env_ids: Sequence[str], seed: int) -> None:
     for env_id in env_ids:
         rows = task_dataset(env_id, n=1)
         texts.append(rows[0]["prompt"][0]["content"])
-    model = tokenizers.Tokenizer(tokenizers.models.BPE(unk_token=None))
-    model.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
-    model.decoder = tokenizers.decoders.ByteLevel()
-    trainer = tokenizers.trainers.BpeTrainer(
-        vocab_size=2000,
+    tokenizer = byte_level_tokenizer(
+        texts,
+        2000,
         special_tokens=QWEN_TOKENS,
-        initial_alphabet=tokenizers.pre_tokenizers.ByteLevel.alphabet(),
+        pad_token="<|endoftext|>",
+        eos_token="<|im_end|>",
+        chat_template=qwen2_5_chat_template,
     )
-    model.train_from_iterator(texts, trainer)
-    tokenizer = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=model, pad_token="<|endoftext|>", eos_token="<|im_end|>"
-    )
-    tokenizer.chat_template = qwen2_5_chat_template
     config = transformers.LlamaConfig(
         vocab_size=len(tokenizer),
         hidden_size=32,
