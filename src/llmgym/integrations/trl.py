@@ -41,11 +41,12 @@ import json
 import re
 import types
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ClassVar, Literal, Union
+from typing import Any, ClassVar, Literal, Union, cast
 
 import gymnasium as gym
 
 import llmgym  # noqa: F401  (registers the environments)
+from llmgym.core.env import TextEnv
 from llmgym.wrappers.horizon import HorizonCurriculum, HorizonLimit
 
 __all__ = [
@@ -254,7 +255,7 @@ def task_dataset(
 
     env = gym.make(env_id, **dict(config or {}))
     unwrapped = env.unwrapped
-    task_ids = list(unwrapped.task_ids(split))  # type: ignore[attr-defined]
+    task_ids = list(cast(TextEnv, unwrapped).task_ids(split))
     if n is not None:
         task_ids = task_ids[:n]
     prompt = [{"role": "user", "content": _rules(unwrapped)}]
@@ -382,9 +383,8 @@ def _tool_method(function: Mapping[str, Any], react: bool) -> Callable[..., str]
     annotations["return"] = str
     call.__name__ = call.__qualname__ = tool_name
     call.__annotations__ = annotations
-    call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        signature_parameters, return_annotation=str
-    )
+    # transformers reads a tool's schema from its signature: this method's is built, not written
+    cast(Any, call).__signature__ = inspect.Signature(signature_parameters, return_annotation=str)
     description = " ".join(str(function.get("description", tool_name)).split())
     sections = [description]
     if arg_docs:

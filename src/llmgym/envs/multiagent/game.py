@@ -11,6 +11,7 @@ environments (:mod:`llmgym.envs.multiagent.api`) and the single-agent
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
@@ -65,7 +66,7 @@ class IllegalMove(Exception):
     message says why and what would be valid."""
 
 
-class Game(Generic[GameConfigT]):
+class Game(ABC, Generic[GameConfigT]):
     """The rules of one episode of a multi-agent text game (subclass per game).
 
     A subclass names its config class as the type parameter and in ``config_class``, so
@@ -102,6 +103,7 @@ class Game(Generic[GameConfigT]):
         return 2
 
     @classmethod
+    @abstractmethod
     def task_ids(cls, split: str, config: GameConfigT) -> Sequence[str]:
         """The task ids of ``split``; train and eval never share an instance."""
         raise NotImplementedError
@@ -115,14 +117,17 @@ class Game(Generic[GameConfigT]):
         self.scores: dict[str, float] = dict.fromkeys(self.players, 0.0)
 
     # ------------------------------------------------------------------ rules
+    @abstractmethod
     def to_act(self) -> list[str]:
         """The players whose move the game awaits now (empty once finished)."""
         raise NotImplementedError
 
+    @abstractmethod
     def parse(self, player: str, action: str) -> Any:
         """``player``'s move from any string; raises :class:`IllegalMove` (state unchanged)."""
         raise NotImplementedError
 
+    @abstractmethod
     def apply(self, moves: Mapping[str, Any]) -> dict[str, float]:
         """Apply the moves of every awaited player; return reward increments."""
         raise NotImplementedError
@@ -154,23 +159,28 @@ class Game(Generic[GameConfigT]):
         return self.parse(player, self.sample_action(player, rng))
 
     # ------------------------------------------------------------------ text
+    @abstractmethod
     def observe(self, player: str) -> str:
         """What ``player`` sees now."""
         raise NotImplementedError
 
+    @abstractmethod
     def instruction(self, player: str) -> str:
         """``player``'s goal in one or two sentences."""
         raise NotImplementedError
 
     @classmethod
+    @abstractmethod
     def rules(cls, config: GameConfigT) -> str:
         """The game's rules and action grammar under ``config``, for prompts."""
         raise NotImplementedError
 
+    @abstractmethod
     def render(self) -> str:
         """The whole state (hidden information included), for ``render()`` and logs."""
         raise NotImplementedError
 
+    @abstractmethod
     def instance_key(self) -> str:
         """A string identifying the instance's content (for split-disjointness checks)."""
         raise NotImplementedError
@@ -187,6 +197,7 @@ class Game(Generic[GameConfigT]):
             raise NotImplementedError(f"{type(self).__name__} must implement sample_action")
         return actions[int(rng.integers(len(actions)))]
 
+    @abstractmethod
     def oracle_action(self, player: str, pending: Mapping[str, Any]) -> str:
         """The move of a planner that reads the true state: hidden information, the scripted
         opponents' rules and ``pending`` (moves already submitted in an open round)."""
