@@ -5,7 +5,6 @@ group), and ``llmgym play``. Each test reproduces a failure a user met."""
 from __future__ import annotations
 
 import argparse
-import functools
 import itertools
 import json
 import os
@@ -213,12 +212,18 @@ def test_ctrl_c_in_a_concurrent_llm_evaluation(tmp_path: Path) -> None:
 def test_ray_auto_without_a_cluster_says_what_to_do(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("ray")
-    # "auto" joins any Ray instance running on this machine (other tests' included): none here
-    services = pytest.importorskip("ray._private.services")
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    monkeypatch.setattr(services, "find_gcs_addresses", functools.cache(lambda: []))
-    monkeypatch.setattr(services, "find_bootstrap_address", lambda temp_dir: None)
+    ray = pytest.importorskip("ray")
+
+    def no_cluster(address: str | None = None, **_: object) -> None:
+        # what ray.init("auto") raises when no cluster runs on this machine (Ray 2.x)
+        raise ConnectionError(
+            "Could not find any running Ray instance. Please specify the one to connect to by "
+            "setting `--address` flag or `RAY_ADDRESS` environment variable."
+        )
+
+    # this process may already be connected to (or other tests may run) a Ray instance
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", no_cluster)
     assert main(["eval", "wordle", "--ray", "auto", "--episodes", "1", "--quiet"]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "ray start --head" in error and "--ray local" in error
