@@ -23,9 +23,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import llmgym
 from llmgym import testing
 from llmgym.core.cache import LruCache, prune_files, touch
+from tests.environments import environment_params
 
 STEP_SECONDS = 2.0
 """The most one hostile step may take (generous: CI machines have two busy cores)."""
@@ -47,19 +47,7 @@ KWARGS: dict[str, dict[str, Any]] = {
 episode; its default time limit of a second per query stays)."""
 
 
-def _params() -> list:
-    params = []
-    for entry in llmgym.ENVIRONMENTS:
-        marks = []
-        if not entry.available:
-            marks.append(pytest.mark.skip(reason=f"needs {entry.install_hint}"))
-        if entry.id in SLOW:
-            marks.append(pytest.mark.slow)
-        params.append(pytest.param(entry.id, id=entry.name, marks=marks))
-    return params
-
-
-ENV_IDS = _params()
+ENV_IDS = environment_params(SLOW)
 
 # ---------------------------------------------------------------------------- hostile actions
 OUT_OF_RANGE = (

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import llmgym
 from llmgym import testing
+from tests.environments import environment_params
 
 SETTINGS: dict[str, dict] = {
     # Crafter: slow resets and a planner per step; the oracle pursues each task's target
@@ -57,20 +57,11 @@ SETTINGS: dict[str, dict] = {
 ``hostile_count``, ``slow``,
 and ``kwargs`` for ``gymnasium.make`` (a config under which the checks run)."""
 
-
-def _params() -> list:
-    params = []
-    for entry in llmgym.ENVIRONMENTS:
-        marks = []
-        if not entry.available:
-            marks.append(pytest.mark.skip(reason=f"needs {entry.install_hint}"))
-        if SETTINGS.get(entry.id, {}).get("slow"):
-            marks.append(pytest.mark.slow)
-        params.append(pytest.param(entry.id, id=entry.name, marks=marks))
-    return params
+SLOW_IDS = frozenset(env_id for env_id, options in SETTINGS.items() if options.get("slow"))
+"""The environments whose checks are marked slow."""
 
 
-ENV_IDS = _params()
+ENV_IDS = environment_params(SLOW_IDS)
 
 
 def _factory(env_id: str):

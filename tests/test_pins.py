@@ -10,25 +10,15 @@ import json
 
 import pytest
 
-import llmgym
 from llmgym.suites import load_suite
-from tests.test_conformance import SETTINGS
+from tests.environments import environment_params
+from tests.test_conformance import SLOW_IDS
 from tests.update_pins import ORACLE_TASK_IDS, PINS, oracle_digest, suite_digest
 
 PINNED = json.loads(PINS.read_text())
 
 
-def _params() -> list:
-    params = []
-    for entry in llmgym.ENVIRONMENTS:
-        marks = [pytest.mark.slow] if SETTINGS.get(entry.id, {}).get("slow") else []
-        if not entry.available:
-            marks.append(pytest.mark.skip(reason=f"needs {entry.install_hint}"))
-        params.append(pytest.param(entry, id=entry.name, marks=marks))
-    return params
-
-
-@pytest.mark.parametrize("entry", _params())
+@pytest.mark.parametrize("entry", environment_params(SLOW_IDS, entries=True))
 def test_suite_instances_match_pins(entry) -> None:
     suite = load_suite("agenteval").get(entry.id)
     if suite is None:
@@ -39,7 +29,7 @@ def test_suite_instances_match_pins(entry) -> None:
     )
 
 
-@pytest.mark.parametrize("entry", _params())
+@pytest.mark.parametrize("entry", environment_params(SLOW_IDS, entries=True))
 def test_seeded_oracle_runs_match_pins(entry) -> None:
     assert entry.id in PINNED, f"no pins for {entry.id}: run python tests/update_pins.py"
     for task_id in ORACLE_TASK_IDS:

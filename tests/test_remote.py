@@ -24,7 +24,6 @@ from gymnasium.utils.env_checker import check_env
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
-import llmgym
 from llmgym import ConfigError
 from llmgym.agents import OracleAgent
 from llmgym.cli import main
@@ -44,24 +43,15 @@ from llmgym.serving.client import (
 from llmgym.serving.protocol import PROTOCOL_VERSION, dumps, space_to_dict
 from llmgym.serving.server import ServerSettings
 from llmgym.testing import HOSTILE_ACTIONS
+from tests.environments import environment_params
 from tests.servers import LiveServer
-from tests.test_conformance import SETTINGS
+from tests.test_conformance import SLOW_IDS
 
 
 @pytest.fixture(scope="module")
 def server():
     with LiveServer() as live:
         yield live
-
-
-def _task_envs() -> list:
-    params = []
-    for entry in llmgym.ENVIRONMENTS:
-        marks = [pytest.mark.slow] if SETTINGS.get(entry.id, {}).get("slow") else []
-        if not entry.available:
-            marks.append(pytest.mark.skip(reason=f"needs {entry.install_hint}"))
-        params.append(pytest.param(entry.id, id=entry.name, marks=marks))
-    return params
 
 
 def _exact(value: object) -> object:
@@ -97,7 +87,7 @@ def _play_locally(env: gym.Env, seed: int, options: dict, steps: int) -> tuple[l
     return actions, record
 
 
-@pytest.mark.parametrize("env_id", _task_envs())
+@pytest.mark.parametrize("env_id", environment_params(SLOW_IDS))
 def test_remote_trajectories_equal_local_ones(server, env_id: str) -> None:
     local = gym.make(env_id)
     remote = gym.make("llmgym/Remote-v0", url=server.url, env_id=env_id)
