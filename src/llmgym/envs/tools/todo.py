@@ -99,11 +99,30 @@ class TodoEnv(CurrentDateTool, ToolEnv[TodoConfig]):
     Text. On reset: ``Goal: ...`` and the tool signatures. After a call: its JSON result, or the
     error.
 
+    With ``prompt_style="agentgym"`` the text is worded as AgentGym's tool servers word it: on
+    reset ``Now new trial starts.``, a newline, ``You should perform actions to accomplish the
+    goal: GOAL``, a newline and ``Give me one action.`` (the tools are listed by ``rules()``,
+    as AgentGym's client lists them in its prompt); after every action ``Observation: TEXT``,
+    a newline and ``Give me one action.``, where TEXT is the result or feedback above, and a
+    reply with no readable tool call gets AgentGym's ``Format error, please response in the
+    format of  "Action: [your action] with Action Input: [your action input]`` as TEXT.
+
     ## Rewards
     ``1.0`` on ``finish`` when the goal is met: for a question, the answer is right (numbers
     within max(0.01, 1%), dates as ``YYYY-MM-DD``, names ignoring case and punctuation) and the
     list is unchanged; for an operation, the projects and tasks equal the goal's state (content,
     project, completion, priority, due date, duration; ids and order aside). ``0.0`` otherwise.
+
+    With ``reward="progress"`` the reward is AgentGym's progress rate (AgentBoard's). A task's
+    subgoals are the results of the calls on the oracle's path (each distinct result of its
+    plan, played on a copy at reset) and, for a question, the answer. A path subgoal is met when
+    any tool result equals it; the answer when a tool result, or any value nested in it, matches
+    it as ``finish`` answers are compared, or when ``finish`` gets it. The rate is kept as a
+    running maximum; each step's reward is its increase (the rewards sum to the final rate) and
+    ``info["progress"]`` holds the rate itself, the reward AgentGym reports each step.
+    ``success`` is still the ``finish`` judgement above. As AgentGym's Todo server does, the
+    rate is 1.0 only once every subgoal is met and the account is in the goal state (unchanged,
+    for a question), else 0.0.
 
     ## Starting State
     The generated account; the user's current date is in 2024.
@@ -114,10 +133,12 @@ class TodoEnv(CurrentDateTool, ToolEnv[TodoConfig]):
 
     ## Arguments
     ``gymnasium.make("llmgym/Todo-v0", projects=4, tasks_per_project=5, min_level=1,
-    max_level=3)``; see :class:`TodoConfig`.
+    max_level=3)``; see :class:`TodoConfig`. ``reward``: ``"finish"`` or
+    ``"progress"``; ``prompt_style``: ``"llmgym"`` or ``"agentgym"``.
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version; the ``reward`` and ``prompt_style`` options (AgentGym's variant)
+      were added later, their defaults keep the original play.
     """
 
     config_class = TodoConfig
@@ -374,6 +395,13 @@ class TodoEnv(CurrentDateTool, ToolEnv[TodoConfig]):
         return self._public(entry)
 
     # ------------------------------------------------------------------ judging
+    def _progress_rate(self) -> float:
+        """AgentGym's Todo server: 1.0 once every subgoal is met and the account is in the goal
+        state (unchanged, for a question), else 0.0."""
+        state = _canonical(self._projects, self._tasks)
+        goal_state = self._initial if self._expected is None else self._expected
+        return float(self._subgoal_rate() == 1.0 and state == goal_state)
+
     def _judge(self, answer: Any) -> tuple[float, bool]:
         state = _canonical(self._projects, self._tasks)
         expected = self._episode.answer
