@@ -486,28 +486,18 @@ class MovieEnv(ToolEnv[MovieConfig]):
     Text. On reset: ``Goal: ...`` and the tool signatures. After a call: its JSON result, or the
     error.
 
-    With ``prompt_style="agentgym"`` the text is worded as AgentGym's tool servers word it: on
-    reset ``Now new trial starts.``, a newline, ``You should perform actions to accomplish the
-    goal: GOAL``, a newline and ``Give me one action.`` (the tools are listed by ``rules()``,
-    as AgentGym's client lists them in its prompt); after every action ``Observation: TEXT``,
-    a newline and ``Give me one action.``, where TEXT is the result or feedback above, and a
-    reply with no readable tool call gets AgentGym's ``Format error, please response in the
-    format of  "Action: [your action] with Action Input: [your action input]`` as TEXT.
+    With ``prompt_style="agentgym"`` the reset and step texts are worded as AgentGym's tool
+    servers word them (``Now new trial starts. ...``, ``Observation: ...`` then ``Give me one
+    action.``); docs/tool-environments.md gives them exactly.
 
     ## Rewards
     ``1.0`` when ``finish`` gets the true answer, else ``0.0``. Numbers match within max(0.01, 1%
     of the true value); dates as ``YYYY-MM-DD``; names, titles and yes/no ignoring case and
     punctuation; lists (genres, studios) in any order.
 
-    With ``reward="progress"`` the reward is AgentGym's progress rate (AgentBoard's). A task's
-    subgoals are the results of the calls on the oracle's path (each distinct result of its
-    plan, played on a copy at reset) and, for a question, the answer. A path subgoal is met when
-    any tool result equals it; the answer when a tool result, or any value nested in it, matches
-    it as ``finish`` answers are compared, or when ``finish`` gets it. The rate is kept as a
-    running maximum; each step's reward is its increase (the rewards sum to the final rate) and
-    ``info["progress"]`` holds the rate itself, the reward AgentGym reports each step.
-    ``success`` is still the ``finish`` judgement above. The rate is reported as it is, as
-    AgentGym's Movie server does.
+    With ``reward="progress"`` the rewards pay out AgentGym's progress rate (subgoals met by any
+    tool result, as defined in docs/tool-environments.md; ``info["progress"]`` holds the rate);
+    here the rate is reported as it is, as AgentGym's Movie server does.
 
     ## Starting State
     Nothing looked up; the goal is drawn from the split's films and people.

@@ -460,13 +460,9 @@ class SheetEnv(ToolEnv[SheetConfig]):
     Text. On reset: ``Goal: ...`` and the tool signatures. After a call: its result; edits return
     the sheet's values (a JSON array of rows).
 
-    With ``prompt_style="agentgym"`` the text is worded as AgentGym's tool servers word it: on
-    reset ``Now new trial starts.``, a newline, ``You should perform actions to accomplish the
-    goal: GOAL``, a newline and ``Give me one action.`` (the tools are listed by ``rules()``,
-    as AgentGym's client lists them in its prompt); after every action ``Observation: TEXT``,
-    a newline and ``Give me one action.``, where TEXT is the result or feedback above, and a
-    reply with no readable tool call gets AgentGym's ``Format error, please response in the
-    format of  "Action: [your action] with Action Input: [your action input]`` as TEXT.
+    With ``prompt_style="agentgym"`` the reset and step texts are worded as AgentGym's tool
+    servers word them (``Now new trial starts. ...``, ``Observation: ...`` then ``Give me one
+    action.``); docs/tool-environments.md gives them exactly.
 
     ## Rewards
     On ``finish``: the fraction of matching cells between the workbook and the goal's workbook,
@@ -474,16 +470,10 @@ class SheetEnv(ToolEnv[SheetConfig]):
     match within 0.01, text ignoring case and spacing). With ``partial_credit=False`` the reward
     is 1 only for a full match. Success means a full match.
 
-    With ``reward="progress"`` the reward is AgentGym's progress rate (AgentBoard's). A task's
-    subgoals are the results of the calls on the oracle's path (each distinct result of its
-    plan, played on a copy at reset) and, for a question, the answer. A path subgoal is met when
-    any tool result equals it; the answer when a tool result, or any value nested in it, matches
-    it as ``finish`` answers are compared, or when ``finish`` gets it. The rate is kept as a
-    running maximum; each step's reward is its increase (the rewards sum to the final rate) and
-    ``info["progress"]`` holds the rate itself, the reward AgentGym reports each step.
-    ``success`` is still the ``finish`` judgement above. As AgentGym's Sheet server does, the
-    rate is the cell-match fraction above (whatever ``partial_credit`` says; the subgoals are
-    not used).
+    With ``reward="progress"`` the rewards pay out AgentGym's progress rate (subgoals met by any
+    tool result, as defined in docs/tool-environments.md; ``info["progress"]`` holds the rate);
+    here the rate is the cell-match fraction above (whatever ``partial_credit`` says; no
+    subgoals), as AgentGym's Sheet server does.
 
     ## Starting State
     A workbook of ``1 + other_sheets`` sheets with ``rows`` data rows each; no sheet is open and
