@@ -86,10 +86,10 @@ _HIGH_LEVEL = re.compile(
     r"|put down next to|put next to|drop it next to)\s+" + _TARGET + "$"
 )
 _DOOR_WITH_STATE = re.compile(
-    r"^(?P<verb>go through|toggle and go through)\s+(?:the )?"
+    r"^(?P<verb>go to|go through|toggle and go through)\s+(?:the )?"
     r"(?P<color>red|green|blue|purple|yellow|grey|gray) (?P<state>open|closed|locked) "
     r"(?P<kind>door)(?: (?P<number>[0-9]{1,2}))?$"
-)  # AgentGym's door forms: 'go through red open door 1', 'toggle and go through ...'
+)  # AgentGym's door forms: 'go to red closed door 1', 'go through red open door 1', ...
 _DIRECTIONS = (
     (1, 0),
     (0, 1),
@@ -162,18 +162,20 @@ class BabyAIEnv(TextEnv[BabyAIConfig]):
     nearest first). Every primitive step counts towards BabyAI's step limit.
     ``info["admissible_actions"]`` lists the actions available now.
 
-    With ``actions="agentgym"`` AgentGym's action forms are accepted as well:
-    ``go through COLOR STATE door N`` and ``toggle and go through COLOR STATE door N`` (STATE is
-    the door's current state, ``open``, ``closed`` or ``locked``; a wrong state is rejected with
-    the right one named; either verb opens a closed door on the way, a locked one needs its key
-    in hand) and ``check available actions``, and the available actions are listed in AgentGym's
-    forms: ``turn left``, ``turn right``, ``move forward``, ``go to COLOR TYPE N``,
-    ``pickup COLOR TYPE N``, ``go through COLOR open door N``, ``toggle and go through COLOR
-    closed|locked door N``, ``drop``, ``toggle``, ``check available actions`` (always numbered,
-    nearest first); ``check available actions`` is then a valid action that describes the view
-    again and spends no primitive step. The llmgym forms above still parse. The oracle's
-    actions are in AgentGym's forms (its bare ``pick up`` becomes ``pickup COLOR TYPE N`` of the
-    object in front).
+    With ``actions="agentgym"`` AgentGym's action forms are accepted as well: doors named with
+    their state, ``go to COLOR STATE door N``, ``go through COLOR STATE door N`` and
+    ``toggle and go through COLOR STATE door N`` (STATE is the door's current state, ``open``,
+    ``closed`` or ``locked``, and N counts the doors of that color and state, nearest first, as
+    AgentGym numbers them; a door in another state is rejected with its state named; either
+    verb opens a closed door on the way, a locked one needs its key in hand) and ``check
+    available actions``, and the available actions are listed in AgentGym's forms: ``turn
+    left``, ``turn right``, ``move forward``, ``go to COLOR TYPE N`` (``go to COLOR STATE door
+    N``), ``pickup COLOR TYPE N``, ``go through COLOR open door N``, ``toggle and go through
+    COLOR closed|locked door N``, ``drop``, ``toggle``, ``check available actions`` (always
+    numbered, nearest first); ``check available actions`` is then a valid action that
+    describes the view again and spends no primitive step. The llmgym forms above still parse.
+    The oracle's actions are in AgentGym's forms (its bare ``pick up`` becomes
+    ``pickup COLOR TYPE N`` of the object in front).
 
     ## Observation Space
     Text: what the last action did, the objects in view with relative positions, what the
@@ -373,13 +375,11 @@ class BabyAIEnv(TextEnv[BabyAIConfig]):
     ) -> tuple[list[int] | str, str]:
         """Primitive actions for a high-level command, or why it cannot be done. ``state`` is
         the door state an AgentGym door form names ("" when none is named)."""
-        target = self._find(color.replace("gray", "grey"), kind, number)
+        target = self._find(color.replace("gray", "grey"), kind, number, state)
         if isinstance(target, str):
             return target, ""
         env = self._grid_env
         cell = env.grid.get(*target.position)
-        if state and _door_state(cell) != state:
-            return f"The {target.name} is not {state}: it is {_door_state(cell)}.", ""
         if verb == "go to":
             path = self._path_to_face({target.position})
             return path, f"You go to the {target.name}."
@@ -423,11 +423,19 @@ class BabyAIEnv(TextEnv[BabyAIConfig]):
             f"You put the {_name(env.carrying)} down next to the {target.name}."
         )
 
-    def _find(self, color: str, kind: str, number: str | None) -> _Seen | str:
+    def _find(self, color: str, kind: str, number: str | None, state: str = "") -> _Seen | str:
+        """The ``number``-th nearest object in view of that color and kind (and, for an
+        AgentGym door form, that door ``state``: such doors are numbered among themselves)."""
         matches = [seen for seen in self._seen if seen.name == f"{color} {kind}"]
         if not matches:
             visible = join_names(sorted({seen.name for seen in self._seen})) or "nothing"
             return f"You cannot see a {color} {kind}. In view: {visible}."
+        if state:
+            states = join_names(sorted({seen.label.split(" ")[0] for seen in matches}))
+            matches = [seen for seen in matches if seen.label == f"{state} {color} {kind}"]
+            if not matches:
+                return f"There is no {state} {color} door in view: the {color} door is {states}."
+            kind = f"{state} door"
         index = int(number) - 1 if number else 0
         if not 0 <= index < len(matches):
             return f"There are {len(matches)} {color} {kind}s in view; use 1 to {len(matches)}."
@@ -608,16 +616,17 @@ class BabyAIEnv(TextEnv[BabyAIConfig]):
             actions.append("move forward")
         numbered: dict[str, int] = {}
         for seen in self._seen:
-            numbered[seen.name] = number = numbered.get(seen.name, 0) + 1
+            cell = env.grid.get(*seen.position)
+            name = f"{cell.color} {_door_state(cell)} door" if cell.type == "door" else seen.name
+            numbered[name] = number = numbered.get(name, 0) + 1
             if not _neighbours(seen.position) & self._reachable:
                 continue
-            cell = env.grid.get(*seen.position)
-            actions.append(f"go to {seen.name} {number}")
+            actions.append(f"go to {name} {number}")
             if cell.can_pickup() and env.carrying is None:
-                actions.append(f"pickup {seen.name} {number}")
+                actions.append(f"pickup {name} {number}")
             if cell.type == "door" and (not cell.is_locked or _holds_key_for(env.carrying, cell)):
                 verb = "go through" if cell.is_open else "toggle and go through"
-                actions.append(f"{verb} {cell.color} {_door_state(cell)} door {number}")
+                actions.append(f"{verb} {name} {number}")
         if env.carrying is not None and env.grid.get(*env.front_pos) is None:
             actions.append("drop")
         if self._primitive_problem("toggle") is None:
