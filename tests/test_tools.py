@@ -538,9 +538,7 @@ def test_agentgym_prompt_style_wraps_every_observation(env_id: str) -> None:
     observation, *_ = env.step(env.oracle_action())
     assert observation.startswith("Observation: ") and observation.endswith("\nGive me one action.")
     observation, *_, info = env.step("I think I should look something up.")
-    assert info["invalid_action"] and observation == (
-        f"Observation: {AGENTGYM_FORMAT_ERROR}\nGive me one action."
-    )
+    assert info["invalid_action"] and observation == AGENTGYM_FORMAT_ERROR
     assert AGENTGYM_FORMAT_ERROR.startswith('Format error, please response in the format of  "')
     observation, *_, info = env.step('Action: no_such_tool with Action Input: {"a": 1}')
     assert info["invalid_action"] and "Unknown tool" in observation

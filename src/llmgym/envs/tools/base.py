@@ -1211,7 +1211,8 @@ class ToolEnv(TextEnv[ToolConfigT]):
             progress = max(self._progress, self._progress_rate())
             transition.reward, self._progress = progress - self._progress, progress
             transition.info = {**(transition.info or {}), "progress": progress}
-        if config.prompt_style == "agentgym":
+        if config.prompt_style == "agentgym" and transition.observation != AGENTGYM_FORMAT_ERROR:
+            # AgentGym's servers frame every observation but the format error, sent bare
             transition.observation = f"Observation: {transition.observation}\nGive me one action."
         return transition
 
