@@ -125,10 +125,17 @@ def test_agentgym_wording_names_position_x_as_row_and_y_as_column() -> None:
     order = ["to your right", "to your left", "above you", "below you"]
     blocked = [p for p, d in zip(order, ["right", "left", "up", "down"], strict=True)
                if f"move {d}" not in env.admissible_actions()]  # fmt: skip
-    assert observation.endswith(f"There are walls {', '.join(blocked)}.")
+    assert observation.endswith(f"There are walls {', '.join(blocked)}.\n")
     if "move down" in env.admissible_actions():
         observation, *_ = env.step("move down")
         assert f"Your current position is at position {r + 1}, {c}." in observation
+
+
+def test_agentgym_writes_two_digit_coordinates_digit_by_digit() -> None:
+    env = gym.make("llmgym/Maze-v0", wording="agentgym", width=14, height=14).unwrapped
+    env.reset(options={"task_id": "eval/00001"})
+    env._position = (12, 3)
+    assert "Your current position is at position 1 2, 3. " in env._describe()
 
 
 def test_agentgym_bumps_repeat_the_position_and_count_as_invalid() -> None:

@@ -125,17 +125,20 @@ class MazeEnv(TextEnv[MazeConfig]):
 
     With ``wording="agentgym"`` the text is worded as AgentGym's LMRL-Gym maze server words it:
     ``The goal is at position 4, 5. Your current position is at position 0, 2. There are walls
-    to your left, above you.`` A position ``x, y`` is ``row, column`` (0-based cells, the same
-    numbers as the default wording): ``move down`` increases x by 1, ``move right`` increases y
-    by 1, as AgentGym's maze prompt says. Walls are listed in LMRL-Gym's order (right, left,
-    above, below), comma-separated; ``There is a wall above you.`` for one and ``There are no
-    walls near you.`` for none. A bump into a wall or an unknown command shows the unchanged
-    position text with no explanation (still ``info["invalid_action"]``), reaching the goal shows
-    ``Success`` and the move that hits ``step_limit`` shows ``Failure`` (each with a newline).
+    to your left, above you.`` and a newline. A position ``x, y`` is ``row, column`` (0-based
+    cells, the same numbers as the default wording): ``move down`` increases x by 1, ``move
+    right`` increases y by 1, as AgentGym's maze prompt says; a number of two digits is written
+    digit by digit (``1 2`` for 12), as LMRL-Gym writes it. Walls are listed in LMRL-Gym's order
+    (right, left, above, below), comma-separated; ``There is a wall above you.`` for one and
+    ``There are no walls near you.`` for none. A bump into a wall or an unknown command shows
+    the unchanged position text with no explanation (still ``info["invalid_action"]``),
+    reaching the goal shows ``Success`` and the move that hits ``step_limit`` shows ``Failure``
+    (each with a newline).
     What still differs from AgentGym: the mazes are generated per task (AgentGym has one 10x13
     map with 25 start cells, whose coordinates count its wall border), the reward on ``Failure``
-    stays ``0.0`` (AgentGym's is ``-1``) and the episode is then truncated, not terminated;
-    set ``step_limit=50`` for AgentGym's 50-move cap.
+    stays ``0.0`` (AgentGym's is ``-1``) and the episode is then truncated, not terminated, on
+    the move that reaches ``step_limit`` (AgentGym answers the action after its 50th move with
+    ``Failure`` and does not make it); set ``step_limit=50`` for AgentGym's cap.
 
     ## Rewards
     ``1.0`` on the step that reaches the goal, ``0.0`` otherwise.
@@ -276,12 +279,10 @@ class MazeEnv(TextEnv[MazeConfig]):
 
     # ------------------------------------------------------------------ text
     def _describe(self) -> str:
-        if self.task.config.wording == "agentgym":
-            text = self._describe_agentgym()
-        else:
-            text = self._describe_llmgym()
+        agentgym = self.task.config.wording == "agentgym"
+        text = self._describe_agentgym() if agentgym else self._describe_llmgym()
         if self.task.config.observability == "full":
-            text += "\n" + self._draw()
+            text += ("" if agentgym else "\n") + self._draw()  # AgentGym's text ends with "\n"
         return text
 
     def _describe_agentgym(self) -> str:
@@ -298,8 +299,8 @@ class MazeEnv(TextEnv[MazeConfig]):
         else:
             walls = f"There are walls {', '.join(blocked)}."
         return (
-            f"The goal is at position {gr}, {gc}. Your current position is at position {r}, {c}. "
-            f"{walls}"
+            f"The goal is at position {_digits(gr)}, {_digits(gc)}. Your current position is at "
+            f"position {_digits(r)}, {_digits(c)}. {walls}\n"
         )
 
     def _describe_llmgym(self) -> str:
@@ -333,6 +334,11 @@ class MazeEnv(TextEnv[MazeConfig]):
         r, c = self._position
         rows[2 * r + 1][2 * c + 1] = "@"
         return "\n".join("".join(row) for row in rows)
+
+
+def _digits(number: int) -> str:
+    """A coordinate as LMRL-Gym writes it: digit by digit (``12`` is ``1 2``)."""
+    return " ".join(str(number))
 
 
 @lru_cache(maxsize=4096)
