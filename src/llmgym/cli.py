@@ -261,6 +261,8 @@ def _check_eval_options(args: argparse.Namespace) -> None:
         raise ValueError("--task-ids plays each of its tasks once; leave out --episodes")
     if args.resume and not args.trajectories:
         raise ValueError("--resume continues the run recorded by --trajectories PATH; name it")
+    if args.record_frames and not args.trajectories:
+        raise ValueError("--record-frames writes beside --trajectories PATH; name it")
 
 
 def _evaluate_plan(
@@ -310,6 +312,7 @@ def _evaluate_env(
         "on_trajectory": keep,
         "make_kwargs": {**_make_kwargs(args), **_opponent_kwargs(args, env_id)},
         "history_window": args.history_window,
+        "record_frames": args.record_frames,
     }
     if not args.resume:
         episodes = None if task_ids is not None else args.episodes
@@ -614,6 +617,7 @@ def _cmd_collect(args: argparse.Namespace) -> int:
                 progress=not args.quiet,
                 on_trajectory=save,
                 make_kwargs=_make_kwargs(args),
+                record_frames=args.record_frames,
             )
     print(f"wrote {written} trajectories to {out}")
     return 0
@@ -814,6 +818,15 @@ def _json_object(text: str) -> dict[str, Any]:
     return value
 
 
+def _add_record_frames_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--record-frames",
+        action="store_true",
+        help="also record each step's picture (pixel environments, Crafter-v0, Heist-v0) in "
+        "PATH.frames beside the trajectory file, for `llmgym view` and `llmgym render`",
+    )
+
+
 def _add_list_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``llmgym list``: the environment table."""
     listing = commands.add_parser("list", help="list the registered environments")
@@ -874,6 +887,7 @@ def _add_eval_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     run.add_argument(
         "--trajectories", metavar="PATH", help="also append every episode to a JSONL file"
     )
+    _add_record_frames_option(run)
     run.add_argument(
         "--resume",
         action="store_true",
@@ -940,6 +954,7 @@ def _add_collect_command(commands: argparse._SubParsersAction[argparse.ArgumentP
     collect.add_argument(
         "--successful-only", action="store_true", help="keep only successful episodes"
     )
+    _add_record_frames_option(collect)
     _add_agent_options(collect)
     _add_placement_options(collect)
     collect.set_defaults(run=_cmd_collect, on_interrupt=_collect_interrupted)
