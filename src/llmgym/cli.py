@@ -1,5 +1,5 @@
-"""The ``llmgym`` command line: list, play, eval, match, collect, envgen, convert and
-serve."""
+"""The ``llmgym`` command line: list, play, eval, match, collect, envgen, convert, serve,
+export, view, report and render."""
 
 from __future__ import annotations
 
@@ -418,11 +418,23 @@ def _results_payload(
             "config": args.config,
         },
         "react": args.react,
+        "trajectories": _relative_to(args.trajectories, Path(args.json).parent)
+        if args.trajectories
+        else None,
         "interrupted": interrupted,
         "skipped": skipped,
         "score": score,
         "results": [r.to_dict() for r in results],
     }
+
+
+def _relative_to(path: str, folder: Path) -> str:
+    """``path`` as seen from ``folder`` (so that a results file and its trajectories can move
+    together), or absolute where no relative path leads there (another drive)."""
+    try:
+        return os.path.relpath(path, folder)
+    except ValueError:
+        return os.path.abspath(path)
 
 
 def _skipped(args: argparse.Namespace) -> list[dict[str, str]]:
@@ -723,6 +735,34 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     finally:
         _report_bad_lines(args.input, bad_lines)
     print(f"wrote {count} {args.format} records to {args.output}")
+    return 0
+
+
+def _cmd_view(args: argparse.Namespace) -> int:
+    from llmgym.viewer import TrajectoryStore, make_server
+
+    store = TrajectoryStore(args.paths)
+    for run in store.runs:
+        if run.skipped_lines:
+            print(
+                f"llmgym: warning: {run.path}: {run.skipped_lines} lines hold no trajectory "
+                "(skipped)",
+                file=sys.stderr,
+            )
+    server = make_server(store, args.host, args.port)
+    print(
+        f"llmgym view: {len(store.episodes):,} episodes of {len(store.runs)} run(s) on "
+        f"{server.url} (Ctrl-C stops)",
+        flush=True,
+    )
+    if args.open:
+        import webbrowser
+
+        webbrowser.open(server.url)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
     return 0
 
 
@@ -1106,6 +1146,26 @@ def _add_export_command(commands: argparse._SubParsersAction[argparse.ArgumentPa
     export.set_defaults(run=_cmd_export)
 
 
+def _add_view_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``llmgym view``: a local web page over trajectory and results files."""
+    view = commands.add_parser(
+        "view", help="browse episodes (trajectory or results files) in a local web page"
+    )
+    view.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="trajectory files (JSONL) and results files of `llmgym eval --json` (a results "
+        "file brings the trajectory file it names)",
+    )
+    view.add_argument(
+        "--host", default="127.0.0.1", help="interface (the default answers this machine only)"
+    )
+    view.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    view.add_argument("--open", action="store_true", help="open the page in a web browser")
+    view.set_defaults(run=_cmd_view)
+
+
 _COMMANDS = (
     _add_list_command,
     _add_play_command,
@@ -1116,6 +1176,7 @@ _COMMANDS = (
     _add_convert_command,
     _add_serve_command,
     _add_export_command,
+    _add_view_command,
 )
 """The subcommands, in the order ``llmgym --help`` lists them."""
 
