@@ -163,7 +163,9 @@ async function showList(params) {
       el("td", {}, e.task_id),
       el("td", {}, e.agent),
       el("td", {}, e.split),
-      el("td", {}, outcomeBadge(e), e.frames ? " 🎞" : ""),
+      el("td", {}, outcomeBadge(e),
+        e.frames ? [" ", el("span", { class: "badge none", title: "frames recorded" }, "frames")]
+          : null),
       el("td", { class: "num" }, e.turns),
       el("td", { class: "num" }, e.invalid_actions),
       el("td", { class: "num" }, e.reward.toFixed(2)),
@@ -225,6 +227,7 @@ function player(record, turnNodes, prefix) {
     id: `${prefix}player-slider` });
   const label = el("span", { id: `${prefix}player-step`, class: "muted" });
   const play = el("button", { id: `${prefix}player-play` }, "▶ play");
+  if (count) view.addEventListener("load", () => { view.dataset.shown = String(index); });
   const show = (next) => {
     index = Math.max(0, Math.min(steps - 1, next));
     if (count) view.src = `/api/episodes/${record.id}/frames/${index}.png`;
@@ -244,16 +247,22 @@ function player(record, turnNodes, prefix) {
     play.textContent = "❚❚ pause";
     timer = setInterval(() => (index >= steps - 1 ? pause() : show(index + 1)), count ? 150 : 700);
   });
-  slider.addEventListener("input", () => { pause(); show(Number(slider.value)); });
+  // a step the person asked for brings its turn into view (playing leaves the page still)
+  const step = (next) => {
+    show(next);
+    const node = turnNodes[index];
+    if (node) node.scrollIntoView({ block: "nearest" });
+  };
+  slider.addEventListener("input", () => { pause(); step(Number(slider.value)); });
   const node = el("aside", { class: "player box" },
     el("h3", {}, count ? `Frames (${count})` : "Observations"),
     view,
     el("div", { class: "controls" },
-      el("button", { id: `${prefix}player-first`, onclick: () => { pause(); show(0); } }, "⏮"),
-      el("button", { id: `${prefix}player-prev`, onclick: () => { pause(); show(index - 1); } },
+      el("button", { id: `${prefix}player-first`, onclick: () => { pause(); show(0); } }, "|◀"),
+      el("button", { id: `${prefix}player-prev`, onclick: () => { pause(); step(index - 1); } },
         "◀"),
       play,
-      el("button", { id: `${prefix}player-next`, onclick: () => { pause(); show(index + 1); } },
+      el("button", { id: `${prefix}player-next`, onclick: () => { pause(); step(index + 1); } },
         "▶|"),
       label),
     slider);
@@ -346,7 +355,7 @@ async function showCompare(params) {
   counts.replaceChildren(
     el("button", { class: outcome ? "" : "active", onclick: () => go("/compare", { a, b }) },
       "all tasks"),
-    Object.entries(OUTCOME_LABELS).map(([key, text]) => el("button", {
+    ...Object.entries(OUTCOME_LABELS).map(([key, text]) => el("button", {
       "data-outcome": key, class: outcome === key ? "active" : "",
       onclick: () => go("/compare", { a, b, outcome: key }) }, `${text}: ${page.counts[key]}`)));
   const last = offset + page.items.length;
