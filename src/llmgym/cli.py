@@ -766,6 +766,24 @@ def _cmd_view(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_report(args: argparse.Namespace) -> int:
+    from llmgym.viewer.report import write_report
+
+    path = write_report(args.inputs, args.output, title=args.title)
+    print(f"wrote {path}")
+    return 0
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    from llmgym.viewer.render import write_gif
+
+    frames = write_gif(
+        args.trajectories, args.episode, args.output, scale=args.scale, frame_ms=args.frame_ms
+    )
+    print(f"wrote {args.output} ({frames} frames)")
+    return 0
+
+
 def _report_bad_lines(path: str, bad_lines: list[BadLine], most: int = 10) -> None:
     for bad in bad_lines[:most]:
         print(f"llmgym: warning: {path}, {bad} (skipped)", file=sys.stderr)
@@ -1166,6 +1184,38 @@ def _add_view_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     view.set_defaults(run=_cmd_view)
 
 
+def _add_report_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``llmgym report``: a static HTML page of plots."""
+    report = commands.add_parser(
+        "report", help="plots of results files and EnvGen runs in one HTML page ([report] extra)"
+    )
+    report.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="results files of `llmgym eval --json`, EnvGen run folders (llmgym envgen --out) "
+        "or EnvGen benchmark results",
+    )
+    report.add_argument("-o", "--output", default="report.html", help="the HTML file to write")
+    report.add_argument("--title", default="", help="the page's title (default: llmgym report)")
+    report.set_defaults(run=_cmd_report)
+
+
+def _add_render_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``llmgym render``: an episode as a GIF."""
+    render = commands.add_parser(
+        "render", help="an episode of a trajectory file as an animated GIF ([report] extra)"
+    )
+    render.add_argument("trajectories", metavar="TRAJ", help="a trajectory file (JSONL)")
+    render.add_argument(
+        "--episode", type=int, default=0, help="which episode of the file, from 0 (as in view)"
+    )
+    render.add_argument("-o", "--output", required=True, help="the GIF file to write")
+    render.add_argument("--scale", type=int, default=4, help="enlarge frames this many times")
+    render.add_argument("--frame-ms", type=int, default=150, help="milliseconds per frame")
+    render.set_defaults(run=_cmd_render)
+
+
 _COMMANDS = (
     _add_list_command,
     _add_play_command,
@@ -1177,6 +1227,8 @@ _COMMANDS = (
     _add_serve_command,
     _add_export_command,
     _add_view_command,
+    _add_report_command,
+    _add_render_command,
 )
 """The subcommands, in the order ``llmgym --help`` lists them."""
 
