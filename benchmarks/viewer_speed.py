@@ -33,19 +33,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 
 from benchmarks.bench_utils import write_json  # noqa: E402
-from benchmarks.viewer_data import sample_runs, tiled_run, viewer_process  # noqa: E402
+from benchmarks.viewer_data import (  # noqa: E402
+    launch_chromium,
+    sample_runs,
+    tiled_run,
+    viewer_process,
+)
 from llmgym.viewer import EpisodeFilter, TrajectoryStore  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 FILTER_ENV = "llmgym/Heist-v0"
 
 PEER_PAGE = """<!doctype html><meta charset="utf-8"><title>peer</title>
@@ -179,7 +174,7 @@ def main() -> None:
                 "compare_ms": _api_ms(f"{url}api/compare?a=0&b=1&outcome=a_only", args.repeats),
                 "episode_ms": _api_ms(f"{url}api/episodes/0", args.repeats),
             }
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = launch_chromium(playwright)
             filtered = store.query(EpisodeFilter(run=0, env_id=FILTER_ENV))[0]
             viewer = _viewer_in_browser(browser, url + "#/?run=0", args.repeats, filtered)
             peer = _peer_in_browser(browser, peer_url, args.repeats)

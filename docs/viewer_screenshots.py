@@ -18,19 +18,9 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from benchmarks.viewer_data import sample_runs, viewer_process  # noqa: E402
+from benchmarks.viewer_data import launch_chromium, sample_runs, viewer_process  # noqa: E402
 
 OUT = ROOT / "docs" / "img" / "viewer"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def main() -> None:
@@ -41,7 +31,7 @@ def main() -> None:
             viewer_process(runs["oracle_results"], runs["random"]) as url,
             sync_playwright() as playwright,
         ):
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            browser = launch_chromium(playwright)
             page = browser.new_page(viewport={"width": 1280, "height": 800})
 
             page.goto(url)

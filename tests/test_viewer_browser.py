@@ -13,19 +13,9 @@ from typing import Any
 
 import pytest
 
-from benchmarks.viewer_data import sample_runs, tiled_run, viewer_process
+from benchmarks.viewer_data import CHROMIUM, launch_chromium, sample_runs, tiled_run, viewer_process
 from llmgym.runner.trajectories import Trajectory, Turn, append_trajectory
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 
 pytestmark = [
@@ -63,7 +53,7 @@ def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        launched = launch_chromium(playwright)
         yield launched
         launched.close()
 

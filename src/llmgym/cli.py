@@ -1208,7 +1208,11 @@ def _add_render_command(commands: argparse._SubParsersAction[argparse.ArgumentPa
     )
     render.add_argument("trajectories", metavar="TRAJ", help="a trajectory file (JSONL)")
     render.add_argument(
-        "--episode", type=int, default=0, help="which episode of the file, from 0 (as in view)"
+        "--episode",
+        type=int,
+        default=0,
+        help="which episode of the file, from 0 (the number `llmgym view` shows for this file "
+        "alone)",
     )
     render.add_argument("-o", "--output", required=True, help="the GIF file to write")
     render.add_argument("--scale", type=int, default=4, help="enlarge frames this many times")
