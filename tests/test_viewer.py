@@ -22,6 +22,7 @@ from llmgym.viewer import EpisodeFilter, TrajectoryStore, make_server
 from llmgym.wrappers import RecordTrajectory
 
 PIL_Image = pytest.importorskip("PIL.Image")
+ROOT = Path(__file__).resolve().parents[1]
 
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 
@@ -349,6 +350,11 @@ def test_report_plots_results_and_envgen_cycles(tmp_path: Path) -> None:
         oracle["llmgym/Wordle-v0"].interval[0] < 1.0 < oracle["llmgym/Wordle-v0"].interval[1] + 1e-9
     )
     assert runs[0].cycles == [2, 3] and [r["collect_wood"] for r in runs[0].rates] == [40.0, 70.0]
+    benchmark = next((ROOT / "benchmarks/results/envgen").glob("*envgen*.json"))
+    (run,) = load_inputs([benchmark])[1]
+    cycles = json.loads(benchmark.read_text())["cycles"]
+    assert run.cycles == [c["cycle"] for c in cycles]
+    assert run.rates[-1]["collect_wood"] == cycles[-1]["eval"]["collect_wood"]["mean"]
 
 
 def test_report_names_what_it_cannot_read(
