@@ -130,10 +130,11 @@ def test_episode_steps_through_frames(page: Any, viewer: str) -> None:
         assert page.inner_text("#player-step") == f"step {step} / {total}"
     assert page.get_attribute(".turn.current", "data-turn") == "3"
     first = page.get_attribute("#player-img", "src")
-    page.click("#player-play")
-    page.wait_for_selector(f"#player-img[data-shown='{min(total, 8)}']")
-    page.click("#player-play")
+    page.click("#player-play")  # plays to the last frame and stops there
+    page.wait_for_selector(f"#player-step:text-is('step {total} / {total}')", timeout=60_000)
+    page.wait_for_selector("#player-play:text-is('▶ play')")
     assert page.get_attribute("#player-img", "src") != first
+    assert page.locator(".turn.current").count() == 0  # the final state follows the turns
     page.click("#player-first")
     page.wait_for_selector("#player-img[data-shown='0']")
     image = page.evaluate(
@@ -187,3 +188,18 @@ def test_episode_text_renders_as_text(browser: Any, runs: dict[str, Path]) -> No
         assert page.locator("main script, main img[src='x']").count() == 0
         assert page.locator("script").count() == 1  # app.js alone
     context.close()
+
+
+def test_long_episode_draws_turns_on_demand(page: Any, viewer: str) -> None:
+    page.goto(viewer + "#/?run=1&min_turns=1000")
+    page.wait_for_selector("#episode-table tbody tr")
+    page.click("#episode-table tbody tr:first-child")
+    page.wait_for_selector("#player-img[data-shown='0']")
+    assert page.locator(".turn").count() == 200
+    assert "800 not shown" in page.inner_text("#more-turns")
+    page.locator("#player-slider").fill("500")
+    page.wait_for_selector("#player-img[data-shown='500']")
+    assert page.get_attribute(".turn.current", "data-turn") == "500"
+    assert page.locator(".turn").count() == 501
+    page.click("#more-turns")
+    assert page.locator(".turn").count() == 701

@@ -199,6 +199,30 @@ function turnCard(turn, index) {
       : el("pre", { class: "action" }, turn.action));
 }
 
+// Turns are drawn 200 at a time (a long episode would otherwise build thousands of cards at
+// once); "show more" and the player draw further ones on demand.
+const TURN_CHUNK = 200;
+
+function turnList(turns) {
+  const nodes = [];
+  const container = el("div", { class: "turns" });
+  const more = el("button", { id: "more-turns" });
+  const grow = (count) => {
+    const stop = Math.min(count, turns.length);
+    while (nodes.length < stop) {
+      const node = turnCard(turns[nodes.length], nodes.length);
+      nodes.push(node);
+      container.append(node);
+    }
+    const left = turns.length - nodes.length;
+    more.hidden = left === 0;
+    more.textContent = `show ${Math.min(left, TURN_CHUNK)} more turns (${left} not shown)`;
+  };
+  more.addEventListener("click", () => grow(nodes.length + TURN_CHUNK));
+  grow(TURN_CHUNK);
+  return { node: el("div", {}, container, more), nodes, reach: (index) => grow(index + 1) };
+}
+
 function outcomeBox(record) {
   const how = record.error ? `ended by an error: ${record.error}`
     : record.truncated ? "truncated (out of turns)"
@@ -213,13 +237,14 @@ function outcomeBox(record) {
         el("pre", { class: "final-observation" }, record.final_observation)] : null);
 }
 
-function player(record, turnNodes, prefix) {
+function player(record, turns, prefix) {
   const count = record.frames;
   const texts = count ? null
     : [...record.turns.map((t) => t.observation), record.final_observation || ""];
   const steps = count || texts.length;
   let index = 0;
   let timer = null;
+  let current = null;
   const view = count
     ? el("img", { id: `${prefix}player-img`, alt: "frame", width: 256, height: 256 })
     : el("pre", { class: "frame-text", id: `${prefix}player-text` });
@@ -234,7 +259,10 @@ function player(record, turnNodes, prefix) {
     else view.textContent = texts[index];
     slider.value = index;
     label.textContent = `step ${index} / ${steps - 1}`;
-    turnNodes.forEach((node, i) => node.classList.toggle("current", i === index));
+    if (index < record.turns.length) turns.reach(index);
+    if (current) current.classList.remove("current");
+    current = turns.nodes[index] || null;
+    if (current) current.classList.add("current");
   };
   const pause = () => {
     clearInterval(timer);
@@ -250,7 +278,7 @@ function player(record, turnNodes, prefix) {
   // a step the person asked for brings its turn into view (playing leaves the page still)
   const step = (next) => {
     show(next);
-    const node = turnNodes[index];
+    const node = turns.nodes[index];
     if (node) node.scrollIntoView({ block: "nearest" });
   };
   slider.addEventListener("input", () => { pause(); step(Number(slider.value)); });
@@ -271,7 +299,7 @@ function player(record, turnNodes, prefix) {
 }
 
 function episodeView(record, prefix) {
-  const turns = record.turns.map(turnCard);
+  const turns = turnList(record.turns);
   const header = [
     el("h2", {}, `${record.env_id} · ${record.task_id}`),
     el("div", { class: "meta" },
@@ -292,7 +320,7 @@ function episodeView(record, prefix) {
       el("pre", { class: "instruction" }, record.instruction)),
     record.system_prompt ? el("details", { class: "box" }, el("summary", {}, "System prompt"),
       el("pre", {}, record.system_prompt)) : null,
-    turns,
+    turns.node,
     outcomeBox(record));
   const play = record.turns.length || record.frames ? player(record, turns, prefix) : null;
   const grid = el("div", { class: play ? "episode" : "episode no-player" }, body,
