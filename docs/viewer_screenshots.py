@@ -1,6 +1,9 @@
-"""The screenshots of docs/viewer.md: ``llmgym view`` over sample runs, in headless Chromium.
+"""The pictures of docs/viewer.md: ``llmgym view`` over sample runs, in headless Chromium, and
+two episodes as GIFs (``llmgym render``): the Heist one shown in the viewer, and an oracle
+episode of Crafter-v0 recorded with frames (what the agent's surroundings look like, step by
+step).
 
-    python docs/viewer_screenshots.py     # writes docs/img/viewer/*.png
+    python docs/viewer_screenshots.py     # writes docs/img/viewer/*.png and *.gif
 
 The runs are real (benchmarks/viewer_data.py: the oracle and the random agent on the same Heist-v0
 and Wordle-v0 tasks, Heist's frames recorded). Needs Playwright (the [test] extra) and Chromium at
@@ -19,6 +22,10 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from benchmarks.viewer_data import launch_chromium, sample_runs, viewer_process  # noqa: E402
+from llmgym.agents import OracleAgent  # noqa: E402
+from llmgym.runner.evaluation import evaluate  # noqa: E402
+from llmgym.runner.trajectories import append_trajectory  # noqa: E402
+from llmgym.viewer.render import write_gif  # noqa: E402
 
 OUT = ROOT / "docs" / "img" / "viewer"
 
@@ -54,8 +61,19 @@ def main() -> None:
             page.wait_for_selector("#pair-b .turn")
             page.screenshot(path=OUT / "pair.png")
             browser.close()
-    for name in ("list", "episode", "compare", "pair"):
-        print(OUT / f"{name}.png")
+        write_gif(runs["oracle"], 0, OUT / "heist.gif", scale=2)
+        crafter = Path(folder) / "crafter.jsonl"
+        evaluate(
+            "llmgym/Crafter-v0",
+            OracleAgent(),
+            episodes=1,
+            progress=False,
+            record_frames=True,
+            on_trajectory=lambda trajectory: append_trajectory(crafter, trajectory),
+        )
+        write_gif(crafter, 0, OUT / "crafter.gif", scale=2, frame_ms=250)
+    for name in ("list.png", "episode.png", "compare.png", "pair.png", "heist.gif", "crafter.gif"):
+        print(OUT / name)
 
 
 if __name__ == "__main__":
