@@ -364,3 +364,15 @@ def test_report_names_what_it_cannot_read(
     path.write_text('{"rows": []}')
     assert main(["report", str(path), "-o", str(tmp_path / "r.html")]) == 2
     assert "x.json: neither a results file" in capsys.readouterr().err
+
+
+def test_view_names_a_taken_port(
+    two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    taken = make_server(TrajectoryStore([two_runs[0]]), port=0)
+    try:
+        port = str(taken.server_address[1])
+        assert main(["view", str(two_runs[0]), "--port", port]) == 2
+    finally:
+        taken.server_close()
+    assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err

@@ -749,7 +749,13 @@ def _cmd_view(args: argparse.Namespace) -> int:
                 "(skipped)",
                 file=sys.stderr,
             )
-    server = make_server(store, args.host, args.port)
+    try:
+        server = make_server(store, args.host, args.port)
+    except OSError as error:
+        raise ValueError(
+            f"cannot listen on {args.host}:{args.port} ({error.strerror}); choose another "
+            "--port (0 picks a free one)"
+        ) from None
     print(
         f"llmgym view: {len(store.episodes):,} episodes of {len(store.runs)} run(s) on "
         f"{server.url} (Ctrl-C stops)",
