@@ -108,13 +108,7 @@ class Trajectory:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON record (without :attr:`frames`)."""
-        frames, self.frames = self.frames, []
-        try:
-            record = asdict(self)
-        finally:
-            self.frames = frames
-        del record["frames"]
-        return record
+        return asdict(self, dict_factory=_without_frames)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Trajectory:
@@ -124,6 +118,10 @@ class Trajectory:
         fields = dict(data)
         fields["turns"] = [Turn(**turn) for turn in data.get("turns", [])]
         return cls(**fields)
+
+
+def _without_frames(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    return {key: value for key, value in items if key != "frames"}
 
 
 class TrajectoryBuilder:
