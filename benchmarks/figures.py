@@ -667,3 +667,32 @@ def measured_section(env_id: str) -> str:
             *lines,
         ]
     )
+
+
+def viewer_speed() -> str:
+    """``benchmarks/viewer_speed.py``: ``llmgym view`` at 10,000 episodes per run, against a
+    page that loads the whole file and filters in the browser."""
+    data = load("viewer_speed.json")
+    if not data:
+        return NOT_MEASURED
+    viewer, peer = data["browser"]["viewer"], data["browser"]["peer_whole_file"]
+    api = data["api"]
+    rows = [
+        "| measured (median) | `llmgym view` | whole file in the page | ratio |",
+        "|---|---|---|---|",
+        f"| page load, list shown | {viewer['page_load_ms']:,.0f} ms | "
+        f"{peer['page_load_ms']:,.0f} ms | {data['browser']['page_load_ratio']}x |",
+        f"| filter by environment, table shown | {viewer['filter_ms']:,.0f} ms | "
+        f"{peer['filter_ms']:,.0f} ms | {data['browser']['filter_ratio']}x |",
+        f"| open an episode | {viewer['open_episode_ms']:,.0f} ms | - | - |",
+    ]
+    return (
+        "\n".join(rows)
+        + f"\n\nTwo runs of {data['episodes_per_run']:,} episodes each (run A's file: "
+        f"{data['run_a_file_mb']} MB); indexing both when the server starts took "
+        f"{data['index_load_s']} s. API answers: a filtered page "
+        f"{api['filter_env_success_ms']} ms, a search in instructions "
+        f"{api['search_instruction_ms']} ms, a comparison of the two runs {api['compare_ms']} ms, "
+        f"one episode {api['episode_ms']} ms (load average {data['machine']['load_average_1m']} "
+        f"on {data['machine']['cpus']} cores; `python benchmarks/viewer_speed.py`)."
+    )

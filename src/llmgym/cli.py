@@ -1,5 +1,5 @@
-"""The ``llmgym`` command line: list, play, eval, match, collect, envgen, convert and
-serve."""
+"""The ``llmgym`` command line: list, play, eval, match, collect, envgen, convert, serve,
+export, view, report and render."""
 
 from __future__ import annotations
 
@@ -261,6 +261,8 @@ def _check_eval_options(args: argparse.Namespace) -> None:
         raise ValueError("--task-ids plays each of its tasks once; leave out --episodes")
     if args.resume and not args.trajectories:
         raise ValueError("--resume continues the run recorded by --trajectories PATH; name it")
+    if args.record_frames and not args.trajectories:
+        raise ValueError("--record-frames writes beside --trajectories PATH; name it")
 
 
 def _evaluate_plan(
@@ -310,6 +312,7 @@ def _evaluate_env(
         "on_trajectory": keep,
         "make_kwargs": {**_make_kwargs(args), **_opponent_kwargs(args, env_id)},
         "history_window": args.history_window,
+        "record_frames": args.record_frames,
     }
     if not args.resume:
         episodes = None if task_ids is not None else args.episodes
@@ -415,11 +418,23 @@ def _results_payload(
             "config": args.config,
         },
         "react": args.react,
+        "trajectories": _relative_to(args.trajectories, Path(args.json).parent)
+        if args.trajectories
+        else None,
         "interrupted": interrupted,
         "skipped": skipped,
         "score": score,
         "results": [r.to_dict() for r in results],
     }
+
+
+def _relative_to(path: str, folder: Path) -> str:
+    """``path`` as seen from ``folder`` (so that a results file and its trajectories can move
+    together), or absolute where no relative path leads there (another drive)."""
+    try:
+        return os.path.relpath(path, folder)
+    except ValueError:
+        return os.path.abspath(path)
 
 
 def _skipped(args: argparse.Namespace) -> list[dict[str, str]]:
@@ -614,6 +629,7 @@ def _cmd_collect(args: argparse.Namespace) -> int:
                 progress=not args.quiet,
                 on_trajectory=save,
                 make_kwargs=_make_kwargs(args),
+                record_frames=args.record_frames,
             )
     print(f"wrote {written} trajectories to {out}")
     return 0
@@ -722,6 +738,58 @@ def _cmd_convert(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_view(args: argparse.Namespace) -> int:
+    from llmgym.viewer import TrajectoryStore, make_server
+
+    store = TrajectoryStore(args.paths)
+    for run in store.runs:
+        if run.skipped_lines:
+            print(
+                f"llmgym: warning: {run.path}: {run.skipped_lines} lines hold no trajectory "
+                "(skipped)",
+                file=sys.stderr,
+            )
+    try:
+        server = make_server(store, args.host, args.port)
+    except OSError as error:
+        raise ValueError(
+            f"cannot listen on {args.host}:{args.port} ({error.strerror}); choose another "
+            "--port (0 picks a free one)"
+        ) from None
+    print(
+        f"llmgym view: {len(store.episodes):,} episodes of {len(store.runs)} run(s) on "
+        f"{server.url} (Ctrl-C stops)",
+        flush=True,
+    )
+    if args.open:
+        import webbrowser
+
+        webbrowser.open(server.url)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from llmgym.viewer.report import write_report
+
+    path = write_report(args.inputs, args.output, title=args.title)
+    print(f"wrote {path}")
+    return 0
+
+
+def _cmd_render(args: argparse.Namespace) -> int:
+    from llmgym.viewer.render import write_gif
+
+    frames = write_gif(
+        args.trajectories, args.episode, args.output, scale=args.scale, frame_ms=args.frame_ms
+    )
+    print(f"wrote {args.output} ({frames} frames)")
+    return 0
+
+
 def _report_bad_lines(path: str, bad_lines: list[BadLine], most: int = 10) -> None:
     for bad in bad_lines[:most]:
         print(f"llmgym: warning: {path}, {bad} (skipped)", file=sys.stderr)
@@ -814,6 +882,15 @@ def _json_object(text: str) -> dict[str, Any]:
     return value
 
 
+def _add_record_frames_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--record-frames",
+        action="store_true",
+        help="also record each step's picture (pixel environments, Crafter-v0, Heist-v0) in "
+        "PATH.frames beside the trajectory file, for `llmgym view` and `llmgym render`",
+    )
+
+
 def _add_list_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``llmgym list``: the environment table."""
     listing = commands.add_parser("list", help="list the registered environments")
@@ -874,6 +951,7 @@ def _add_eval_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     run.add_argument(
         "--trajectories", metavar="PATH", help="also append every episode to a JSONL file"
     )
+    _add_record_frames_option(run)
     run.add_argument(
         "--resume",
         action="store_true",
@@ -940,6 +1018,7 @@ def _add_collect_command(commands: argparse._SubParsersAction[argparse.ArgumentP
     collect.add_argument(
         "--successful-only", action="store_true", help="keep only successful episodes"
     )
+    _add_record_frames_option(collect)
     _add_agent_options(collect)
     _add_placement_options(collect)
     collect.set_defaults(run=_cmd_collect, on_interrupt=_collect_interrupted)
@@ -1091,6 +1170,62 @@ def _add_export_command(commands: argparse._SubParsersAction[argparse.ArgumentPa
     export.set_defaults(run=_cmd_export)
 
 
+def _add_view_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``llmgym view``: a local web page over trajectory and results files."""
+    view = commands.add_parser(
+        "view", help="browse episodes (trajectory or results files) in a local web page"
+    )
+    view.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="trajectory files (JSONL) and results files of `llmgym eval --json` (a results "
+        "file brings the trajectory file it names)",
+    )
+    view.add_argument(
+        "--host", default="127.0.0.1", help="interface (the default answers this machine only)"
+    )
+    view.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    view.add_argument("--open", action="store_true", help="open the page in a web browser")
+    view.set_defaults(run=_cmd_view)
+
+
+def _add_report_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``llmgym report``: a static HTML page of plots."""
+    report = commands.add_parser(
+        "report", help="plots of results files and EnvGen runs in one HTML page ([report] extra)"
+    )
+    report.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="results files of `llmgym eval --json`, EnvGen run folders (llmgym envgen --out) "
+        "or EnvGen benchmark results",
+    )
+    report.add_argument("-o", "--output", default="report.html", help="the HTML file to write")
+    report.add_argument("--title", default="", help="the page's title (default: llmgym report)")
+    report.set_defaults(run=_cmd_report)
+
+
+def _add_render_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``llmgym render``: an episode as a GIF."""
+    render = commands.add_parser(
+        "render", help="an episode of a trajectory file as an animated GIF ([report] extra)"
+    )
+    render.add_argument("trajectories", metavar="TRAJ", help="a trajectory file (JSONL)")
+    render.add_argument(
+        "--episode",
+        type=int,
+        default=0,
+        help="which episode of the file, from 0 (the number `llmgym view` shows for this file "
+        "alone)",
+    )
+    render.add_argument("-o", "--output", required=True, help="the GIF file to write")
+    render.add_argument("--scale", type=int, default=4, help="enlarge frames this many times")
+    render.add_argument("--frame-ms", type=int, default=150, help="milliseconds per frame")
+    render.set_defaults(run=_cmd_render)
+
+
 _COMMANDS = (
     _add_list_command,
     _add_play_command,
@@ -1101,6 +1236,9 @@ _COMMANDS = (
     _add_convert_command,
     _add_serve_command,
     _add_export_command,
+    _add_view_command,
+    _add_report_command,
+    _add_render_command,
 )
 """The subcommands, in the order ``llmgym --help`` lists them."""
 

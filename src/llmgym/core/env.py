@@ -195,6 +195,12 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
         """The :attr:`skills` shown so far in this episode."""
         return frozenset()
 
+    def pixel_frame(self) -> np.ndarray | None:
+        """A picture of the current state (``uint8`` RGB, height x width x 3) for recordings
+        (``RecordTrajectory(frames=True)``) and the viewer, or ``None`` where the environment
+        draws none. Drawing never changes the play."""
+        return None
+
     def _engine_holding_state(self) -> str | None:
         """The external engine that holds the running episode's state (e.g. ``"ScienceWorld's
         Java virtual machine"``), or ``None`` where the state is Python objects. While it runs,

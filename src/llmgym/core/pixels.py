@@ -61,6 +61,11 @@ class PixelEnv(TextEnv[ConfigT, np.ndarray, PixelAction]):
     def sample_action(self, rng: np.random.Generator) -> int:
         return int(rng.integers(len(self.action_commands)))
 
+    def pixel_frame(self) -> np.ndarray | None:
+        """The latest frame (the observation itself)."""
+        last = self._last_observation
+        return np.array(last) if isinstance(last, np.ndarray) else None
+
     def render(self) -> np.ndarray | None:
         """The latest frame (``render_mode="rgb_array"``)."""
         if self.render_mode == "rgb_array":

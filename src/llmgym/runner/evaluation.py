@@ -117,6 +117,7 @@ def evaluate(
     on_trajectory: Callable[[Trajectory], None] | None = None,
     make_kwargs: Mapping[str, Any] | None = None,
     history_window: int | None = None,
+    record_frames: bool = False,
 ) -> EvalResult:
     """Evaluate ``agent`` on ``episodes`` tasks of ``split`` (default 50), or on exactly
     ``task_ids`` (each once unless ``episodes`` says otherwise).
@@ -125,7 +126,7 @@ def evaluate(
     ``agent.react`` (the last ``history_window`` exchanges of it, if given) — or a factory of a
     ready environment. Episode ``i`` is reset with ``seed + i`` and the tasks are a seeded sample
     of the split, so the same arguments always play the same episodes, whatever ``concurrency``
-    is. See :func:`llmgym.runner.rollout.rollout`.
+    is. See :func:`llmgym.runner.rollout.rollout` (``record_frames`` too).
     """
     trajectories = rollout(
         env,
@@ -139,6 +140,7 @@ def evaluate(
         on_trajectory=on_trajectory,
         make_kwargs=make_kwargs,
         history_window=history_window,
+        record_frames=record_frames,
     )
     env_id = env if isinstance(env, str) else (trajectories[0].env_id if trajectories else "")
     return EvalResult(env_id=env_id, agent=agent.name, split=split, trajectories=trajectories)

@@ -21,6 +21,7 @@ from llmgym.agents.base import Agent
 from llmgym.core.env import TextEnv
 from llmgym.core.tasks import TaskRng
 from llmgym.llm import ServerUnavailableError
+from llmgym.runner.frames import frame_source
 from llmgym.runner.trajectories import Trajectory, TrajectoryBuilder
 from llmgym.runner.workers import PerThread, SuccessBar, run_concurrently
 from llmgym.wrappers import ChatHistory, make_chat_env
@@ -81,13 +82,22 @@ def _env_id(env: gym.Env) -> str:
 
 
 def play_episode(
-    env: gym.Env, agent: Agent, *, task_id: str, seed: int, env_id: str | None = None
+    env: gym.Env,
+    agent: Agent,
+    *,
+    task_id: str,
+    seed: int,
+    env_id: str | None = None,
+    record_frames: bool = False,
 ) -> Trajectory:
     """Play one episode of ``task_id`` with ``agent``. An exception inside the episode is recorded
     in ``Trajectory.error`` (with ``success=False``) instead of propagating; so is a model request
     that failed for good (``agent.errors``), which ends the episode as a :data:`SERVER_ERROR`.
-    :class:`~llmgym.llm.ServerUnavailableError` propagates: the run should stop."""
-    builder = TrajectoryBuilder(env_id or _env_id(env), agent.name)
+    :class:`~llmgym.llm.ServerUnavailableError` propagates: the run should stop. With
+    ``record_frames``, the environment's pictures are kept in ``Trajectory.frames`` (see
+    :mod:`llmgym.runner.frames`)."""
+    frames = frame_source(env) if record_frames else None
+    builder = TrajectoryBuilder(env_id or _env_id(env), agent.name, frames)
     try:
         observation, info = env.reset(seed=seed, options={"task_id": task_id})
         task = getattr(env.unwrapped, "task", None)
@@ -163,6 +173,7 @@ def rollout(
     on_trajectory: Callable[[Trajectory], None] | None = None,
     make_kwargs: Mapping[str, Any] | None = None,
     history_window: int | None = None,
+    record_frames: bool = False,
 ) -> list[Trajectory]:
     """Play many episodes, ``concurrency`` at a time.
 
@@ -182,6 +193,9 @@ def rollout(
         history_window: Send the model only the last ``history_window`` exchanges after the
             system prompt and the task (:class:`~llmgym.wrappers.ChatHistory`'s ``window``;
             ``None``: the whole conversation).
+        record_frames: Keep each episode's pictures in ``Trajectory.frames`` (see
+            :mod:`llmgym.runner.frames`); :func:`~llmgym.runner.trajectories.append_trajectory`
+            writes them beside the trajectory file.
 
     Returns:
         The trajectories, in task order (the same whatever ``concurrency`` is).
@@ -205,7 +219,12 @@ def rollout(
     def play(index: int) -> Trajectory:
         spec = specs[index]
         return play_episode(
-            envs.get(), agents.get(), task_id=spec.task_id, seed=spec.seed, env_id=env_id
+            envs.get(),
+            agents.get(),
+            task_id=spec.task_id,
+            seed=spec.seed,
+            env_id=env_id,
+            record_frames=record_frames,
         )
 
     try:

@@ -13,7 +13,9 @@ A file holds one finished episode per line (``schema: "llmgym.trajectory.v1"``):
 ``observation`` in a turn is what the agent saw before replying (the environment's own text);
 ``reply`` is the agent's raw output and ``action`` what reached the environment (``null`` after a
 format error). ``skills`` lists the environment's skills shown in the episode (e.g. Crafter's
-achievements; see ``TextEnv.skills``). :func:`to_messages` and :func:`to_conversations` rebuild
+achievements; see ``TextEnv.skills``). An episode recorded with frames says where they are in
+``metadata["frames"]`` (a file beside this one; see :mod:`llmgym.runner.frames`).
+:func:`to_messages` and :func:`to_conversations` rebuild
 the exact prompts of the ReAct loop, in TRL's conversational format and in AgentGym's
 ``conversations`` format.
 """
@@ -27,6 +29,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from llmgym.runner.frames import FrameSource, encode_png, write_frames
 
 __all__ = [
     "SCHEMA",
@@ -83,8 +87,11 @@ class Trajectory:
     error: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     """Facts about how the episode was run, e.g. ``horizon``: the turn limit and schedule of a
-    :class:`~llmgym.wrappers.HorizonCurriculum`."""
+    :class:`~llmgym.wrappers.HorizonCurriculum`; ``frames``: where its recorded frames are."""
     schema: str = SCHEMA
+    frames: list[bytes] = field(default_factory=list, repr=False, compare=False)
+    """PNG frames taken while the episode was played (the reset's, then one per turn); not part
+    of the JSON record: :func:`append_trajectory` writes them to the frames file."""
 
     @property
     def steps(self) -> int:
@@ -100,7 +107,8 @@ class Trajectory:
         return sum(t.format_error for t in self.turns)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The JSON record (without :attr:`frames`)."""
+        return asdict(self, dict_factory=_without_frames)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Trajectory:
@@ -112,18 +120,30 @@ class Trajectory:
         return cls(**fields)
 
 
+def _without_frames(items: list[tuple[str, Any]]) -> dict[str, Any]:
+    return {key: value for key, value in items if key != "frames"}
+
+
 class TrajectoryBuilder:
     """Builds a :class:`Trajectory` from the reset and step results of a (wrapped) environment.
 
     Works at any wrapper level: it reads ``thought``, ``parsed_action``, ``format_error`` and
-    ``env_observation`` from ``info`` when a ReAct wrapper put them there.
+    ``env_observation`` from ``info`` when a ReAct wrapper put them there. With ``frames`` (see
+    :func:`llmgym.runner.frames.frame_source`) it keeps a PNG frame of the reset and of every
+    step in :attr:`Trajectory.frames`.
     """
 
-    def __init__(self, env_id: str, agent: str = "") -> None:
+    def __init__(self, env_id: str, agent: str = "", frames: FrameSource | None = None) -> None:
         self.env_id = env_id
         self.agent = agent
         self.trajectory: Trajectory | None = None
         self._pending_observation = ""
+        self._frames = frames
+
+    def _take_frame(self, trajectory: Trajectory) -> None:
+        frame = self._frames() if self._frames is not None else None
+        if frame is not None:
+            trajectory.frames.append(encode_png(frame))
 
     def start(
         self,
@@ -147,6 +167,7 @@ class TrajectoryBuilder:
         if "horizon" in info:
             self.trajectory.metadata["horizon"] = dict(info["horizon"])
         self._pending_observation = str(info.get("env_observation", observation))
+        self._take_frame(self.trajectory)
 
     def add(
         self,
@@ -178,6 +199,7 @@ class TrajectoryBuilder:
         )
         trajectory.total_reward += float(reward)
         self._pending_observation = str(info.get("env_observation", observation))
+        self._take_frame(trajectory)
         if not (terminated or truncated):
             return None
         trajectory.final_observation = self._pending_observation
@@ -188,11 +210,16 @@ class TrajectoryBuilder:
 
 
 def append_trajectory(path: str | os.PathLike[str], trajectory: Trajectory) -> None:
-    """Append one trajectory as a JSON line (safe across threads writing the same file)."""
+    """Append one trajectory as a JSON line (safe across threads writing the same file); its
+    :attr:`~Trajectory.frames`, if any, go to the frames file beside it
+    (:func:`llmgym.runner.frames.write_frames`)."""
     key = os.path.abspath(path)
     with _LOCKS_GUARD:
         lock = _FILE_LOCKS.setdefault(key, threading.Lock())
-    line = json.dumps(trajectory.to_dict(), ensure_ascii=False) + "\n"
+    record = trajectory.to_dict()
+    if trajectory.frames:
+        record["metadata"]["frames"] = write_frames(key, record, trajectory.frames)
+    line = json.dumps(record, ensure_ascii=False) + "\n"
     with lock:
         Path(key).parent.mkdir(parents=True, exist_ok=True)
         with open(key, "a", encoding="utf-8") as handle:

@@ -7,6 +7,7 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
+from llmgym.runner.frames import frame_source
 from llmgym.runner.trajectories import TrajectoryBuilder, append_trajectory
 
 __all__ = ["RecordTrajectory"]
@@ -21,13 +22,25 @@ class RecordTrajectory(gym.Wrapper):
         env: The environment.
         path: The JSON-lines file (created if missing, appended to otherwise).
         agent: A name recorded with each trajectory.
+        frames: Also record a frame of the reset and of every step, PNG-encoded in a file
+            beside ``path`` (``path + ".frames"``; see :mod:`llmgym.runner.frames`): a pixel
+            environment's observations, or the picture a text environment draws of its state
+            (:meth:`~llmgym.TextEnv.pixel_frame`; Crafter-v0 and Heist-v0 draw one).
+            ``llmgym view`` replays them and ``llmgym render`` makes a GIF of them.
     """
 
-    def __init__(self, env: gym.Env, path: str | os.PathLike[str], agent: str = "") -> None:
+    def __init__(
+        self,
+        env: gym.Env,
+        path: str | os.PathLike[str],
+        agent: str = "",
+        *,
+        frames: bool = False,
+    ) -> None:
         super().__init__(env)
         self.path = os.fspath(path)
         env_id = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
-        self._builder = TrajectoryBuilder(env_id, agent)
+        self._builder = TrajectoryBuilder(env_id, agent, frame_source(env) if frames else None)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

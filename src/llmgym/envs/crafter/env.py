@@ -413,6 +413,11 @@ class CrafterEnv(_CrafterEnvBase[str, str]):
     def oracle_action(self) -> str:
         return COMMANDS[self.oracle.act()]
 
+    def pixel_frame(self) -> np.ndarray:
+        """The image ``CrafterPixels-v0`` would show now (for recordings; the play is
+        unchanged, see :meth:`CrafterGame.picture`)."""
+        return self.game.picture()
+
 
 class CrafterPixelsEnv(_CrafterEnvBase[np.ndarray, PixelAction], PixelEnv[CrafterConfig]):
     """Crafter with crafter's 64x64 RGB observations and ``Discrete(17)`` actions, for RL agents.

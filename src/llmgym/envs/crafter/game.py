@@ -116,6 +116,16 @@ class CrafterGame:
         at night, exactly as ``crafter.Env`` does)."""
         return self.env.render()
 
+    def picture(self) -> np.ndarray:
+        """:meth:`render` without touching the game: the world's random stream is put back
+        afterwards, so the game plays on as if nothing had been drawn."""
+        stream = self.env._world.random
+        state = stream.get_state()
+        try:
+            return self.env.render()
+        finally:
+            stream.set_state(state)
+
     # ------------------------------------------------------------------ reset and step
     def reset(self, world_seed: int, config: CrafterConfig) -> None:
         """``crafter.Env.reset`` for a given world seed, with ``config``'s knobs."""

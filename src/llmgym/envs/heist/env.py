@@ -338,6 +338,10 @@ class HeistEnv(_HeistEnvBase[str, str]):
         path = self.state.shortest_path()
         return f"move {path[0]}" if path else "move up"
 
+    def pixel_frame(self) -> np.ndarray:
+        """The image ``HeistPixels-v0`` would show now (for recordings)."""
+        return render_rgb(self._map_rows())
+
     def _observe(self, message: str) -> str:
         rows = self._map_rows()
         state = self._state
