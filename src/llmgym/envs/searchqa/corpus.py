@@ -243,10 +243,8 @@ def _people(rng: TaskRng, names: _Names, cities: Sequence[Entity]) -> list[Entit
     for occupation, count in w["occupations"].items():
         for _ in range(count):
             name = names.unique(lambda: f"{rng.choice(w['first_names'])} {rng.choice(surnames)}")
-            if occupation == "scholar":
-                born = rng.randint(1700, 1850)
-            else:
-                born = rng.randint(1820, 1995)
+            first, last = (1700, 1850) if occupation == "scholar" else (1820, 1995)
+            born = rng.randint(first, last)
             person = Entity("person", name)
             person.facts.update(
                 occupation=occupation, born=born, birthplace=rng.choice(cities).name
