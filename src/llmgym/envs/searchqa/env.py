@@ -105,8 +105,8 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
     Questions are generated from the facts: single-hop (``Who directed the film The Hollow
     Bridge?``), bridge or 2-hop (``In which city was the director of the film The Hollow Bridge
     born?``) and comparison (``Who was born first, Ada Corvik or Nils Dalmere?``). Entities are
-    split by a hash of their name; eval questions name only eval entities (1,725 eval and 34,135
-    train questions on the default corpus).
+    split by a hash of their name; eval questions name only eval entities (the task counts are
+    in the table above).
 
     ## Action Space
     Text, Search-R1's tags. The agent may reason in ``<think>...</think>`` (ignored) and acts
