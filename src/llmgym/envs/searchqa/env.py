@@ -80,6 +80,8 @@ def parse_reply(reply: str) -> tuple[str, str] | str:
         return f"the reply holds {len(actions)} actions; give exactly one per reply."
     tag, content = actions[0]
     tag, content = tag.lower(), content.strip()
+    if _OPEN_TAG.search(content):
+        return f"the <{tag}> holds another action; give exactly one per reply."
     if not content:
         return f"the <{tag}> is empty."
     limit = MAX_QUERY_CHARACTERS if tag == "search" else MAX_ANSWER_CHARACTERS
@@ -110,11 +112,12 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
 
     ## Action Space
     Text, Search-R1's tags. The agent may reason in ``<think>...</think>`` (ignored) and acts
-    with exactly one of ``<search>query</search>`` or ``<answer>text</answer>`` per reply. A reply
-    with no action, an unclosed tag, several actions, an empty query or answer, a query over 300
-    or an answer over 200 characters, a reply over 20,000 characters, or a query without a word to
-    look up gets a correction message (Search-R1's "My previous action is invalid ...") with
-    ``info["invalid_action"] = True`` and does not count as a turn.
+    with exactly one of ``<search>query</search>`` or ``<answer>text</answer>`` per reply (tags
+    in any case). A reply with no action, an unclosed tag, several or nested actions, an empty
+    query or answer, a query over 300 or an answer over 200 characters, a reply over 20,000
+    characters, or a query without a word to look up gets a correction message (Search-R1's "My
+    previous action is invalid ...") with ``info["invalid_action"] = True`` and does not count
+    as a turn. A query whose words occur in no article is a valid search that finds nothing.
 
     ## Observation Space
     Text. First the Search-R1 instruction with the question. After a search, the top
