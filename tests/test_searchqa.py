@@ -8,6 +8,7 @@ import dataclasses
 import hashlib
 import pickle
 import sqlite3
+import time
 
 import gymnasium as gym
 import pytest
@@ -242,6 +243,17 @@ def test_bad_replies_get_a_correction_and_change_nothing(env: SearchQAEnv, reply
     assert observation.startswith("My previous action is invalid: ")
     assert "<search> and </search>" in observation and "<answer> and </answer>" in observation
     assert env._turns == 0 and env.oracle_action() == before
+
+
+@pytest.mark.parametrize(
+    "reply", ["<search>" * 2_499, "<search>x" * 2_222, "<answer>" + "</search>" * 2_000]
+)
+def test_pathological_replies_are_refused_quickly(env: SearchQAEnv, reply: str) -> None:
+    """Tags are read in one pass: many open tags do not make a step quadratic."""
+    env.reset(options={"task_id": "train/00005"})
+    started = time.perf_counter()
+    assert env.step(reply)[4]["invalid_action"]
+    assert time.perf_counter() - started < 0.1
 
 
 def test_the_turn_limit_counts_valid_turns_only() -> None:

@@ -26,8 +26,7 @@ __all__ = ["SearchQAConfig", "SearchQAEnv", "parse_reply"]
 MAX_REPLY_CHARACTERS = 20_000
 MAX_QUERY_CHARACTERS = 300
 MAX_ANSWER_CHARACTERS = 200
-_ACTION = re.compile(r"<(search|answer)>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
-_OPEN_TAG = re.compile(r"<(search|answer)>", re.IGNORECASE)
+_TAG = re.compile(r"<(/?)(search|answer)>", re.IGNORECASE)
 
 _CORRECTION = (
     "My previous action is invalid: {why} If I want to search, I should put the query between "
@@ -71,23 +70,42 @@ def parse_reply(reply: str) -> tuple[str, str] | str:
         return (
             f"the reply has {len(reply):,} characters, over the {MAX_REPLY_CHARACTERS:,} allowed."
         )
-    actions = _ACTION.findall(reply)
-    if not actions:
-        if _OPEN_TAG.search(reply):
-            return "a <search> or <answer> tag is not closed."
-        return "the reply holds no <search> or <answer> action."
+    actions, nested, unclosed = _actions(reply)
+    if nested:
+        return "an action holds another action; give exactly one per reply."
     if len(actions) > 1:
         return f"the reply holds {len(actions)} actions; give exactly one per reply."
+    if unclosed:
+        return "a <search> or <answer> tag is not closed."
+    if not actions:
+        return "the reply holds no <search> or <answer> action."
     tag, content = actions[0]
-    tag, content = tag.lower(), content.strip()
-    if _OPEN_TAG.search(content):
-        return f"the <{tag}> holds another action; give exactly one per reply."
     if not content:
         return f"the <{tag}> is empty."
     limit = MAX_QUERY_CHARACTERS if tag == "search" else MAX_ANSWER_CHARACTERS
     if len(content) > limit:
         return f"the {tag} has {len(content):,} characters, over the {limit} allowed."
     return tag, content
+
+
+def _actions(reply: str) -> tuple[list[tuple[str, str]], bool, bool]:
+    """The ``(tag, stripped content)`` of each closed action of ``reply`` in one pass over its
+    tags (linear in the reply, whatever it holds), whether an action holds another tag, and
+    whether a tag is left open."""
+    actions: list[tuple[str, str]] = []
+    nested = False
+    opened: re.Match[str] | None = None
+    for tag in _TAG.finditer(reply):
+        closing, name = tag.group(1) == "/", tag.group(2).lower()
+        if opened is None:
+            if not closing:
+                opened = tag
+        elif closing and name == opened.group(2).lower():
+            actions.append((name, reply[opened.end() : tag.start()].strip()))
+            opened = None
+        else:
+            nested = True
+    return actions, nested, opened is not None
 
 
 class SearchQAEnv(TextEnv[SearchQAConfig]):
