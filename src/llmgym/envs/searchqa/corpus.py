@@ -360,8 +360,12 @@ def _linked(world: World, name: str, relation: str, limit: int = 3) -> list[Enti
 
 
 def _article_text(world: World, entity: Entity) -> str:
-    """The article's sentences. Each fact has one fixed wording (the oracle reads them)."""
+    """The article's sentences. Each fact has one fixed wording (the oracle reads them); the
+    colour around them (a plot, a city's landmark) comes from the article's own random stream,
+    so it never shifts the facts of other entities."""
     f, name = entity.facts, entity.name
+    rng = TaskRng("searchqa-article", world.seed, name)
+    w = load_words()
     if entity.kind == "country":
         cities = [c.name for c in _linked(world, name, "country", 4) if c.name != f["capital"]]
         return (
@@ -378,38 +382,43 @@ def _article_text(world: World, entity: Entity) -> str:
         )
         return (
             f"{name} is a city in {f['country']}, on the {f['river']}.{capital} It was founded "
-            f"in {f['founded']} and has a population of {f['population']:,}.{born_here}"
+            f"in {f['founded']} and has a population of {f['population']:,}. The city is known "
+            f"for {_listing(rng.sample(w['city_features'], 2))}.{born_here}"
         )
     if entity.kind == "person":
         surname = name.split(" ", 1)[1]
+        known_for = rng.choice(w["known_for"][f["occupation"]])
         return (
             f"{name} (born {f['born']}) is {_a(f['occupation'])}. Born in {f['birthplace']}, "
-            f"{surname} studied at {f['alma_mater']}.{_person_works(world, entity, surname)}"
+            f"{surname} studied at {f['alma_mater']}.{_person_works(world, entity, surname)} "
+            f"{surname} is best known for {known_for}."
         )
     if entity.kind == "university":
         alumni = [p.name for p in _linked(world, name, "alma_mater", 2)]
+        notable = f" Notable alumni include {_listing(alumni)}." if alumni else ""
         return (
             f"{name} is a university in {f['city']}. It was founded in {f['founded']} by "
-            f"{f['founder']}. Notable alumni include {_listing(alumni)}."
-            if alumni
-            else f"{name} is a university in {f['city']}. It was founded in {f['founded']} by "
-            f"{f['founder']}."
+            f"{f['founder']}. Today it has about {rng.randint(8, 400) * 100:,} students.{notable}"
         )
     if entity.kind == "company":
         works = [e.name for e in _linked(world, name, "studio") + _linked(world, name, "publisher")]
         known = f" Its titles include {_listing(works)}." if works else ""
         return (
             f"{name} is {_a(f['industry'])} company headquartered in {f['headquarters']}. It was "
-            f"founded in {f['founded']} by {f['founder']}.{known}"
+            f"founded in {f['founded']} by {f['founder']}. It employs about "
+            f"{rng.randint(3, 900) * 50:,} people.{known}"
         )
+    plot = f"It follows {rng.choice(w['protagonists'])} {rng.choice(w['plots'])}."
     if entity.kind == "film":
         return (
             f"{name} is {_a(str(f['year']))} {f['genre']} film directed by {f['director']} and "
-            f"produced by {f['studio']}. The film is set in {f['setting']}."
+            f"produced by {f['studio']}. The film is set in {f['setting']}. {plot} It runs "
+            f"{rng.randint(75, 190)} minutes."
         )
     return (
         f"{name} is {_a(str(f['year']))} {f['genre']} novel by {f['author']}, published by "
-        f"{f['publisher']}. The story is set in {f['setting']}."
+        f"{f['publisher']}. The story is set in {f['setting']}. {plot} The first edition ran "
+        f"to {rng.randint(120, 900)} pages."
     )
 
 

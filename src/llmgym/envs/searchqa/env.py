@@ -118,13 +118,16 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
     link the entities: a city lies in a country, a person was born in a city and studied at a
     university, a company or university was founded by a person, a film was directed by a person,
     produced by a studio and set in a city. The same ``corpus_seed`` gives the same corpus on any
-    machine; the names are invented, so no question can be answered from memory. Searches run
+    machine; the names are invented, so no question can be answered from memory. Each article
+    is a title and a few sentences: the entity's facts, its neighbours (a director's films, a
+    city's notable natives) and some colour (a plot, a landmark). Searches run
     on a sqlite FTS5 index ranked by BM25 (title matches weigh 10 times more than text), built
     once per seed into the user cache folder.
 
-    Questions are generated from the facts: single-hop (``Who directed the film The Hollow
-    Bridge?``), bridge or 2-hop (``In which city was the director of the film The Hollow Bridge
-    born?``) and comparison (``Who was born first, Ada Corvik or Nils Dalmere?``). Entities are
+    Questions are generated from the facts: single-hop (``Who directed the film The Pale
+    Window?``), bridge or 2-hop (``In what year was the director of the film The Pale Window
+    born?``: the film's article names the director, whose article gives the year) and
+    comparison (``Who was born first, Sabine Falerham or Beatrix Yarafield?``). Entities are
     split by a hash of their name; eval questions name only eval entities (the task counts are
     in the table above).
 
@@ -169,10 +172,10 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
     config_class = SearchQAConfig
     env_name = "searchqa"
     example = (
-        "Observation: ... Question: In which city was the director of the film The Hollow "
-        "Bridge born?\n"
+        "Observation: ... Question: In what year was the director of the film The Pale Window "
+        "born?\n"
         "<think>I need the film's director first.</think>\n"
-        "<search>The Hollow Bridge</search>"
+        "<search>The Pale Window</search>"
     )
     design_notes = (
         "The corpus is fixed per corpus_seed (5,840 articles); a new seed builds a new index "
@@ -220,6 +223,10 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
 
     def rules(self) -> str:
         return _instruction("")
+
+    def skills_achieved(self) -> frozenset[str]:
+        """The question's type (single-hop, bridge, comparison) once it is answered right."""
+        return frozenset({self.question.type}) if self._success else frozenset()
 
     @property
     def question(self) -> Question:
