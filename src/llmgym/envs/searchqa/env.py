@@ -174,8 +174,8 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
     example = (
         "Observation: ... Question: In what year was the director of the film The Pale Window "
         "born?\n"
-        "<think>I need the film's director first.</think>\n"
-        "<search>The Pale Window</search>"
+        "Thought: I need the film's director first.\n"
+        "Action: <search>The Pale Window</search>"
     )
     design_notes = (
         "The corpus is fixed per corpus_seed (5,840 articles); a new seed builds a new index "
