@@ -17,6 +17,7 @@ import llmgym
 from llmgym import ConfigError
 from llmgym.core.cache import LruCache
 from llmgym.core.fulltext import Bm25Index, fts5_table, is_complete, write_database
+from llmgym.envs.searchqa import corpus as corpus_module
 from llmgym.envs.searchqa.corpus import KINDS, MAX_OPEN_CORPORA, Encyclopedia, build_world
 from llmgym.envs.searchqa.env import SearchQAEnv, _parse_question
 from llmgym.envs.searchqa.questions import (
@@ -74,22 +75,30 @@ def test_the_corpus_has_thousands_of_linked_articles(corpus: Encyclopedia) -> No
     assert film.name in corpus.article(world.entities.index(director) + 1).text
 
 
-def test_the_index_is_built_once_into_the_cache(tmp_path, monkeypatch) -> None:
+def test_the_index_is_built_once_into_a_bounded_cache(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("LLMGYM_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(Encyclopedia, "_instances", LruCache(MAX_OPEN_CORPORA))
+    monkeypatch.setattr(corpus_module, "MAX_CACHED_CORPORA", 2)
     built = Encyclopedia.open(3, progress=False)
     path = built.index.path
     assert path.parent == tmp_path / "searchqa" and is_complete(path, built.size)
     assert not list(tmp_path.rglob("*.partial"))
     assert Encyclopedia.open(3) is built
-    modified = path.stat().st_mtime_ns
+    inode = path.stat().st_ino
     Encyclopedia._instances.clear()
     again = Encyclopedia.open(3)
     assert again is not built and again.index.path == path
-    assert path.stat().st_mtime_ns == modified  # reopened, not rebuilt
+    assert path.stat().st_ino == inode  # reopened, not rebuilt
     assert again.article(7) == built.article(7)
     with pytest.raises(sqlite3.OperationalError):  # opened read-only
         again.index.connection().execute("DELETE FROM articles")
+    for seed in (4, 5):  # seed 3 was used last before them: it is deleted
+        Encyclopedia.open(seed, progress=False)
+    assert sorted(p.name.rsplit("-", 1)[1] for p in path.parent.glob("*.sqlite3")) == [
+        "seed4.sqlite3",
+        "seed5.sqlite3",
+    ]
+    assert again.search(again.article(7).title, 1) == [again.article(7)]  # still open
 
 
 # ------------------------------------------------------------------------------- retrieval

@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
-from llmgym.core.cache import cache_dir
+from llmgym.core.cache import cache_dir, prune_files, touch
 
 __all__ = [
     "Bm25Index",
@@ -135,16 +135,22 @@ def cached_database(
     build: Callable[[Path], None],
     *,
     what: str = "full-text search",
+    keep: int | None = None,
 ) -> Path:
     """The complete database ``name`` of ``size`` entries in the cache folder ``folder``,
     built with ``build(path)`` (which calls :func:`write_database`) when missing.
 
     ``name`` must identify everything the database is built from (a digest of the generator
     code, the seed, the size), so that a change builds a new database instead of reusing a
-    stale one. When the cache cannot be written, the database is built in a temporary folder
-    for this process only, with a warning naming ``what`` and ``$LLMGYM_CACHE_DIR``."""
+    stale one. With ``keep``, only the ``keep`` most recently used ``*.sqlite3`` files of the
+    folder stay on disk (a process that has one open keeps reading it), so that clients
+    choosing seeds cannot fill the disk. When the cache cannot be written, the database is
+    built in a temporary folder for this process only, with a warning naming ``what`` and
+    ``$LLMGYM_CACHE_DIR``."""
     path = cache_dir(folder, name)
     if is_complete(path, size):
+        if keep is not None:
+            touch(path)
         return path
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -158,6 +164,8 @@ def cached_database(
         )
         build(fallback)
         return fallback
+    if keep is not None:
+        prune_files(path.parent, "*.sqlite3", keep)
     return path
 
 

@@ -54,6 +54,8 @@ FILMS = 900
 NOVELS = 900
 MAX_OPEN_CORPORA = 4
 """Encyclopedias kept open per process (the least recently used one is forgotten)."""
+MAX_CACHED_CORPORA = 16
+"""Index files kept in the cache folder (the least recently used ones are deleted)."""
 
 BM25_WEIGHTS = (10.0, 1.0)
 """Column weights of the BM25 ranking: title, text."""
@@ -471,6 +473,7 @@ class Encyclopedia:
             len(world.entities),
             lambda target: build_database(target, world, progress=progress),
             what="the SearchQA encyclopedia",
+            keep=MAX_CACHED_CORPORA,
         )
         return cls(world, path)
 
