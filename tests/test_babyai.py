@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+import json
+import re
+
 import gymnasium as gym
 import pytest
 
 pytest.importorskip("minigrid")
 
 from llmgym.envs.babyai import LEVELS, BabyAIEnv
+from llmgym.testing import check_conformance
 
 
 def _env(level: str) -> BabyAIEnv:
@@ -128,3 +133,96 @@ def test_levels_cycle_and_the_oracle_solves_one_task_of_each() -> None:
                 break
         solved += info["success"]
     assert solved == len(range(0, len(LEVELS), 9))
+
+
+# ---------------------------------------------------------------- AgentGym action forms
+
+
+def _agentgym(level: str | None = None) -> BabyAIEnv:
+    return gym.make("llmgym/BabyAI-v0", level=level, actions="agentgym").unwrapped
+
+
+def _closed_door_in_reach(env: BabyAIEnv) -> bool:
+    return any(
+        action.startswith("toggle and go through") and " closed door " in action
+        for action in env.admissible_actions()
+    )
+
+
+def test_agentgym_observation_starts_with_the_goal_and_lists_actions_as_json() -> None:
+    env = _agentgym("GoToLocal")
+    observation, info = env.reset(options={"task_id": "eval/00001"})
+    first, *_, last = observation.split("\n")
+    assert first == f"Your goal: {env._grid_env.mission}" == info["instruction"]
+    assert last == "Available actions: " + json.dumps(info["admissible_actions"])
+    assert "check available actions" in info["admissible_actions"]
+    assert all(action.split(" ")[-1].isdigit() for action in info["admissible_actions"]
+               if action.startswith(("go to", "pickup", "go through", "toggle and")))  # fmt: skip
+    observation, *_ = env.step("turn left")
+    assert observation.startswith("Your goal: ")
+
+
+def test_agentgym_door_forms_go_through_and_name_the_door_state() -> None:
+    env = _agentgym("OpenDoor")
+    task_id = _task_with(env, _closed_door_in_reach)
+    action = next(a for a in env.admissible_actions() if a.startswith("toggle and go through"))
+    color = action.split(" ")[4]
+    for wrong in (f"go through {color} locked door 1", f"go through {color} open door 1"):
+        env.reset(options={"task_id": task_id})
+        observation, *_, info = env.step(wrong)
+        assert info["invalid_action"] and "it is closed" in observation, observation
+    for form in (action, f"go through {color} closed door 1"):
+        env.reset(options={"task_id": task_id})
+        door = next(s for s in env._seen if s.name == f"{color} door")
+        observation, *_, info = env.step(form)
+        assert not info["invalid_action"], observation
+        assert env._grid_env.grid.get(*door.position).is_open
+
+
+def test_door_forms_with_a_state_are_only_parsed_under_the_option() -> None:
+    env = _env("OpenDoor")
+    _task_with(env, lambda env: any(s.label.startswith("closed") for s in env._seen))
+    door = next(s for s in env._seen if s.label.startswith("closed"))
+    observation, *_, info = env.step(f"toggle and go through {door.label.split()[1]} closed door")
+    assert info["invalid_action"] and "not an action here" in observation
+    assert "Your goal" not in env.reset(options={"task_id": "eval/00001"})[0]
+    assert "check available actions" not in env.admissible_actions()
+
+
+def test_every_agentgym_admissible_action_is_accepted() -> None:
+    env = _agentgym()
+    for task_id in env.task_ids("train")[:15]:
+        _, info = env.reset(options={"task_id": task_id})
+        for action in info["admissible_actions"]:
+            env.reset(options={"task_id": task_id})
+            _, _, _, _, info = env.step(action)
+            assert not info["invalid_action"], (task_id, action)
+
+
+def test_the_oracle_solves_every_level_in_agentgym_forms() -> None:
+    env = _agentgym()
+    allowed = re.compile(
+        r"^(turn left|turn right|move forward|drop|toggle|pickup [a-z]+ [a-z]+ [0-9]+)$"
+    )
+    solved = 0
+    for index in range(len(LEVELS)):
+        env.reset(options={"task_id": f"eval/{index:05d}"})
+        while True:
+            action = env.oracle_action()
+            assert allowed.match(action), action
+            *_, terminated, truncated, info = env.step(action)
+            assert not info["invalid_action"], action
+            if terminated or truncated:
+                break
+        solved += info["success"]
+    assert solved == len(LEVELS)
+
+
+def test_actions_option_is_validated() -> None:
+    with pytest.raises(ValueError, match="BabyAIConfig.actions.*'llmgym', 'agentgym'"):
+        gym.make("llmgym/BabyAI-v0", actions="minigrid")
+
+
+def test_agentgym_actions_conform() -> None:
+    make = functools.partial(gym.make, "llmgym/BabyAI-v0", actions="agentgym")
+    assert check_conformance(make, hostile_count=200)["oracle_success_rate"] >= 0.95

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+
 import gymnasium as gym
 import pytest
 
 from llmgym.envs.maze import MazeEnv
+from llmgym.testing import check_conformance
 
 
 @pytest.fixture
@@ -98,3 +101,73 @@ def test_goal_reached_gives_reward_one() -> None:
         if terminated:
             break
     assert terminated and info["success"] and total == 1.0
+
+
+# ---------------------------------------------------------------- AgentGym wording
+
+
+def _agentgym_env(**config) -> MazeEnv:
+    env = gym.make("llmgym/Maze-v0", wording="agentgym", **config).unwrapped
+    for task_id in env.task_ids("train"):
+        env.reset(options={"task_id": task_id})
+        if 1 < 4 - len(env.admissible_actions()) < 4:
+            return env
+    raise AssertionError("no maze start with two or three walls")
+
+
+def test_agentgym_wording_names_position_x_as_row_and_y_as_column() -> None:
+    env = _agentgym_env()
+    (gr, gc), (r, c) = env._layout.goal, env._position
+    observation = env._describe()
+    assert observation.startswith(
+        f"The goal is at position {gr}, {gc}. Your current position is at position {r}, {c}. "
+    )
+    order = ["to your right", "to your left", "above you", "below you"]
+    blocked = [p for p, d in zip(order, ["right", "left", "up", "down"], strict=True)
+               if f"move {d}" not in env.admissible_actions()]  # fmt: skip
+    assert observation.endswith(f"There are walls {', '.join(blocked)}.")
+    if "move down" in env.admissible_actions():
+        observation, *_ = env.step("move down")
+        assert f"Your current position is at position {r + 1}, {c}." in observation
+
+
+def test_agentgym_bumps_repeat_the_position_and_count_as_invalid() -> None:
+    env = _agentgym_env()
+    before = env._describe()
+    blocked = next(
+        d for d in ("up", "down", "left", "right") if f"move {d}" not in env.admissible_actions()
+    )
+    for action in (f"move {blocked}", "jump over the wall", ""):
+        observation, reward, terminated, _, info = env.step(action)
+        assert observation == before and info["invalid_action"] and reward == 0 and not terminated
+
+
+def test_agentgym_success_and_failure_endings() -> None:
+    env = gym.make("llmgym/Maze-v0", wording="agentgym").unwrapped
+    env.reset(options={"task_id": "eval/00004"})
+    while True:
+        observation, reward, terminated, truncated, info = env.step(env.oracle_action())
+        if terminated or truncated:
+            break
+    assert observation == "Success\n" and reward == 1.0 and info["success"]
+    env = gym.make("llmgym/Maze-v0", wording="agentgym", step_limit=2).unwrapped
+    env.reset(options={"task_id": "eval/00004"})
+    assert env.step("wait")[0] != "Failure\n"
+    observation, reward, terminated, truncated, _ = env.step("wait")
+    assert observation == "Failure\n" and truncated and not terminated and reward == 0.0
+
+
+def test_default_wording_is_unchanged() -> None:
+    env = gym.make("llmgym/Maze-v0").unwrapped
+    observation, info = env.reset(options={"task_id": "eval/00004"})
+    assert "position" not in observation and "row" in observation and "row" in info["instruction"]
+
+
+def test_wording_is_validated() -> None:
+    with pytest.raises(ValueError, match="MazeConfig.wording.*'llmgym', 'agentgym'"):
+        gym.make("llmgym/Maze-v0", wording="lmrl")
+
+
+def test_agentgym_wording_conforms() -> None:
+    make = functools.partial(gym.make, "llmgym/Maze-v0", wording="agentgym")
+    assert check_conformance(make, hostile_count=200)["oracle_success_rate"] == 1.0

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import functools
+
 import gymnasium as gym
 import pytest
 
-from llmgym.envs.wordle import GREEN, GREY, YELLOW, WordleEnv, score_guess, word_lists
+from llmgym.envs.wordle import (
+    GREEN,
+    GREY,
+    YELLOW,
+    WordleEnv,
+    _answers_for,
+    score_guess,
+    word_lists,
+)
+from llmgym.testing import check_conformance
 
 G, Y, B = GREEN, YELLOW, GREY
 
@@ -98,3 +109,81 @@ def test_word_length_config_changes_tasks() -> None:
     assert len(env._answer) == 6
     observation, *_, info = env.step("crane")
     assert info["invalid_action"] and "'crane' has 5 letters; the word has 6" in observation
+
+
+# ---------------------------------------------------------------- AgentGym variant
+
+
+def test_agentgym_feedback_is_one_letter_line_per_guess() -> None:
+    env = _env(feedback="agentgym")
+    env._answer = "crane"
+    observation, reward, terminated, _, info = env.step("slate")
+    assert observation == "b b g b g\n" and reward == 0.0 and not terminated
+    assert env.step("xyzzy")[0] == "invalid word"
+    assert env.step("xyzzy")[4]["invalid_action"]
+    observation, reward, terminated, _, info = env.step("c r a n e")
+    assert observation == "g g g g g\n" and reward == 1.0 and terminated and info["success"]
+
+
+def test_agentgym_feedback_ends_after_the_last_guess() -> None:
+    env = _env(feedback="agentgym", max_guesses=2)
+    env._answer = "crane"
+    assert not env.step("slate")[2]
+    observation, reward, terminated, _, info = env.step("plumb")
+    assert observation == "b b b b b\n" and terminated and reward == 0.0 and not info["success"]
+
+
+def test_default_feedback_is_unchanged_and_has_no_candidates() -> None:
+    env = _env()
+    assert env.candidate_words() == []
+    assert "one of" not in env.step("zzzzz")[0]
+    env._answer = "crane"
+    assert env.step("slate")[0].startswith("1. slate -> s grey")
+
+
+def test_candidate_list_holds_the_answer_and_is_fixed_per_task() -> None:
+    env = gym.make("llmgym/Wordle-v0", candidates=40).unwrapped
+    observation, _ = env.reset(options={"task_id": "eval/00007"})
+    words = env.candidate_words()
+    assert len(words) == len(set(words)) == 40 and words == sorted(words)
+    assert env._answer in words and " ".join(words) in observation
+    env.reset(options={"task_id": "train/00003"})
+    assert env.candidate_words() != words
+    env.reset(options={"task_id": "eval/00007"})
+    assert env.candidate_words() == words
+    env.reset(options={"task_id": "train/00003"})
+    assert not set(env.candidate_words()) & set(_answers_for(5, "eval"))
+
+
+def test_only_candidate_words_are_accepted() -> None:
+    env = gym.make("llmgym/Wordle-v0", candidates=10).unwrapped
+    env.reset(options={"task_id": "eval/00001"})
+    outsider = next(w for w in ("crane", "slate", "plumb") if w not in env.candidate_words())
+    observation, _, _, _, info = env.step(outsider)
+    assert info["invalid_action"] and "not one of the candidate words" in observation
+    assert not env.step(env.candidate_words()[0])[4]["invalid_action"]
+
+
+def test_small_splits_are_topped_up_with_words_that_are_never_answers() -> None:
+    env = gym.make("llmgym/Wordle-v0", word_length=6, candidates=200).unwrapped
+    env.reset(options={"task_id": "eval/00000"})
+    assert len(env.candidate_words()) == 200 and env._answer in env.candidate_words()
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"candidates": 1}, "WordleConfig.candidates: 1 is not allowed"),
+        ({"candidates": 201}, "WordleConfig.candidates"),
+        ({"feedback": "letters"}, "one of 'verbose', 'agentgym'"),
+    ],
+)
+def test_variant_options_are_validated(config, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        gym.make("llmgym/Wordle-v0", **config)
+
+
+def test_agentgym_variant_conforms() -> None:
+    make = functools.partial(gym.make, "llmgym/Wordle-v0", feedback="agentgym", candidates=40)
+    figures = check_conformance(make, oracle_episodes=30, hostile_count=200)
+    assert figures["oracle_success_rate"] >= 0.95

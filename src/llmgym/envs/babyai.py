@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import json
 import re
 from collections import deque
 from dataclasses import dataclass
@@ -84,6 +85,11 @@ _HIGH_LEVEL = re.compile(
     r"^(?P<verb>go to|pick up|pickup|open|go through|toggle and go through|drop next to"
     r"|put down next to|put next to|drop it next to)\s+" + _TARGET + "$"
 )
+_DOOR_WITH_STATE = re.compile(
+    r"^(?P<verb>go through|toggle and go through)\s+(?:the )?"
+    r"(?P<color>red|green|blue|purple|yellow|grey|gray) (?P<state>open|closed|locked) "
+    r"(?P<kind>door)(?: (?P<number>[0-9]{1,2}))?$"
+)  # AgentGym's door forms: 'go through red open door 1', 'toggle and go through ...'
 _DIRECTIONS = (
     (1, 0),
     (0, 1),
@@ -108,6 +114,12 @@ class BabyAIConfig(EnvConfig):
     show_admissible: bool = knob(
         True,
         doc="End each observation with the list of available actions (as AgentGym's wrapper).",
+    )
+    actions: str = knob(
+        "llmgym",
+        choices=("llmgym", "agentgym"),
+        doc="'agentgym': AgentGym's action forms ('pickup red ball 1', 'go through red open "
+        "door 1', 'toggle and go through ...') are listed and the goal starts each observation.",
     )
 
 
@@ -150,10 +162,30 @@ class BabyAIEnv(TextEnv[BabyAIConfig]):
     nearest first). Every primitive step counts towards BabyAI's step limit.
     ``info["admissible_actions"]`` lists the actions available now.
 
+    With ``actions="agentgym"`` AgentGym's action forms are accepted as well:
+    ``go through COLOR STATE door N`` and ``toggle and go through COLOR STATE door N`` (STATE is
+    the door's current state, ``open``, ``closed`` or ``locked``; a wrong state is rejected with
+    the right one named; either verb opens a closed door on the way, a locked one needs its key
+    in hand) and ``check available actions``, and the available actions are listed in AgentGym's
+    forms: ``turn left``, ``turn right``, ``move forward``, ``go to COLOR TYPE N``,
+    ``pickup COLOR TYPE N``, ``go through COLOR open door N``, ``toggle and go through COLOR
+    closed|locked door N``, ``drop``, ``toggle``, ``check available actions`` (always numbered,
+    nearest first); ``check available actions`` is then a valid action that describes the view
+    again and spends no primitive step. The llmgym forms above still parse. The oracle's
+    actions are in AgentGym's forms (its bare ``pick up`` becomes ``pickup COLOR TYPE N`` of the
+    object in front).
+
     ## Observation Space
     Text: what the last action did, the objects in view with relative positions, what the
     agent faces, what it carries, and (``show_admissible``) the available actions. The
     instruction is ``Your goal: MISSION``.
+
+    With ``actions="agentgym"`` every observation that describes the view starts with
+    ``Your goal: MISSION`` and ends with ``Available actions: [...]`` as a JSON list, the shape of
+    AgentGym's observations. What still differs from AgentGym: the view is worded by llmgym
+    ("a red ball 2 steps ahead and 1 step to your right", not "There is a red ball 1 2 steps in
+    front of you ..."), the feedback lines of actions and invalid actions are llmgym's, and
+    ``check available actions`` spends no step.
 
     ## Rewards
     BabyAI's: ``1 - 0.9 * steps / max_steps`` when the mission is completed (``steps`` counts
@@ -173,10 +205,12 @@ class BabyAIEnv(TextEnv[BabyAIConfig]):
     which plays primitive actions (measured: see docs/environments/babyai.md).
 
     ## Arguments
-    ``gymnasium.make("llmgym/BabyAI-v0", level="GoToLocal")``; see :class:`BabyAIConfig`.
+    ``gymnasium.make("llmgym/BabyAI-v0", level="GoToLocal")``; see :class:`BabyAIConfig`
+    (``level``, ``show_admissible``, ``actions``: ``"llmgym"`` or ``"agentgym"``).
 
     ## Version History
-    * v0: Initial version (MiniGrid 3).
+    * v0: Initial version (MiniGrid 3); the ``actions`` option (AgentGym's action forms) was
+      added later, its default keeps the original play.
     """
 
     config_class = BabyAIConfig
@@ -255,10 +289,21 @@ class BabyAIEnv(TextEnv[BabyAIConfig]):
                 return self._execute([_PRIMITIVES[command]], "")
             result = self.invalid(problem)
         elif match := _HIGH_LEVEL.match(command):
-            plan, done_text = self._plan(match)
+            plan, done_text = self._plan(
+                match["verb"], match["color"], "", match["kind"], match["number"]
+            )
             if not isinstance(plan, str):
                 return self._execute(plan, done_text)
             result = self.invalid(plan)
+        elif self._agentgym and (match := _DOOR_WITH_STATE.match(command)):
+            plan, done_text = self._plan(
+                match["verb"], match["color"], match["state"], match["kind"], match["number"]
+            )
+            if not isinstance(plan, str):
+                return self._execute(plan, done_text)
+            result = self.invalid(plan)
+        elif command == "check available actions" and self._agentgym:
+            result = Transition(observation=self._describe("The available actions are:"))
         elif command == "check available actions":
             result = self.invalid(self._describe("Nothing happens; the available actions are:"))
         else:
@@ -323,14 +368,18 @@ class BabyAIEnv(TextEnv[BabyAIConfig]):
                 return f"The {front.color} door is locked: you need the {front.color} key."
         return None
 
-    def _plan(self, match: re.Match[str]) -> tuple[list[int] | str, str]:
-        """Primitive actions for a high-level command, or why it cannot be done."""
-        verb = match["verb"]
-        target = self._find(match["color"].replace("gray", "grey"), match["kind"], match["number"])
+    def _plan(
+        self, verb: str, color: str, state: str, kind: str, number: str | None
+    ) -> tuple[list[int] | str, str]:
+        """Primitive actions for a high-level command, or why it cannot be done. ``state`` is
+        the door state an AgentGym door form names ("" when none is named)."""
+        target = self._find(color.replace("gray", "grey"), kind, number)
         if isinstance(target, str):
             return target, ""
         env = self._grid_env
         cell = env.grid.get(*target.position)
+        if state and _door_state(cell) != state:
+            return f"The {target.name} is not {state}: it is {_door_state(cell)}.", ""
         if verb == "go to":
             path = self._path_to_face({target.position})
             return path, f"You go to the {target.name}."
@@ -431,9 +480,18 @@ class BabyAIEnv(TextEnv[BabyAIConfig]):
         else:
             view = "You see no objects nearby."
         parts = [prefix, view, self._facing(), self._carrying()]
+        if self._agentgym:
+            parts.insert(0, f"Your goal: {self._grid_env.mission}")
         if self.task.config.show_admissible:
-            parts.append("Available actions: " + ", ".join(self.admissible_actions()) + ".")
+            if self._agentgym:
+                parts.append("Available actions: " + json.dumps(self.admissible_actions()))
+            else:
+                parts.append("Available actions: " + ", ".join(self.admissible_actions()) + ".")
         return "\n".join(part for part in parts if part)
+
+    @property
+    def _agentgym(self) -> bool:
+        return self.task.config.actions == "agentgym"
 
     def _visible_objects(self) -> list[_Seen]:
         """The objects in MiniGrid's egocentric view (its observation image: the agent at the
@@ -480,7 +538,20 @@ class BabyAIEnv(TextEnv[BabyAIConfig]):
         # The bot answers "done" only once the mission is complete; turning is harmless then.
         if self._suggestion is None:
             return "turn left"
-        return _ACTION_NAMES.get(self._suggestion, "turn left")
+        action = _ACTION_NAMES.get(self._suggestion, "turn left")
+        if action == "pick up" and self._agentgym:
+            return self._agentgym_pickup()
+        return action
+
+    def _agentgym_pickup(self) -> str:
+        """The object in front of the agent, as AgentGym's ``pickup COLOR TYPE N``."""
+        env = self._grid_env
+        front = tuple(int(v) for v in env.front_pos)
+        named = [seen for seen in self._seen if seen.position == front]
+        if not named:
+            return "pick up"  # nothing in view there: the bare form explains why
+        same = [seen for seen in self._seen if seen.name == named[0].name]
+        return f"pickup {named[0].name} {same.index(named[0]) + 1}"
 
     def _replan(self, action_taken: int | None) -> int | None:
         try:
@@ -493,6 +564,8 @@ class BabyAIEnv(TextEnv[BabyAIConfig]):
                 return None
 
     def admissible_actions(self) -> list[str]:
+        if self._agentgym:
+            return self._agentgym_actions()
         env = self._grid_env
         actions = ["turn left", "turn right"]
         if self._free(*env.front_pos):
@@ -527,6 +600,31 @@ class BabyAIEnv(TextEnv[BabyAIConfig]):
             actions.append("toggle")
         return actions
 
+    def _agentgym_actions(self) -> list[str]:
+        """The available actions in AgentGym's forms (objects always numbered)."""
+        env = self._grid_env
+        actions = ["turn left", "turn right"]
+        if self._free(*env.front_pos):
+            actions.append("move forward")
+        numbered: dict[str, int] = {}
+        for seen in self._seen:
+            numbered[seen.name] = number = numbered.get(seen.name, 0) + 1
+            if not _neighbours(seen.position) & self._reachable:
+                continue
+            cell = env.grid.get(*seen.position)
+            actions.append(f"go to {seen.name} {number}")
+            if cell.can_pickup() and env.carrying is None:
+                actions.append(f"pickup {seen.name} {number}")
+            if cell.type == "door" and (not cell.is_locked or _holds_key_for(env.carrying, cell)):
+                verb = "go through" if cell.is_open else "toggle and go through"
+                actions.append(f"{verb} {cell.color} {_door_state(cell)} door {number}")
+        if env.carrying is not None and env.grid.get(*env.front_pos) is None:
+            actions.append("drop")
+        if self._primitive_problem("toggle") is None:
+            actions.append("toggle")
+        actions.append("check available actions")
+        return actions
+
     def _reachable_cells(self) -> set[tuple[int, int]]:
         """The free cells the agent can walk to (its own cell included). MiniGrid's outer walls
         keep the flat-index neighbours from wrapping around rows."""
@@ -559,9 +657,12 @@ def _name(obj: Any) -> str:
 def _label(obj: Any) -> str:
     """How observations show an object: doors with their state (``locked blue door``)."""
     if obj.type == "door":
-        state = "locked" if obj.is_locked else ("open" if obj.is_open else "closed")
-        return f"{state} {obj.color} door"
+        return f"{_door_state(obj)} {obj.color} door"
     return _name(obj)
+
+
+def _door_state(door: Any) -> str:
+    return "locked" if door.is_locked else ("open" if door.is_open else "closed")
 
 
 def _where(seen: _Seen) -> str:

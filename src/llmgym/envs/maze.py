@@ -31,6 +31,7 @@ _WALL_PHRASE = {
     "left": "to your left",
     "right": "to your right",
 }
+_AGENTGYM_ORDER = ("right", "left", "up", "down")  # LMRL-Gym lists walls in this order
 _ALIASES = {
     **{f"move {d}": d for d in MOVES},
     **{d: d for d in MOVES},
@@ -63,6 +64,12 @@ class MazeConfig(EnvConfig):
         low=1,
         high=100_000,
         doc="Moves (including bumps into walls) before the episode is truncated.",
+    )
+    wording: str = knob(
+        "llmgym",
+        choices=("llmgym", "agentgym"),
+        doc="'llmgym': 'row r, column c' and explained bumps; 'agentgym': AgentGym's LMRL maze "
+        "text ('position x, y', 'Success', 'Failure').",
     )
 
 
@@ -116,6 +123,20 @@ class MazeEnv(TextEnv[MazeConfig]):
     above you and to your left."`` With ``observability="full"`` a map follows, ``#`` for walls,
     ``@`` for the agent and ``G`` for the goal.
 
+    With ``wording="agentgym"`` the text is worded as AgentGym's LMRL-Gym maze server words it:
+    ``The goal is at position 4, 5. Your current position is at position 0, 2. There are walls
+    to your left, above you.`` A position ``x, y`` is ``row, column`` (0-based cells, the same
+    numbers as the default wording): ``move down`` increases x by 1, ``move right`` increases y
+    by 1, as AgentGym's maze prompt says. Walls are listed in LMRL-Gym's order (right, left,
+    above, below), comma-separated; ``There is a wall above you.`` for one and ``There are no
+    walls near you.`` for none. A bump into a wall or an unknown command shows the unchanged
+    position text with no explanation (still ``info["invalid_action"]``), reaching the goal shows
+    ``Success`` and the move that hits ``step_limit`` shows ``Failure`` (each with a newline).
+    What still differs from AgentGym: the mazes are generated per task (AgentGym has one 10x13
+    map with 25 start cells, whose coordinates count its wall border), the reward on ``Failure``
+    stays ``0.0`` (AgentGym's is ``-1``) and the episode is then truncated, not terminated;
+    set ``step_limit=50`` for AgentGym's 50-move cap.
+
     ## Rewards
     ``1.0`` on the step that reaches the goal, ``0.0`` otherwise.
 
@@ -131,11 +152,13 @@ class MazeEnv(TextEnv[MazeConfig]):
     ## Arguments
     ``gymnasium.make("llmgym/Maze-v0", config=MazeConfig(...))`` or keyword overrides such as
     ``gymnasium.make("llmgym/Maze-v0", width=8, observability="full")``; see :class:`MazeConfig`
-    (``width`` and ``height`` 2-30, ``loopiness`` 0-1, ``observability``, ``step_limit``).
+    (``width`` and ``height`` 2-30, ``loopiness`` 0-1, ``observability``, ``step_limit``,
+    ``wording``: ``"llmgym"`` or ``"agentgym"``).
     ``reset(options=...)`` takes ``task_id``, ``split`` and ``config``.
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version; the ``wording`` option (AgentGym's text) was added later, its default
+      keeps the original play.
     """
 
     config_class = MazeConfig
@@ -158,6 +181,17 @@ class MazeEnv(TextEnv[MazeConfig]):
     _position: Cell = (0, 0)
     _moves = 0
 
+    def rules(self) -> str:
+        config = self.task.config if self._task else self.config
+        if config.wording == "agentgym":
+            return (
+                "You are in a maze of cells. Reach the goal cell. Each turn you learn your "
+                "position x, y, the goal's position and where the walls around you are: move "
+                "down increases x by 1, move right increases y by 1. Actions: move up, move "
+                "down, move left, move right."
+            )
+        return self.rules_text
+
     def task_ids(self, split: str = "train", config: MazeConfig | None = None) -> TaskIdRange:
         return TaskIdRange(split, self.train_size if split == "train" else self.eval_size)
 
@@ -174,6 +208,8 @@ class MazeEnv(TextEnv[MazeConfig]):
         self._moves = 0
         goal = self._layout.goal
         instruction = f"Reach the goal at row {goal[0]}, column {goal[1]}."
+        if config.wording == "agentgym":
+            instruction = f"Reach the goal at position {goal[0]}, {goal[1]}."
         return self._describe(), instruction
 
     def _step(self, action: str) -> Transition:
@@ -182,6 +218,8 @@ class MazeEnv(TextEnv[MazeConfig]):
         self._moves += 1
         truncated = self._moves >= self.task.config.step_limit
         direction = _ALIASES.get(normalize_command(action))
+        if self.task.config.wording == "agentgym":
+            return self._agentgym_step(direction, truncated)
         if direction is None:
             return Transition(
                 observation=f"Unknown action {self.quote(action)}. Valid actions: move up, "
@@ -206,6 +244,21 @@ class MazeEnv(TextEnv[MazeConfig]):
             )
         return Transition(observation=self._describe(), truncated=truncated)
 
+    def _agentgym_step(self, direction: str | None, truncated: bool) -> Transition:
+        layout = self._layout
+        assert layout is not None
+        moved = direction is not None and layout.is_open(self._position, direction)
+        if moved:
+            assert direction is not None
+            dr, dc = MOVES[direction]
+            self._position = (self._position[0] + dr, self._position[1] + dc)
+            if self._position == layout.goal:
+                return Transition(
+                    observation="Success\n", reward=1.0, terminated=True, success=True
+                )
+        observation = "Failure\n" if truncated else self._describe()
+        return Transition(observation=observation, invalid=not moved, truncated=truncated)
+
     def admissible_actions(self) -> list[str]:
         layout = self._layout
         assert layout is not None
@@ -223,6 +276,33 @@ class MazeEnv(TextEnv[MazeConfig]):
 
     # ------------------------------------------------------------------ text
     def _describe(self) -> str:
+        if self.task.config.wording == "agentgym":
+            text = self._describe_agentgym()
+        else:
+            text = self._describe_llmgym()
+        if self.task.config.observability == "full":
+            text += "\n" + self._draw()
+        return text
+
+    def _describe_agentgym(self) -> str:
+        layout = self._layout
+        assert layout is not None
+        (gr, gc), (r, c) = layout.goal, self._position
+        blocked = [
+            _WALL_PHRASE[d] for d in _AGENTGYM_ORDER if not layout.is_open(self._position, d)
+        ]
+        if not blocked:
+            walls = "There are no walls near you."
+        elif len(blocked) == 1:
+            walls = f"There is a wall {blocked[0]}."
+        else:
+            walls = f"There are walls {', '.join(blocked)}."
+        return (
+            f"The goal is at position {gr}, {gc}. Your current position is at position {r}, {c}. "
+            f"{walls}"
+        )
+
+    def _describe_llmgym(self) -> str:
         layout = self._layout
         assert layout is not None
         (gr, gc), (r, c) = layout.goal, self._position
@@ -233,10 +313,7 @@ class MazeEnv(TextEnv[MazeConfig]):
             walls = f"There is a wall {blocked[0]}."
         else:
             walls = f"There are walls {join_names(blocked)}."
-        text = f"The goal is at row {gr}, column {gc}. You are at row {r}, column {c}. {walls}"
-        if self.task.config.observability == "full":
-            text += "\n" + self._draw()
-        return text
+        return f"The goal is at row {gr}, column {gc}. You are at row {r}, column {c}. {walls}"
 
     def _draw(self) -> str:
         layout = self._layout

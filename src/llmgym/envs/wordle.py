@@ -12,9 +12,11 @@ from importlib import resources
 import numpy as np
 
 from llmgym.core import (
+    ConfigError,
     EnvConfig,
     Task,
     TaskIdRange,
+    TaskRng,
     TextEnv,
     Transition,
     knob,
@@ -27,6 +29,7 @@ __all__ = ["WordleConfig", "WordleEnv", "score_guess", "word_lists"]
 GREEN, YELLOW, GREY = "green", "yellow", "grey"
 _PREFIX = re.compile(r"^(?:my )?(?:guess|answer|word)(?:\s*:\s*|\s+)(\S.*)$")
 _SPLIT_AT = 120  # the oracle plans by partitions once at most this many candidates remain
+_LETTER = {GREEN: "g", YELLOW: "y", GREY: "b"}
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,25 @@ class WordleConfig(EnvConfig):
     hard_mode: bool = knob(
         False, doc="Every guess must keep green letters in place and reuse all yellow letters."
     )
+    feedback: str = knob(
+        "verbose",
+        choices=("verbose", "agentgym"),
+        doc="'verbose': the board with colour names; 'agentgym': AgentGym's 'g b y b b' line.",
+    )
+    candidates: int = knob(
+        0,
+        low=0,
+        high=200,
+        doc="Size of a fixed candidate list shown in the instruction; only its words are "
+        "accepted (0: off, any listed word; else 2-200).",
+    )
+
+    def validate(self) -> None:
+        if self.candidates == 1:
+            raise ConfigError(
+                "WordleConfig.candidates",
+                "1 is not allowed; allowed: 0 (no candidate list) or an integer in [2, 200]",
+            )
 
 
 @dataclass(frozen=True)
@@ -100,9 +122,26 @@ class WordleEnv(TextEnv[WordleConfig]):
     mode) ignoring revealed hints is answered with an explanation, sets
     ``info["invalid_action"]`` and does **not** count as a guess.
 
+    With ``candidates=N`` (2-200; AgentGym uses 40) each task has a fixed list of ``N`` words,
+    the answer among them, listed in the instruction (``The word is one of: ...``) and returned
+    by :meth:`candidate_words` (AgentGym's ``/wordle/filtered_vocab``); only its words are
+    accepted. The decoys are drawn per answer from the same split's answers (topped up with words
+    that are never answers when a split is smaller than ``N``), so the list is the same on every
+    reset of a task and an eval answer never appears in a train task's list.
+
     ## Observation Space
     Text: the board so far, one line per guess such as ``2. crane -> c grey, r yellow, a green,
     n grey, e grey``, and how many guesses are left.
+
+    With ``feedback="agentgym"`` each step shows only the latest guess's feedback as AgentGym's
+    LMRL-Gym Wordle server words it: one letter per position, ``g`` green, ``y`` yellow, ``b``
+    grey, space-separated, then a newline (``g b y b b``); a rejected guess shows exactly
+    ``invalid word``. The instruction then explains the letters. What still differs from
+    AgentGym: repeated letters are scored as in the original game (AgentGym marks every
+    misplaced copy ``y``), a rejected guess does not use up a try (AgentGym's does), the answer
+    is fixed at reset (AgentGym re-draws it among the still-consistent words, which is the same
+    in distribution), and the first observation is llmgym's instruction (AgentGym's client
+    replaces it with its own prompt).
 
     ## Rewards
     ``1.0`` when the word is found, ``0.0`` otherwise.
@@ -116,11 +155,13 @@ class WordleEnv(TextEnv[WordleConfig]):
     invalid attempts included).
 
     ## Arguments
-    ``gymnasium.make("llmgym/Wordle-v0", word_length=5, max_guesses=6, hard_mode=False)``; see
-    :class:`WordleConfig`.
+    ``gymnasium.make("llmgym/Wordle-v0", word_length=5, max_guesses=6, hard_mode=False,
+    feedback="verbose", candidates=0)``; see :class:`WordleConfig`. AgentGym's setting is
+    ``feedback="agentgym", candidates=40``.
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version; the ``feedback`` and ``candidates`` options (AgentGym's variant) were
+      added later, their defaults keep the original play.
     """
 
     config_class = WordleConfig
@@ -134,6 +175,7 @@ class WordleEnv(TextEnv[WordleConfig]):
 
     _answer = ""
     _board: list[tuple[str, tuple[str, ...]]]
+    _listed: tuple[str, ...] = ()  # the candidate list (empty when the option is off)
     _candidates: list[str]
     _candidates_after = 0  # how many guesses of the board _candidates reflects
 
@@ -148,6 +190,12 @@ class WordleEnv(TextEnv[WordleConfig]):
         """The hidden word (``llmgym play`` shows it to a player who quits)."""
         return self._answer
 
+    def candidate_words(self) -> list[str]:
+        """The episode's candidate list, alphabetical (AgentGym's ``filtered_vocab``): the
+        answer and ``candidates - 1`` other words, fixed per task. Empty when ``candidates`` is
+        0 (then every word of the word list is accepted)."""
+        return list(self._listed)
+
     def rules(self) -> str:
         config = self.task.config if self._task else self.config
         hard = (
@@ -155,22 +203,41 @@ class WordleEnv(TextEnv[WordleConfig]):
             if config.hard_mode
             else ""
         )
+        if config.feedback == "agentgym":
+            marks = (
+                "Each guess is answered with one letter per position: g (right letter, right "
+                "place), y (in the word, elsewhere) or b (not in the word, or not that many "
+                "times), e.g. 'g b y b b'."
+            )
+        else:
+            marks = (
+                "Each letter of a guess is marked green (right letter, right place), yellow (in "
+                "the word, elsewhere) or grey (not in the word, or not that many times)."
+            )
+        allowed = "the candidate list" if config.candidates else "the word list"
         return (
             f"Guess the hidden {config.word_length}-letter English word in {config.max_guesses} "
-            "guesses. Reply with one word. Each letter of a guess is marked green (right letter, "
-            "right place), yellow (in the word, elsewhere) or grey (not in the word, or not that "
-            f"many times). Words not in the word list do not count as guesses.{hard}"
+            f"guesses. Reply with one word. {marks} Words not in {allowed} do not count as "
+            f"guesses.{hard}"
         )
 
     def _reset_task(self, task: Task[WordleConfig]) -> tuple[str, str]:
         config = task.config
         self._answer = _answers_for(config.word_length, task.split)[task.index]
         self._board = []
-        self._candidates = list(word_lists(config.word_length).answers)
+        self._listed = _candidate_list(self._answer, task.split, config)
+        self._candidates = list(self._listed or word_lists(config.word_length).answers)
         self._candidates_after = 0
         instruction = (
             f"Guess the hidden {config.word_length}-letter word in {config.max_guesses} guesses."
         )
+        if self._listed:
+            instruction += f" The word is one of: {' '.join(self._listed)}."
+        if config.feedback == "agentgym":
+            instruction += (
+                " Each guess is answered letter by letter: g (right place), y (in the word, "
+                "elsewhere), b (not in the word)."
+            )
         return f"{instruction} Reply with a single word.", instruction
 
     def _step(self, action: str) -> Transition:
@@ -178,11 +245,21 @@ class WordleEnv(TextEnv[WordleConfig]):
         guess = _parse_guess(action)
         problem = self._problem_with(guess, config)
         if problem:
+            if config.feedback == "agentgym":
+                return self.invalid("invalid word")
             return self.invalid(
                 f"{problem} It does not count as a guess.\n{self._board_text(config)}"
             )
         feedback = score_guess(guess, self._answer)
         self._board.append((guess, feedback))
+        if config.feedback == "agentgym":
+            solved = guess == self._answer
+            return Transition(
+                observation=" ".join(_LETTER[colour] for colour in feedback) + "\n",
+                reward=1.0 if solved else 0.0,
+                terminated=solved or len(self._board) >= config.max_guesses,
+                success=solved,
+            )
         if guess == self._answer:
             text = f"{self._board_text(config)}\nSolved in {_guesses(len(self._board))}!"
             return Transition(observation=text, reward=1.0, terminated=True, success=True)
@@ -199,6 +276,8 @@ class WordleEnv(TextEnv[WordleConfig]):
             return f"'{guess}' has {len(guess)} letters; the word has {n}."
         if guess not in word_lists(n).guesses:
             return f"'{guess}' is not in the word list."
+        if self._listed and guess not in self._listed:
+            return f"'{guess}' is not one of the candidate words."
         if config.hard_mode:
             return _hard_mode_violation(guess, self._board)
         return ""
@@ -230,7 +309,7 @@ class WordleEnv(TextEnv[WordleConfig]):
             return max(candidates, key=lambda w: (coverage(w), w))
         pool = list(candidates)
         config = self.task.config
-        if not config.hard_mode:
+        if not config.hard_mode and not self._listed:
             extra = sorted(word_lists(config.word_length).guesses, key=lambda w: (-coverage(w), w))
             pool += extra[:80]
         consistent = set(candidates)
@@ -239,12 +318,29 @@ class WordleEnv(TextEnv[WordleConfig]):
         )
 
     def sample_action(self, rng: np.random.Generator) -> str:
-        words = word_lists(self.task.config.word_length).answers
+        words = self._listed or word_lists(self.task.config.word_length).answers
         return words[int(rng.integers(len(words)))]
 
 
 def _guesses(count: int) -> str:
     return f"{count} guess{'es' if count != 1 else ''}"
+
+
+def _candidate_list(answer: str, split: str, config: WordleConfig) -> tuple[str, ...]:
+    """The answer plus ``config.candidates - 1`` decoys drawn (per answer, deterministically)
+    from the same split's answers, topped up from words that are never answers when that split
+    is too small; so an eval answer is never listed in a train task."""
+    if not config.candidates:
+        return ()
+    lists = word_lists(config.word_length)
+    rng = TaskRng("wordle-candidates", answer, config.candidates)
+    decoys = [w for w in _answers_for(config.word_length, split) if w != answer]
+    wanted = config.candidates - 1
+    chosen = rng.sample(decoys, min(wanted, len(decoys)))
+    if len(chosen) < wanted:
+        never_answers = sorted(lists.guesses.difference(lists.answers))
+        chosen += rng.sample(never_answers, wanted - len(chosen))
+    return tuple(sorted([answer, *chosen]))
 
 
 def _letter_coverage(candidates: list[str]) -> Callable[[str], int]:
