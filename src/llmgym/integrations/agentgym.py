@@ -82,10 +82,9 @@ class Family:
         reset_on_create: ``create`` also starts an episode (on the task the body's
             ``create_task_field`` names, else index 0).
         create_task_field: The ``create`` body field naming the first task.
-        compose: How observations are worded for AgentGym's clients: as the environment says
-            them (``plain``), with the goal and the available actions around them
-            (``babyai``), or the reset split into ``task_description`` and the room
-            (``sciworld``).
+        compose: How observations reach AgentGym's clients: as the environment says them
+            (``plain``), or the reset's split into ``task_description`` and the room
+            (``sciworld``, whose client joins them again).
         extra_routes: Further ``GET`` routes answering the task's instruction
             (``instruction_text``, ``goal``, ...) or Wordle's word list (``filtered_vocab``).
         max_rounds: The rounds AgentGym's scripts give an episode (for the docs).
@@ -104,7 +103,7 @@ class Family:
     score: Literal["cumulative", "percent"] | None = None
     reset_on_create: bool = False
     create_task_field: str | None = None
-    compose: Literal["plain", "babyai", "sciworld"] = "plain"
+    compose: Literal["plain", "sciworld"] = "plain"
     extra_routes: Mapping[str, str] = field(default_factory=dict)
     max_rounds: int = 0
 
@@ -161,9 +160,9 @@ FAMILIES: dict[str, Family] = {
             create=("id",),
             reset=("observation", "reward", "score", "deleted", "done"),
             step=("observation", "reward", "score", "done"),
+            config={"actions": "agentgym"},
             observation="state",
             score="cumulative",
-            compose="babyai",
             max_rounds=20,
         ),
         Family(
@@ -208,6 +207,7 @@ FAMILIES: dict[str, Family] = {
             create=("id",),
             reset=("observation",),
             step=_PLAIN_STEP,
+            config={"wording": "agentgym"},
             actions="moves",
             max_rounds=15,
         ),
@@ -219,6 +219,7 @@ FAMILIES: dict[str, Family] = {
             create=("id",),
             reset=("id", "observation"),
             step=_PLAIN_STEP,
+            config={"feedback": "agentgym", "candidates": 40},
             reset_on_create=True,
             extra_routes={"filtered_vocab": "candidate_words"},
             max_rounds=8,

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -114,6 +113,19 @@ class _Handle:
             return [self.observation, None]
         return {name: self.field_value(name) for name in shape}
 
+    def see(self, observation: Any, info: dict[str, Any], first: bool) -> None:
+        """Take in an observation of the environment and its ``info``."""
+        self.actions = [str(a) for a in info.get("admissible_actions") or ()]
+        text = str(observation)
+        if self.family.compose == "sciworld" and first:
+            description = self.instruction
+            if description and text.startswith(description):
+                text = text[len(description) :].lstrip("\n")
+            else:
+                description = ""
+            self.task_description = description
+        self.observation = text
+
     def current_score(self) -> float:
         if self.score is not None:
             return self.score
@@ -139,24 +151,6 @@ FIELDS: dict[str, Callable[[_Handle], Any]] = {
 """What each field of AgentGym's replies holds. ``task_type``, ``task_name`` and ``var_num``
 (ALFWorld's and ScienceWorld's bookkeeping, which AgentGym's clients do not read) hold the
 instruction, the task id and the index."""
-
-
-def _compose(handle: _Handle, observation: str, info: dict[str, Any], first: bool) -> str:
-    """The observation as AgentGym's server for the family words it."""
-    family = handle.family
-    if family.compose == "babyai":
-        goal = handle.instruction
-        text = observation if not goal or goal in observation else f"{goal}\n{observation}"
-        if handle.actions and "Available actions" not in text:
-            text += f"\nAvailable actions: {json.dumps(handle.actions)}"
-        return text
-    if family.compose == "sciworld" and first:
-        description = handle.instruction
-        if description and observation.startswith(description):
-            handle.task_description = description
-            return observation[len(description) :].lstrip("\n")
-        handle.task_description = ""
-    return observation
 
 
 # ----------------------------------------------------------------------------- the handles
@@ -257,7 +251,7 @@ class _Handles:
             handle.instruction = str(info.get("instruction") or "")
             handle.reward, handle.total, handle.done, handle.steps = 0.0, 0.0, False, 0
             handle.score = None
-            await self._observe(handle, answer["observation"], info, first=True)
+            handle.see(answer["observation"], info, first=True)
             handle.first_observation = handle.observation
 
     async def step(self, handle: _Handle, action: str) -> None:
@@ -278,17 +272,7 @@ class _Handles:
             score = info.get("score")
             if handle.family.score is not None and isinstance(score, (int, float)):
                 handle.score = float(score)
-            await self._observe(handle, answer["observation"], info, first=False)
-
-    async def _observe(
-        self, handle: _Handle, observation: Any, info: dict[str, Any], first: bool
-    ) -> None:
-        actions = info.get("admissible_actions")
-        if actions is None and handle.family.compose == "babyai" and not handle.done:
-            call = CallRequest(name="admissible_actions")
-            actions = loads(await self.store.call(handle.session_id, call))["result"]
-        handle.actions = [str(a) for a in actions or ()]
-        handle.observation = _compose(handle, str(observation), info, first)
+            handle.see(answer["observation"], info, first=False)
 
     async def call(self, handle: _Handle, name: str) -> Any:
         async with handle.lock:
