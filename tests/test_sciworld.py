@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import gymnasium as gym
 import pytest
 
@@ -15,6 +17,7 @@ from llmgym.envs.sciworld import (
     _sorted_listings,
     variation_table,
 )
+from llmgym.testing import check_conformance
 
 
 def test_task_ids_interleave_tasks_and_splits_share_no_variation() -> None:
@@ -163,3 +166,51 @@ def test_ambiguous_options_are_shown_in_a_stable_order() -> None:
     (text_a, engine_a), (text_b, engine_b) = _ordered_choices(first), _ordered_choices(second)
     assert text_a == text_b and text_a.splitlines()[1] == "0:\tgo orange (in bowl, in counter)"
     assert engine_a == [1, 0] and engine_b == [0, 1]  # shown option 0 is the bowl's orange in both
+
+
+def test_score_scale_is_validated() -> None:
+    with pytest.raises(ConfigError, match="SciWorldConfig.score_scale.*one of 1, 100"):
+        SciWorldConfig(score_scale=10)
+    with pytest.raises(ConfigError, match="SciWorldConfig.score_scale"):
+        SciWorldConfig(score_scale=True)
+
+
+@pytest.mark.slow
+def test_score_scale_100_reports_points_and_the_default_does_not(env: SciWorldEnv) -> None:
+    episodes = {}
+    for scale in (1, 100):
+        config = {"task": "find-living-thing", "score_scale": scale}
+        env.reset(options={"task_id": "eval/00000", "config": config})
+        rewards, scores = [], []
+        for _ in range(50):
+            _, reward, terminated, truncated, info = env.step(env.oracle_action())
+            rewards.append(reward)
+            scores.append(info["score"])
+            if terminated or truncated:
+                break
+        assert info["success"]
+        episodes[scale] = rewards, scores
+    (unit, unit_scores), (points, point_scores) = episodes[1], episodes[100]
+    assert point_scores == unit_scores and point_scores[-1] == 100
+    assert sum(points) == pytest.approx(100.0) and sum(unit) == pytest.approx(1.0)
+    assert points == [pytest.approx(100 * r) for r in unit] and max(points) > 1
+    running = 0.0
+    for reward, score in zip(points, point_scores, strict=True):
+        running += reward
+        assert running == pytest.approx(score)
+
+
+@pytest.mark.slow
+def test_score_scale_100_keeps_failure_at_zero(env: SciWorldEnv) -> None:
+    config = {"task": "find-animal", "score_scale": 100}
+    env.reset(options={"task_id": "train/00000", "config": config})
+    for action in ("reset task", "xyzzy", ""):
+        assert env.step(action)[4]["invalid_action"]
+    _, reward, terminated, _, info = env.step("focus on air")
+    assert terminated and info["failed"] and info["score"] == 0 and reward == 0
+
+
+@pytest.mark.slow
+def test_score_scale_100_conforms() -> None:
+    make = functools.partial(gym.make, "llmgym/SciWorld-v0", score_scale=100)
+    check_conformance(make, oracle_episodes=4, oracle_bar=0.75, hostile_count=30)

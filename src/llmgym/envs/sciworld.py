@@ -84,8 +84,19 @@ class SciWorldConfig(EnvConfig):
         "openContainers, selfWateringFlowerPots, noElectricalAction), 'easy' for all of them, "
         "or '' for none. noElectricalAction is skipped for the electrical tasks.",
     )
+    score_scale: int = knob(
+        1,
+        choices=(1, 100),
+        doc="Reward scale: 1 (rewards sum to score/100) or 100 (ScienceWorld's 0-100 points, "
+        "as AgentGym reports them).",
+    )
 
     def validate(self) -> None:
+        if isinstance(self.score_scale, bool) or self.score_scale not in (1, 100):
+            raise ConfigError(
+                "SciWorldConfig.score_scale",
+                f"{self.score_scale!r} is not allowed; allowed: one of 1, 100",
+            )
         names = [name for name in self.simplifications.split(",") if name]
         for name in names:
             if name not in (*SIMPLIFICATIONS, "easy"):
@@ -153,6 +164,14 @@ class SciWorldEnv(TextEnv[SciWorldConfig]):
     (e.g. focusing on the wrong object) -100; llmgym counts a failure as score 0, so rewards
     stay in [0, 1] and ``info["failed"]`` tells the failure apart.
 
+    With ``score_scale=100`` the rewards are on ScienceWorld's 0-100 scale, as AgentGym reports
+    them: each step's reward is the change of the score in points, so the rewards sum to the
+    final score (100.0 at full score). ``info["score"]`` is, under both scales, each step's
+    cumulative score 0-100: what AgentGym's SciWorld client returns as its reward.
+    Failure is counted the same way under both scales: the score drops to 0 (the step's reward
+    takes back the points gained so far) and ``info["failed"]`` is set, where AgentGym's server
+    reports ScienceWorld's -100.
+
     ## Starting State
     The task's variation as ScienceWorld builds it. Task ids interleave tasks (``train/00000``
     is the first train variation of task 1-1, ``train/00001`` of task 1-2, ...), so any prefix
@@ -180,12 +199,14 @@ class SciWorldEnv(TextEnv[SciWorldConfig]):
 
     ## Arguments
     ``gymnasium.make("llmgym/SciWorld-v0", task="boil", simplifications="easy")``; see
-    :class:`SciWorldConfig`. The Java process takes a few seconds to start (on the first
+    :class:`SciWorldConfig` (``task``, ``eval_variations``, ``simplifications``,
+    ``score_scale``: 1 or 100). The Java process takes a few seconds to start (on the first
     reset), a JVM's memory, and stops in ``env.close()``. It needs a Java runtime
     (11 or newer) on ``PATH``.
 
     ## Version History
-    * v0: Initial version (ScienceWorld 1.2).
+    * v0: Initial version (ScienceWorld 1.2); the ``score_scale`` option (AgentGym's 0-100
+      view) was added later, its default keeps the original rewards.
     """
 
     config_class = SciWorldConfig
@@ -283,7 +304,10 @@ class SciWorldEnv(TextEnv[SciWorldConfig]):
         raw_score = round(100 * server.getScore())
         failed = raw_score < 0
         score = max(raw_score, 0)
-        reward, self._score = (score - self._score) / 100, score
+        if self.task.config.score_scale == 100:
+            reward, self._score = float(score - self._score), score
+        else:
+            reward, self._score = (score - self._score) / 100, score
         success = score >= 100
         return Transition(
             observation=_sorted_listings(observation.strip()),
