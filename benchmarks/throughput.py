@@ -113,6 +113,14 @@ TARGETS: dict[str, dict[str, float]] = {
     "llmgym/TextWorld-v0": {"oracle_steps_per_s": 50, "random_steps_per_s": 50, "resets_per_s": 10},
     "llmgym/BabyAI-v0": {"oracle_steps_per_s": 300, "random_steps_per_s": 150, "resets_per_s": 20},
     "llmgym/SciWorld-v0": {"oracle_steps_per_s": 10, "random_steps_per_s": 5, "resets_per_s": 0.5},
+    # Issue 17: a SearchQA search is one BM25 query over the 5,840-article FTS5 index (the
+    # words' stems and document frequencies are cached) and formats the top passages; 2,000
+    # steps/s keeps it under 1% of a turn next to an LLM call. A reset only picks a question.
+    "llmgym/SearchQA-v0": {
+        "oracle_steps_per_s": 2_000,
+        "random_steps_per_s": 2_000,
+        "resets_per_s": 5_000,
+    },
 }
 """Targets from the issues that introduced each environment (steps or resets per second)."""
 

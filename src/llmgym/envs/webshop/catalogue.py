@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from functools import cache, cached_property
 from importlib import resources
 from typing import Any
 
+from llmgym.core.fulltext import words
 from llmgym.core.tasks import TaskRng
 
 __all__ = [
@@ -34,13 +34,7 @@ __all__ = [
 GENERATOR_VERSION = 1
 """Bump when the generator changes the catalogue it produces (part of the cache key)."""
 
-_WORD = re.compile(r"[a-z0-9]+")
 _AUDIENCE_WORDS = frozenset({"men", "women", "kids", "s", "unisex"})
-
-
-def words(text: str) -> list[str]:
-    """Lower-case alphanumeric words of ``text`` (``"Men's T-Shirts"`` -> men, s, t, shirts)."""
-    return _WORD.findall(text.lower())
 
 
 @dataclass(frozen=True)

@@ -9,15 +9,9 @@ progress bar.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import sqlite3
-import tempfile
-import threading
-import uuid
-import warnings
 from collections.abc import Sequence
 from functools import cache, lru_cache
 from importlib import resources
@@ -26,7 +20,9 @@ from typing import Any, ClassVar
 
 from tqdm.auto import tqdm
 
-from llmgym.core.cache import LruCache, cache_dir
+from llmgym.core import fulltext
+from llmgym.core.cache import LruCache
+from llmgym.core.fulltext import Bm25Index, cached_database, fts5_table, write_database
 from llmgym.core.tasks import split_of
 from llmgym.envs.webshop import catalogue, pages
 from llmgym.envs.webshop.catalogue import (
@@ -35,7 +31,6 @@ from llmgym.envs.webshop.catalogue import (
     Vocabulary,
     generate_product,
     load_vocabulary,
-    words,
 )
 
 __all__ = ["EVAL_FRACTION", "Shop", "build_database", "search_terms"]
@@ -46,16 +41,12 @@ EVAL_FRACTION = 0.05
 BM25_WEIGHTS = (8.0, 3.0, 4.0, 1.0, 10.0)
 """Column weights of the BM25 ranking: title, category, attributes, options, product id."""
 
-MAX_SEARCH_TERMS = 32
 MAX_OPEN_SHOPS = 4
 """Catalogues kept open per process; opening another forgets the least recently used one
 (environments using it keep it; a later :meth:`Shop.open` reopens it from the disk cache)."""
-_MAX_CACHED_STEMS = 100_000
-MAX_QUERY_WORDS = 6
-COMMON_FRACTION = 0.1
 
 
-_SCHEMA = f"""
+_SCHEMA = """
 CREATE TABLE products (
     id INTEGER PRIMARY KEY,
     asin TEXT NOT NULL UNIQUE,
@@ -67,20 +58,9 @@ CREATE TABLE products (
     page_views TEXT NOT NULL
 );
 CREATE INDEX products_by_split ON products (split, id);
-CREATE VIRTUAL TABLE product_index USING fts5(
-    title, category, attributes, options, product_id,
-    content='', tokenize='porter unicode61'
-);
-INSERT INTO product_index (product_index, rank)
-    VALUES ('rank', 'bm25({", ".join(str(w) for w in BM25_WEIGHTS)})');
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
-
-_TEMP_SCHEMA = """
-CREATE VIRTUAL TABLE temp.index_vocabulary USING fts5vocab(main, product_index, row);
-CREATE VIRTUAL TABLE temp.query_tokens USING fts5(text, tokenize='porter unicode61');
-CREATE VIRTUAL TABLE temp.query_token_terms USING fts5vocab(temp, query_tokens, instance);
-"""
+""" + fts5_table(
+    "product_index", ("title", "category", "attributes", "options", "product_id"), BM25_WEIGHTS
+)
 
 
 @cache
@@ -91,15 +71,7 @@ def _stopwords() -> frozenset[str]:
 
 def search_terms(query: str) -> list[str]:
     """The words of a search query that are looked up: lower case, no stop words, no repeats."""
-    stopwords = _stopwords()
-    terms: list[str] = []
-    for word in words(query):
-        if word in stopwords or word in terms:
-            continue
-        terms.append(word)
-        if len(terms) == MAX_SEARCH_TERMS:
-            break
-    return terms
+    return fulltext.search_terms(query, _stopwords())
 
 
 def _view_data(view: pages.View) -> list:
@@ -145,14 +117,11 @@ class Shop:
         self.path = path
         self.seed = seed
         self.size = size
-        self._local = threading.local()
+        self.index = Bm25Index(path, "product_index", size, _stopwords())
         self.product = lru_cache(maxsize=32_768)(self._load_product)
         self.views = lru_cache(maxsize=16_384)(self._load_views)
         self.listing = lru_cache(maxsize=32_768)(self._load_listing)
-        self._ranked = lru_cache(maxsize=8_192)(self._rank)
         self._split_ids: dict[str, tuple[int, ...]] = {}
-        self._frequencies: dict[str, int] | None = None
-        self._stem_cache: dict[str, str] = {}
 
     # ------------------------------------------------------------------ opening and building
     @classmethod
@@ -165,33 +134,17 @@ class Shop:
     @classmethod
     def _database(cls, seed: int, size: int, progress: bool) -> Path:
         vocabulary = load_vocabulary()
-        name = f"webshop-{_build_digest(vocabulary)}-seed{seed}-n{size}.sqlite3"
-        path = cache_dir("webshop", name)
-        if _is_complete(path, size):
-            return path
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            build_database(path, vocabulary, seed, size, progress=progress)
-        except OSError as error:
-            fallback = Path(tempfile.mkdtemp(prefix="llmgym-webshop-")) / name
-            warnings.warn(
-                f"cannot write the WebShop catalogue cache {path} ({error}); building it in "
-                f"{fallback} for this process only. Set LLMGYM_CACHE_DIR to a writable folder.",
-                stacklevel=3,
-            )
-            build_database(fallback, vocabulary, seed, size, progress=progress)
-            return fallback
-        return path
+        return cached_database(
+            "webshop",
+            f"webshop-{_build_digest(vocabulary)}-seed{seed}-n{size}.sqlite3",
+            size,
+            lambda path: build_database(path, vocabulary, seed, size, progress=progress),
+            what="the WebShop catalogue",
+        )
 
     def _connection(self) -> sqlite3.Connection:
         """This thread's read-only connection (a new one in a forked child process)."""
-        connection = getattr(self._local, "connection", None)
-        if connection is None or self._local.pid != os.getpid():
-            uri = self.path.resolve().as_uri() + "?mode=ro&immutable=1"
-            connection = sqlite3.connect(uri, uri=True, isolation_level=None)
-            connection.executescript(_TEMP_SCHEMA)
-            self._local.connection, self._local.pid = connection, os.getpid()
-        return connection
+        return self.index.connection()
 
     # ------------------------------------------------------------------ queries
     def _product_row(self, columns: str, product_id: int) -> tuple[Any, ...]:
@@ -242,19 +195,7 @@ class Shop:
         Only the query's most selective words are looked up (:meth:`query_words`); a query
         without a word that occurs in the catalogue finds nothing. Rankings are cached per set
         of looked-up words (``cached=False`` always asks the index)."""
-        terms = tuple(self.query_words(query))
-        if not terms:
-            return []
-        return list((self._ranked if cached else self._rank)(terms, limit))
-
-    def _rank(self, terms: tuple[str, ...], limit: int) -> tuple[int, ...]:
-        expression = " OR ".join(f'"{term}"' for term in terms)
-        rows = self._connection().execute(
-            "SELECT rowid FROM product_index WHERE product_index MATCH ? "
-            "ORDER BY rank, rowid LIMIT ?",
-            (expression, limit),
-        )
-        return tuple(row[0] for row in rows)
+        return self.index.search(query, limit, cached=cached)
 
     def query_words(self, query: str) -> list[str]:
         """The words of ``query`` that :meth:`search` looks up, in query order.
@@ -263,49 +204,11 @@ class Shop:
         in more than a tenth of the catalogue (``black``, ``large``: their BM25 weight is small)
         unless nothing else is left, and at most the six rarest remain. BM25 ranks by the rare
         words anyway; skipping the common ones keeps a search for a pasted instruction fast."""
-        candidates = search_terms(query)
-        if not candidates:
-            return []
-        frequency = self._document_frequencies()
-        stems = self._stems(candidates)
-        counts = {word: frequency.get(stems[word], 0) for word in candidates}
-        present = [word for word in candidates if counts[word] > 0]
-        selective = [word for word in present if counts[word] <= COMMON_FRACTION * self.size]
-        chosen = selective or present
-        if len(chosen) > MAX_QUERY_WORDS:
-            keep = set(sorted(chosen, key=lambda word: counts[word])[:MAX_QUERY_WORDS])
-            chosen = [word for word in chosen if word in keep]
-        return chosen
-
-    def _document_frequencies(self) -> dict[str, int]:
-        """Indexed term (a Porter stem) -> number of products containing it."""
-        if self._frequencies is None:
-            rows = self._connection().execute("SELECT term, doc FROM temp.index_vocabulary")
-            self._frequencies = dict(rows)
-        return self._frequencies
-
-    def _stems(self, raw_words: list[str]) -> dict[str, str]:
-        """The index's own tokenizer (Porter) applied to single words, with a cache."""
-        missing = [word for word in raw_words if word not in self._stem_cache]
-        if missing:
-            if len(self._stem_cache) > _MAX_CACHED_STEMS:
-                self._stem_cache.clear()
-            connection = self._connection()
-            connection.execute("DELETE FROM temp.query_tokens")
-            connection.execute(
-                "INSERT INTO temp.query_tokens (rowid, text) VALUES (1, ?)", (" ".join(missing),)
-            )
-            rows = connection.execute("SELECT offset, term FROM temp.query_token_terms")
-            for offset, term in rows:
-                self._stem_cache[missing[offset]] = term
-        return {word: self._stem_cache.get(word, word) for word in raw_words}
+        return self.index.query_words(query)
 
     def close(self) -> None:
         """Close this thread's connection (it reopens on next use)."""
-        connection = getattr(self._local, "connection", None)
-        if connection is not None:
-            connection.close()
-            self._local.connection = None
+        self.index.close()
 
 
 def _build_digest(vocabulary: Vocabulary) -> str:
@@ -313,22 +216,10 @@ def _build_digest(vocabulary: Vocabulary) -> str:
     generates products, renders their pages and lays out the database. A change to any of them
     builds a new database instead of reusing a stale one."""
     digest = hashlib.sha256(vocabulary.digest.encode())
-    for module in (catalogue, pages):
+    for module in (catalogue, pages, fulltext):
         digest.update(Path(module.__file__).read_bytes())
     digest.update(Path(__file__).read_bytes())
     return digest.hexdigest()[:12]
-
-
-def _is_complete(path: Path, size: int) -> bool:
-    if not path.exists():
-        return False
-    try:
-        uri = path.resolve().as_uri() + "?mode=ro"
-        with contextlib.closing(sqlite3.connect(uri, uri=True)) as connection:
-            rows = dict(connection.execute("SELECT key, value FROM meta"))
-    except sqlite3.Error:
-        return False
-    return rows.get("complete") == "1" and rows.get("size") == str(size)
 
 
 def build_database(
@@ -338,52 +229,32 @@ def build_database(
 
     The database is written to a temporary file next to ``path`` and renamed into place, so
     concurrent builders never expose a half-written file."""
-    partial = path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.partial")
-    try:
-        with contextlib.closing(sqlite3.connect(partial)) as connection:
-            connection.execute("PRAGMA journal_mode = OFF")
-            connection.execute("PRAGMA synchronous = OFF")
-            try:
-                connection.executescript(_SCHEMA)
-            except sqlite3.OperationalError as error:
-                if "fts5" not in str(error):
-                    raise
-                raise RuntimeError(
-                    f"this Python's sqlite3 (SQLite {sqlite3.sqlite_version}) lacks the FTS5 "
-                    "full-text extension that WebShop's search needs; use a Python build whose "
-                    "SQLite has FTS5 (python.org, conda and most Linux distributions do)"
-                ) from error
-            batch_size = 500
-            with tqdm(
-                total=size,
-                desc="Building the WebShop catalogue (once)",
-                unit=" products",
-                disable=not progress,
-                leave=False,
-            ) as bar:
-                for start in range(0, size, batch_size):
-                    batch = [
-                        generate_product(vocabulary, seed, index)
-                        for index in range(start, min(size, start + batch_size))
-                    ]
-                    _insert(connection, batch)
-                    bar.update(len(batch))
-            connection.execute("INSERT INTO product_index (product_index) VALUES ('optimize')")
-            connection.executemany(
-                "INSERT INTO meta VALUES (?, ?)",
-                [
-                    ("generator_version", str(GENERATOR_VERSION)),
-                    ("vocabulary", vocabulary.digest),
-                    ("seed", str(seed)),
-                    ("size", str(size)),
-                    ("complete", "1"),
-                ],
-            )
-            connection.commit()
-        os.replace(partial, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            partial.unlink()
+
+    def populate(connection: sqlite3.Connection) -> None:
+        batch_size = 500
+        with tqdm(
+            total=size,
+            desc="Building the WebShop catalogue (once)",
+            unit=" products",
+            disable=not progress,
+            leave=False,
+        ) as bar:
+            for start in range(0, size, batch_size):
+                batch = [
+                    generate_product(vocabulary, seed, index)
+                    for index in range(start, min(size, start + batch_size))
+                ]
+                _insert(connection, batch)
+                bar.update(len(batch))
+        connection.execute("INSERT INTO product_index (product_index) VALUES ('optimize')")
+
+    meta = {
+        "generator_version": str(GENERATOR_VERSION),
+        "vocabulary": vocabulary.digest,
+        "seed": str(seed),
+        "size": str(size),
+    }
+    write_database(path, _SCHEMA, populate, meta, what="WebShop's search")
 
 
 def _insert(connection: sqlite3.Connection, products: Sequence[Product]) -> None:

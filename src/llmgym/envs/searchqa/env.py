@@ -1,0 +1,403 @@
+"""SearchQA: answer questions by searching an offline encyclopedia (Search-R1 style)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, ClassVar
+
+import numpy as np
+
+from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob
+from llmgym.core.fulltext import search_terms
+from llmgym.envs.searchqa.corpus import Article, Encyclopedia
+from llmgym.envs.searchqa.questions import (
+    QUESTION_TYPES,
+    TEMPLATES,
+    Question,
+    Template,
+    exact_match,
+    questions_for,
+)
+
+__all__ = ["SearchQAConfig", "SearchQAEnv", "parse_reply"]
+
+MAX_REPLY_CHARACTERS = 20_000
+MAX_QUERY_CHARACTERS = 300
+MAX_ANSWER_CHARACTERS = 200
+_ACTION = re.compile(r"<(search|answer)>(.*?)</\1>", re.DOTALL | re.IGNORECASE)
+_OPEN_TAG = re.compile(r"<(search|answer)>", re.IGNORECASE)
+
+_CORRECTION = (
+    "My previous action is invalid: {why} If I want to search, I should put the query between "
+    "<search> and </search>. If I want to give the final answer, I should put the answer "
+    "between <answer> and </answer>. Let me try again."
+)
+
+
+@dataclass(frozen=True)
+class SearchQAConfig(EnvConfig):
+    """Difficulty knobs of :class:`SearchQAEnv`."""
+
+    question_types: str = knob(
+        "all",
+        choices=QUESTION_TYPES,
+        doc="Questions asked: 'single-hop', 'bridge' (2-hop), 'comparison', 'multi-hop' (bridge "
+        "and comparison) or 'all'.",
+    )
+    top_k: int = knob(
+        3, low=1, high=10, doc="Passages a search returns (Search-R1 retrieves the top 3)."
+    )
+    max_turns: int = knob(
+        10,
+        low=1,
+        high=100,
+        doc="Valid turns (searches and the answer) before the episode is truncated; invalid "
+        "replies do not count.",
+    )
+    corpus_seed: int = knob(
+        0,
+        low=0,
+        high=1_000_000,
+        doc="Seed of the generated encyclopedia (each seed builds its own index once).",
+    )
+
+
+def parse_reply(reply: str) -> tuple[str, str] | str:
+    """The action of a reply: ``("search", query)`` or ``("answer", text)``, stripped; or a
+    sentence saying why the reply holds no single valid action."""
+    if len(reply) > MAX_REPLY_CHARACTERS:
+        return (
+            f"the reply has {len(reply):,} characters, over the {MAX_REPLY_CHARACTERS:,} allowed."
+        )
+    actions = _ACTION.findall(reply)
+    if not actions:
+        if _OPEN_TAG.search(reply):
+            return "a <search> or <answer> tag is not closed."
+        return "the reply holds no <search> or <answer> action."
+    if len(actions) > 1:
+        return f"the reply holds {len(actions)} actions; give exactly one per reply."
+    tag, content = actions[0]
+    tag, content = tag.lower(), content.strip()
+    if _OPEN_TAG.search(content):
+        return f"the <{tag}> holds another action; give exactly one per reply."
+    if not content:
+        return f"the <{tag}> is empty."
+    limit = MAX_QUERY_CHARACTERS if tag == "search" else MAX_ANSWER_CHARACTERS
+    if len(content) > limit:
+        return f"the {tag} has {len(content):,} characters, over the {limit} allowed."
+    return tag, content
+
+
+class SearchQAEnv(TextEnv[SearchQAConfig]):
+    """Answer a question by searching an offline encyclopedia, as in Search-R1 and AgentGym.
+
+    ## Description
+    AgentGym's SearchQA family (Search-R1's retrieval QA over NQ, HotpotQA and others) rebuilt
+    offline. The corpus is a generated encyclopedia of 5,840 short articles (40 countries, 400
+    cities, 2,900 people, 140 universities, 560 companies, 900 films and 900 novels) whose facts
+    link the entities: a city lies in a country, a person was born in a city and studied at a
+    university, a company or university was founded by a person, a film was directed by a person,
+    produced by a studio and set in a city. The same ``corpus_seed`` gives the same corpus on any
+    machine; the names are invented, so no question can be answered from memory. Searches run
+    on a sqlite FTS5 index ranked by BM25 (title matches weigh 10 times more than text), built
+    once per seed into the user cache folder.
+
+    Questions are generated from the facts: single-hop (``Who directed the film The Hollow
+    Bridge?``), bridge or 2-hop (``In which city was the director of the film The Hollow Bridge
+    born?``) and comparison (``Who was born first, Ada Corvik or Nils Dalmere?``). Entities are
+    split by a hash of their name; eval questions name only eval entities (the task counts are
+    in the table above).
+
+    ## Action Space
+    Text, Search-R1's tags. The agent may reason in ``<think>...</think>`` (ignored) and acts
+    with exactly one of ``<search>query</search>`` or ``<answer>text</answer>`` per reply (tags
+    in any case). A reply with no action, an unclosed tag, several or nested actions, an empty
+    query or answer, a query over 300 or an answer over 200 characters, a reply over 20,000
+    characters, or a query without a word to look up gets a correction message (Search-R1's "My
+    previous action is invalid ...") with ``info["invalid_action"] = True`` and does not count
+    as a turn. A query whose words occur in no article is a valid search that finds nothing.
+
+    ## Observation Space
+    Text. First the Search-R1 instruction with the question. After a search, the top
+    ``top_k`` passages as ``<information>Doc 1(Title: ...) text\\nDoc 2(Title: ...) text
+    </information>`` (``info["titles"]`` lists their titles); after the answer, whether it was
+    right.
+
+    ## Rewards
+    ``1.0`` when the answer matches the gold answer or one of its aliases exactly after SQuAD's
+    normalisation (lower case, punctuation and articles removed, whitespace collapsed), as in
+    Search-R1's ``qa_em``; ``0.0`` otherwise.
+
+    ## Starting State
+    A question of the split; nothing searched yet.
+
+    ## Episode End
+    Terminates at the answer (``info["success"]`` when it is right). Truncated after
+    ``max_turns`` valid turns without an answer, and by the registered limit of 20 replies
+    (invalid ones included).
+
+    ## Arguments
+    ``gymnasium.make("llmgym/SearchQA-v0", question_types="all", top_k=3, max_turns=10,
+    corpus_seed=0)``; see :class:`SearchQAConfig`. The oracle parses the question, searches each
+    entity it needs by name and reads the facts off the returned passages (never the answer
+    key); measured: see docs/environments/searchqa.md.
+
+    ## Version History
+    * v0: Initial version.
+    """
+
+    config_class = SearchQAConfig
+    env_name = "searchqa"
+    example = (
+        "Observation: ... Question: In which city was the director of the film The Hollow "
+        "Bridge born?\n"
+        "<think>I need the film's director first.</think>\n"
+        "<search>The Hollow Bridge</search>"
+    )
+    design_notes = (
+        "The corpus is fixed per corpus_seed (5,840 articles); a new seed builds a new index "
+        "once (about a second). A smaller top_k makes a search return fewer passages; "
+        "max_turns bounds the searches before the answer."
+    )
+    skills = ("single-hop", "bridge", "comparison")
+    skill_practice: ClassVar[dict[str, dict[str, Any]]] = {
+        "single-hop": {"question_types": "single-hop"},
+        "bridge": {"question_types": "bridge"},
+        "comparison": {"question_types": "comparison"},
+    }
+
+    _question: Question | None = None
+    _corpus: Encyclopedia | None = None
+    _turns = 0
+    _queries: list[str]
+    _shown: list[Article]
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle and copy without the encyclopedia (shared, read-only, its connections cannot
+        be pickled); a copy reopens it."""
+        state = super().__getstate__()
+        state.pop("_corpus", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self._task is not None:
+            self._corpus = Encyclopedia.open(self.task.config.corpus_seed)
+
+    # ------------------------------------------------------------------ tasks
+    def task_ids(self, split: str = "train", config: SearchQAConfig | None = None) -> TaskIdRange:
+        config = config or self.config
+        return TaskIdRange(
+            split, len(questions_for(config.corpus_seed, split, config.question_types))
+        )
+
+    def instance_key(self) -> str:
+        return self.after_reset(self._question).text
+
+    def reveal(self) -> str:
+        """The gold answer (``llmgym play`` shows it to a player who quits)."""
+        return self.after_reset(self._question).answer
+
+    def rules(self) -> str:
+        return _instruction("")
+
+    @property
+    def question(self) -> Question:
+        """The question of this episode and its answer key."""
+        return self.after_reset(self._question)
+
+    @property
+    def corpus(self) -> Encyclopedia:
+        """The encyclopedia of this episode."""
+        return self.after_reset(self._corpus)
+
+    def _reset_task(self, task: Task[SearchQAConfig]) -> tuple[str, str]:
+        config = task.config
+        self._corpus = Encyclopedia.open(config.corpus_seed)
+        self._question = questions_for(config.corpus_seed, task.split, config.question_types)[
+            task.index
+        ]
+        self._turns = 0
+        self._queries = []
+        self._shown = []
+        return _instruction(self._question.text), self._question.text
+
+    # ------------------------------------------------------------------ rules
+    def _step(self, action: str) -> Transition:
+        parsed = parse_reply(action)
+        if isinstance(parsed, str):
+            return self.invalid(_CORRECTION.format(why=parsed[0].upper() + parsed[1:]))
+        tag, content = parsed
+        config = self.task.config
+        if tag == "answer":
+            self._turns += 1
+            right = exact_match(content, self.question.answers)
+            verdict = "correct" if right else "not correct"
+            return Transition(
+                f"Your answer {self.quote(content)} is {verdict}.",
+                reward=1.0 if right else 0.0,
+                terminated=True,
+                success=right,
+            )
+        if not search_terms(content, self.corpus.index.stopwords):
+            return self.invalid(
+                _CORRECTION.format(
+                    why=f"The query {self.quote(content)} has no word to look up (only stop "
+                    "words or punctuation)."
+                )
+            )
+        self._turns += 1
+        articles = self.corpus.search(content, config.top_k)
+        self._queries.append(content)
+        self._shown.extend(articles)
+        if articles:
+            passages = "\n".join(
+                f"Doc {rank}(Title: {article.title}) {article.text}"
+                for rank, article in enumerate(articles, start=1)
+            )
+        else:
+            passages = "No passage matches the query."
+        observation = f"<information>{passages}</information>"
+        info = {"titles": [article.title for article in articles]}
+        if self._turns >= config.max_turns:
+            return Transition(
+                f"{observation}\nTurn limit reached ({config.max_turns} turns) without an answer.",
+                truncated=True,
+                info=info,
+            )
+        return Transition(observation, info=info)
+
+    # ------------------------------------------------------------------ oracle
+    def oracle_action(self) -> str:
+        """Parse the question against the question forms, then, for each entity it needs (the
+        named one, then the one a fact points to), search its name and read the fact off the
+        returned passage titled with that name; answer once every fact is read. It reads only
+        the question and the passages the searches returned, never the answer key."""
+        parsed = _parse_question(self.question.text)
+        if parsed is None:
+            return "<answer>unknown</answer>"
+        template, names = parsed
+        if template.type == "comparison":
+            values = []
+            for name in names:
+                value = self._read(name, template.hops[0])
+                if value is None:
+                    return self._search_for(name, template.kind)
+                values.append(int(value))
+            return f"<answer>{names[0] if values[0] < values[1] else names[1]}</answer>"
+        entity, kind = names[0], template.kind
+        for relation in template.hops:
+            value = self._read(entity, relation)
+            if value is None:
+                return self._search_for(entity, kind)
+            entity, kind = value, _KIND_OF.get(relation, "")
+        return f"<answer>{entity}</answer>"
+
+    def _read(self, title: str, relation: str) -> str | None:
+        """The ``relation`` fact of the article titled ``title`` among the passages shown so far."""
+        for article in self._shown:
+            if article.title == title:
+                found = _FACT_PATTERNS[relation].search(article.text)
+                if found:
+                    return found.group(1)
+        return None
+
+    def _search_for(self, name: str, kind: str) -> str:
+        """A query for the article of ``name``, a ``kind``: the name, then the name with a word
+        of its kind (a surname can share its stem with a city: ``Veliston``, ``Velistone``)."""
+        queries = (name, f"{name} {_KIND_WORDS[kind]}")
+        for query in queries:
+            if query not in self._queries:
+                return f"<search>{query}</search>"
+        return "<answer>unknown</answer>"
+
+    def sample_action(self, rng: np.random.Generator) -> str:
+        """A search for a random article's title or an answer naming a random article."""
+        corpus = self.corpus
+        title = corpus.article(int(rng.integers(1, corpus.size + 1))).title
+        tag = "search" if rng.random() < 0.6 else "answer"
+        return f"<{tag}>{title}</{tag}>"
+
+
+def _instruction(question: str) -> str:
+    """Search-R1's instruction (as AgentGym's SearchQA uses it), with the question."""
+    return (
+        "Answer the given question. You must conduct reasoning inside <think> and </think> "
+        "first every time you get new information. After reasoning, if you find you lack some "
+        "knowledge, you can call a search engine by <search> query </search> and it will return "
+        "the top searched results between <information> and </information>. You can search as "
+        "many times as you want. If you find no further external knowledge needed, you can "
+        "directly provide the answer inside <answer> and </answer>, without detailed "
+        f"illustrations. For example, <answer> Beijing </answer>. Question: {question}"
+    ).rstrip()
+
+
+_FACT_PATTERNS: dict[str, re.Pattern[str]] = {
+    relation: re.compile(pattern)
+    for relation, pattern in {
+        "birthplace": r"Born in ([^,]+), ",
+        "born": r"\(born (\d{4})\)",
+        "alma_mater": r"studied at ([^.]+)\.",
+        "director": r"film directed by (.+?) and produced by ",
+        "studio": r"produced by ([^.]+)\.",
+        "setting": r"is set in ([^.]+)\.",
+        "year": r" is an? (\d{4}) ",
+        "author": r" novel by (.+?), published by ",
+        "publisher": r"published by ([^.]+)\.",
+        "founder": r"founded in \d{4} by ([^.]+)\.",
+        "founded": r"founded in (\d{3,4})",
+        "headquarters": r"headquartered in ([^.]+)\.",
+        "city": r"is a university in ([^.]+)\.",
+        "country": r"is a city in ([^,]+), ",
+        "river": r", on the ([^.]+)\.",
+        "capital": r"Its capital is ([^,]+), ",
+        "language": r"official language is ([^.]+)\.",
+        "independence": r"became independent in (\d{4})",
+    }.items()
+}
+"""How the oracle reads each relation off an article's sentences."""
+
+
+_KIND_OF = {
+    "birthplace": "city",
+    "setting": "city",
+    "headquarters": "city",
+    "city": "city",
+    "capital": "city",
+    "country": "country",
+    "director": "person",
+    "author": "person",
+    "founder": "person",
+    "studio": "company",
+    "publisher": "company",
+    "alma_mater": "university",
+}
+"""The kind of entity a relation names (for the oracle's queries)."""
+
+_KIND_WORDS = {
+    "person": "born",
+    "city": "city",
+    "country": "country",
+    "university": "university",
+    "company": "company",
+    "film": "film",
+    "novel": "novel",
+    "": "",
+}
+
+
+@cache
+def _templates_by_specificity() -> tuple[Template, ...]:
+    """Question forms, those with the most fixed words first (``Who founded the studio that
+    produced the film {}?`` is tried before ``Who founded {}?``)."""
+    return tuple(sorted(TEMPLATES, key=lambda t: -len(t.text.replace("{}", ""))))
+
+
+def _parse_question(text: str) -> tuple[Template, tuple[str, ...]] | None:
+    for template in _templates_by_specificity():
+        match = template.pattern.match(text)
+        if match:
+            return template, match.groups()
+    return None
