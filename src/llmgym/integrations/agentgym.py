@@ -77,8 +77,8 @@ class Family:
             (``state``).
         actions: ``GET available_actions``: a list, WebShop's ``{has_search_bar,
             clickables}`` (``webshop``) or the four moves (``moves``).
-        score: The ``score`` field: the episode's reward so far (``cumulative``) or that times
-            100 (``percent``, ScienceWorld's 0-100 score).
+        score: The ``score`` field: the episode's reward so far (``cumulative``, BabyAI) or the
+            environment's ``info["score"]`` (``info``, ScienceWorld's 0-100 score).
         reset_on_create: ``create`` also starts an episode (on the task the body's
             ``create_task_field`` names, else index 0).
         create_task_field: The ``create`` body field naming the first task.
@@ -100,7 +100,7 @@ class Family:
     config: Mapping[str, Any] = field(default_factory=dict)
     observation: Literal["text", "first", "state"] = "text"
     actions: Literal["list", "webshop", "moves"] = "list"
-    score: Literal["cumulative", "percent"] | None = None
+    score: Literal["cumulative", "info"] | None = None
     reset_on_create: bool = False
     create_task_field: str | None = None
     compose: Literal["plain", "sciworld"] = "plain"
@@ -182,7 +182,8 @@ FAMILIES: dict[str, Family] = {
                 "done",
             ),
             step=("observation", "reward", "score", "done"),
-            score="percent",
+            config={"score_scale": 100},
+            score="info",
             compose="sciworld",
             extra_routes={"task_description": "instruction"},
             max_rounds=30,

@@ -20,7 +20,7 @@ What maps to what:
   len(eval)``, ``task_ids("train")[i - 1_000_000]`` from 1,000,000 on; anything else is a 422;
 * ``step`` sends the text as the action (tool families and SearchQA parse AgentGym's raw reply
   themselves, as AgentGym's servers do); ``done`` is ``terminated or truncated``; ``reward`` is
-  the step's reward and ``score`` the episode's so far (x100 for ScienceWorld);
+  the step's reward and ``score`` the episode's so far (ScienceWorld's own 0-100 score);
 * handles outlive the session's idle limit: a handle whose session expired (``--ttl``) or was
   lost gets a new session on its next ``reset``, transparently (AgentGym's scripts hold one
   client for hours and reset it before every episode); a ``step`` on it is a 404 that says to
@@ -127,9 +127,9 @@ class _Handle:
         self.observation = text
 
     def current_score(self) -> float:
-        if self.score is not None:
-            return self.score
-        return round(self.total * 100, 6) if self.family.score == "percent" else self.total
+        """The ``score`` field: the environment's own (``info["score"]``) or the rewards so
+        far."""
+        return self.score if self.score is not None else self.total
 
 
 FIELDS: dict[str, Callable[[_Handle], Any]] = {
@@ -270,7 +270,7 @@ class _Handles:
             handle.done = bool(answer["terminated"] or answer["truncated"])
             handle.steps += 1
             score = info.get("score")
-            if handle.family.score is not None and isinstance(score, (int, float)):
+            if handle.family.score == "info" and isinstance(score, (int, float)):
                 handle.score = float(score)
             handle.see(answer["observation"], info, first=False)
 
