@@ -5,6 +5,7 @@ calls), argument validation and its feedback, tool schemas, answer checking and 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from typing import Literal
 
@@ -14,10 +15,12 @@ import pytest
 
 import llmgym
 from llmgym.envs.tools.base import (
+    AGENTGYM_FORMAT_ERROR,
     Answer,
     ArgType,
     ToolCall,
     ToolEnv,
+    _holds_answer,
     answers_match,
     call,
     format_call,
@@ -26,6 +29,7 @@ from llmgym.envs.tools.base import (
     tool,
 )
 from llmgym.envs.tools.weather import WeatherEnv, cities
+from llmgym.testing import check_conformance
 
 TOOL_ENVS = ["llmgym/Weather-v0", "llmgym/Movie-v0", "llmgym/Academia-v0", "llmgym/Sheet-v0",
              "llmgym/Todo-v0"]  # fmt: skip
@@ -510,3 +514,136 @@ def test_unusable_numbers_anywhere_in_arguments_are_feedback(env_id: str) -> Non
         _, _, terminated, _, info = env.step(finish)
         assert not info["invalid_action"] and terminated
         env.reset(seed=0)
+
+
+# ------------------------------------------------------------------------------ AgentGym variant
+def _play_oracle(env: ToolEnv, task_id: str) -> list[tuple[float, dict]]:
+    env.reset(options={"task_id": task_id})
+    steps = []
+    while True:
+        _, reward, terminated, truncated, info = env.step(env.oracle_action())
+        steps.append((reward, info))
+        if terminated or truncated:
+            return steps
+
+
+@pytest.mark.parametrize("env_id", TOOL_ENVS)
+def test_agentgym_prompt_style_wraps_every_observation(env_id: str) -> None:
+    env = gym.make(env_id, prompt_style="agentgym").unwrapped
+    observation, info = env.reset(options={"task_id": "eval/00005"})
+    assert observation == (
+        "Now new trial starts.\nYou should perform actions to accomplish the goal: "
+        f"{info['instruction']}\nGive me one action."
+    )
+    observation, *_ = env.step(env.oracle_action())
+    assert observation.startswith("Observation: ") and observation.endswith("\nGive me one action.")
+    observation, *_, info = env.step("I think I should look something up.")
+    assert info["invalid_action"] and observation == (
+        f"Observation: {AGENTGYM_FORMAT_ERROR}\nGive me one action."
+    )
+    assert AGENTGYM_FORMAT_ERROR.startswith('Format error, please response in the format of  "')
+    observation, *_, info = env.step('Action: no_such_tool with Action Input: {"a": 1}')
+    assert info["invalid_action"] and "Unknown tool" in observation
+
+
+@pytest.mark.parametrize("env_id", TOOL_ENVS)
+def test_defaults_keep_the_finish_reward_and_llmgym_wording(env_id: str) -> None:
+    env = gym.make(env_id).unwrapped
+    observation, _ = env.reset(options={"task_id": "eval/00005"})
+    assert observation.startswith("Goal: ") and "Available tools: " in observation
+    steps = _play_oracle(env, "eval/00005")
+    assert all("progress" not in info for _, info in steps)
+    assert [reward for reward, _ in steps[:-1]] == [0.0] * (len(steps) - 1)
+
+
+@pytest.mark.parametrize("env_id", TOOL_ENVS)
+def test_progress_rate_rises_to_one_on_the_oracle_path(env_id: str) -> None:
+    env = gym.make(env_id, reward="progress").unwrapped
+    for index in range(8):
+        steps = _play_oracle(env, f"eval/{index:05d}")
+        rates = [info["progress"] for _, info in steps]
+        assert rates == sorted(rates) and rates[-1] == 1.0 and steps[-1][1]["success"]
+        assert all(reward >= 0 for reward, _ in steps)
+        assert sum(reward for reward, _ in steps) == pytest.approx(1.0)
+
+
+def test_movie_and_academia_report_the_subgoal_rate_as_it_is() -> None:
+    for env_id in ("llmgym/Movie-v0", "llmgym/Academia-v0"):
+        env = gym.make(env_id, reward="progress").unwrapped
+        task_id = next(
+            f"eval/{i:05d}"
+            for i in range(50)
+            if env.reset(options={"task_id": f"eval/{i:05d}"}) and len(env._subgoals) >= 3
+        )
+        steps = _play_oracle(env, task_id)
+        assert steps[0][1]["progress"] == pytest.approx(1 / len(env._subgoals))
+
+
+def test_weather_counts_any_progress_as_one() -> None:
+    env = gym.make("llmgym/Weather-v0", reward="progress").unwrapped
+    env.reset(options={"task_id": "eval/00003"})
+    assert len(env._subgoals) > 1
+    _, reward, *_, info = env.step(env.oracle_action())
+    assert reward == 1.0 and info["progress"] == 1.0
+
+
+def test_todo_progress_needs_every_subgoal_and_the_goal_state() -> None:
+    env = gym.make("llmgym/Todo-v0", reward="progress").unwrapped
+    operation = next(
+        f"eval/{i:05d}"
+        for i in range(50)
+        if env.reset(options={"task_id": f"eval/{i:05d}"}) and env._expected is not None
+    )
+    steps = _play_oracle(env, operation)
+    rates = [info["progress"] for _, info in steps]
+    assert rates[0] == 0.0 and rates[-1] == 1.0 and set(rates) == {0.0, 1.0}
+    question = next(
+        f"eval/{i:05d}"
+        for i in range(50)
+        if env.reset(options={"task_id": f"eval/{i:05d}"}) and env._expected is None
+    )
+    env.reset(options={"task_id": question})
+    env._tasks[0]["is_completed"] = not env._tasks[0]["is_completed"]  # the list was changed
+    plan_steps = len(env._episode.plan)
+    for _ in range(plan_steps):
+        *_, terminated, _, info = env.step(env.oracle_action())
+    assert terminated and info["progress"] == 0.0
+
+
+def test_sheet_progress_is_the_cell_match_fraction() -> None:
+    env = gym.make("llmgym/Sheet-v0", reward="progress", partial_credit=False).unwrapped
+    env.reset(options={"task_id": "eval/00002"})
+    fraction, success = env._cell_match()
+    assert 0 < fraction < 1 and not success
+    _, reward, *_, info = env.step(env.oracle_action())
+    assert reward == info["progress"] == pytest.approx(fraction)
+    steps = _play_oracle(env, "eval/00002")
+    assert steps[-1][1]["progress"] == 1.0
+
+
+def test_a_tool_result_holding_the_answer_meets_the_answer_subgoal() -> None:
+    answer = Answer(12.5, "number")
+    assert _holds_answer({"daily": {"rain_sum": [0.0, 12.5]}}, answer, 0.01, 0.01)
+    assert not _holds_answer({"daily": {"rain_sum": [0.0, 13.5]}}, answer, 0.01, 0.01)
+    names = Answer(("Ada", "Bo"), "list")
+    assert _holds_answer({"results": [{"authors": ["Bo", "Ada"]}]}, names, 0.01, 0.01)
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"reward": "rate"}, "WeatherConfig.reward.*'finish', 'progress'"),
+        ({"prompt_style": "agentbench"}, "WeatherConfig.prompt_style.*'llmgym', 'agentgym'"),
+    ],
+)
+def test_variant_options_are_validated(config: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        gym.make("llmgym/Weather-v0", **config)
+
+
+@pytest.mark.parametrize("env_id", TOOL_ENVS)
+def test_the_agentgym_variant_conforms(env_id: str) -> None:
+    make = functools.partial(gym.make, env_id, reward="progress", prompt_style="agentgym")
+    assert (
+        check_conformance(make, oracle_episodes=20, hostile_count=100)["oracle_success_rate"] == 1.0
+    )

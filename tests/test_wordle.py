@@ -141,18 +141,23 @@ def test_default_feedback_is_unchanged_and_has_no_candidates() -> None:
     assert env.step("slate")[0].startswith("1. slate -> s grey")
 
 
-def test_candidate_list_holds_the_answer_and_is_fixed_per_task() -> None:
+def test_one_candidate_list_holds_every_answer_and_needs_no_reset() -> None:
     env = gym.make("llmgym/Wordle-v0", candidates=40).unwrapped
-    observation, _ = env.reset(options={"task_id": "eval/00007"})
     words = env.candidate_words()
     assert len(words) == len(set(words)) == 40 and words == sorted(words)
-    assert env._answer in words and " ".join(words) in observation
-    env.reset(options={"task_id": "train/00003"})
-    assert env.candidate_words() != words
+    answers = {}
+    for split in ("train", "eval"):
+        for task_id in env.task_ids(split)[:60]:
+            observation, _ = env.reset(options={"task_id": task_id})
+            assert env.candidate_words() == words and " ".join(words) in observation
+            assert env._answer in words and env._answer in _answers_for(5, split)
+            answers.setdefault(split, set()).add(env._answer)
+    assert not answers["train"] & answers["eval"]
+    assert len(answers["train"]) > 10 and len(answers["eval"]) > 10
     env.reset(options={"task_id": "eval/00007"})
-    assert env.candidate_words() == words
-    env.reset(options={"task_id": "train/00003"})
-    assert not set(env.candidate_words()) & set(_answers_for(5, "eval"))
+    first = env._answer
+    env.reset(options={"task_id": "eval/00007"})
+    assert env._answer == first
 
 
 def test_only_candidate_words_are_accepted() -> None:
@@ -164,8 +169,9 @@ def test_only_candidate_words_are_accepted() -> None:
     assert not env.step(env.candidate_words()[0])[4]["invalid_action"]
 
 
-def test_small_splits_are_topped_up_with_words_that_are_never_answers() -> None:
-    env = gym.make("llmgym/Wordle-v0", word_length=6, candidates=200).unwrapped
+@pytest.mark.parametrize("length", [4, 6])
+def test_the_largest_candidate_list_fits_every_word_length(length: int) -> None:
+    env = gym.make("llmgym/Wordle-v0", word_length=length, candidates=200).unwrapped
     env.reset(options={"task_id": "eval/00000"})
     assert len(env.candidate_words()) == 200 and env._answer in env.candidate_words()
 

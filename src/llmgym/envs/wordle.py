@@ -122,12 +122,14 @@ class WordleEnv(TextEnv[WordleConfig]):
     mode) ignoring revealed hints is answered with an explanation, sets
     ``info["invalid_action"]`` and does **not** count as a guess.
 
-    With ``candidates=N`` (2-200; AgentGym uses 40) each task has a fixed list of ``N`` words,
-    the answer among them, listed in the instruction (``The word is one of: ...``) and returned
-    by :meth:`candidate_words` (AgentGym's ``/wordle/filtered_vocab``); only its words are
-    accepted. The decoys are drawn per answer from the same split's answers (topped up with words
-    that are never answers when a split is smaller than ``N``), so the list is the same on every
-    reset of a task and an eval answer never appears in a train task's list.
+    With ``candidates=N`` (2-200; AgentGym uses 40) the game has one fixed list of ``N`` words,
+    the same for every task of both splits (AgentGym's client fetches it once, before the first
+    reset): listed in the instruction (``The word is one of: ...``) and returned by
+    :meth:`candidate_words` (AgentGym's ``/wordle/filtered_vocab``), before any reset too. Only
+    its words are accepted. Half the list (``N // 2`` words) is drawn from the train answers and
+    the rest from the eval answers, and each task's answer is drawn from its own split's part by
+    its task id, so train and eval answers stay apart (eval words are shown to train tasks, as
+    words that are never their answer); tasks repeat answers, as AgentGym's seeds do.
 
     ## Observation Space
     Text: the board so far, one line per guess such as ``2. crane -> c grey, r yellow, a green,
@@ -191,10 +193,12 @@ class WordleEnv(TextEnv[WordleConfig]):
         return self._answer
 
     def candidate_words(self) -> list[str]:
-        """The episode's candidate list, alphabetical (AgentGym's ``filtered_vocab``): the
-        answer and ``candidates - 1`` other words, fixed per task. Empty when ``candidates`` is
-        0 (then every word of the word list is accepted)."""
-        return list(self._listed)
+        """The candidate list, alphabetical (AgentGym's ``filtered_vocab``): ``candidates``
+        words holding every task's answer, the same for all tasks of the current config (the
+        episode's, else the environment's; no reset needed). Empty when ``candidates`` is 0
+        (then every word of the word list is accepted)."""
+        config = self.task.config if self._task else self.config
+        return list(_candidate_lists(config.word_length, config.candidates)[0])
 
     def rules(self) -> str:
         config = self.task.config if self._task else self.config
@@ -223,9 +227,15 @@ class WordleEnv(TextEnv[WordleConfig]):
 
     def _reset_task(self, task: Task[WordleConfig]) -> tuple[str, str]:
         config = task.config
-        self._answer = _answers_for(config.word_length, task.split)[task.index]
+        if config.candidates:
+            listed, answers = _candidate_lists(config.word_length, config.candidates)
+            pool = answers[task.split]
+            self._answer = pool[TaskRng("wordle-answer", task.task_id).randbelow(len(pool))]
+        else:
+            listed = ()
+            self._answer = _answers_for(config.word_length, task.split)[task.index]
         self._board = []
-        self._listed = _candidate_list(self._answer, task.split, config)
+        self._listed = listed
         self._candidates = list(self._listed or word_lists(config.word_length).answers)
         self._candidates_after = 0
         instruction = (
@@ -326,21 +336,19 @@ def _guesses(count: int) -> str:
     return f"{count} guess{'es' if count != 1 else ''}"
 
 
-def _candidate_list(answer: str, split: str, config: WordleConfig) -> tuple[str, ...]:
-    """The answer plus ``config.candidates - 1`` decoys drawn (per answer, deterministically)
-    from the same split's answers, topped up from words that are never answers when that split
-    is too small; so an eval answer is never listed in a train task."""
-    if not config.candidates:
-        return ()
-    lists = word_lists(config.word_length)
-    rng = TaskRng("wordle-candidates", answer, config.candidates)
-    decoys = [w for w in _answers_for(config.word_length, split) if w != answer]
-    wanted = config.candidates - 1
-    chosen = rng.sample(decoys, min(wanted, len(decoys)))
-    if len(chosen) < wanted:
-        never_answers = sorted(lists.guesses.difference(lists.answers))
-        chosen += rng.sample(never_answers, wanted - len(chosen))
-    return tuple(sorted([answer, *chosen]))
+@cache
+def _candidate_lists(length: int, size: int) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+    """The candidate list of ``size`` words (alphabetical) and, per split, the part of it that
+    split's answers are drawn from: ``size // 2`` train answers and the rest eval answers (every
+    split of every word length has more than the 100 answers the largest list needs)."""
+    if not size:
+        return (), {}
+    rng = TaskRng("wordle-candidates", length, size)
+    parts = {
+        split: tuple(rng.sample(_answers_for(length, split), wanted))
+        for split, wanted in (("train", size // 2), ("eval", size - size // 2))
+    }
+    return tuple(sorted([*parts["train"], *parts["eval"]])), parts
 
 
 def _letter_coverage(candidates: list[str]) -> Callable[[str], int]:

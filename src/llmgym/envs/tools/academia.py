@@ -255,10 +255,18 @@ class AcademiaEnv(ToolEnv[AcademiaConfig]):
     Text. On reset: ``Goal: ...`` and the tool signatures. After a call: its JSON result, or the
     error.
 
+    With ``prompt_style="agentgym"`` the reset and step texts are worded as AgentGym's tool
+    servers word them (``Now new trial starts. ...``, ``Observation: ...`` then ``Give me one
+    action.``); docs/tool-environments.md gives them exactly.
+
     ## Rewards
     ``1.0`` when ``finish`` gets the true answer, else ``0.0``. Numbers match within max(0.01, 1%
     of the true value); titles, names and yes/no ignoring case and punctuation; lists (authors,
     keywords, papers) in any order.
+
+    With ``reward="progress"`` the rewards pay out AgentGym's progress rate (subgoals met by any
+    tool result, as defined in docs/tool-environments.md; ``info["progress"]`` holds the rate);
+    here the rate is reported as it is, as AgentGym's Academia server does.
 
     ## Starting State
     No graph loaded; the goal is drawn from the split's papers and authors.
@@ -269,10 +277,12 @@ class AcademiaEnv(ToolEnv[AcademiaConfig]):
 
     ## Arguments
     ``gymnasium.make("llmgym/Academia-v0", min_level=1, max_level=3, action_format="any")``; see
-    :class:`AcademiaConfig`.
+    :class:`AcademiaConfig`. ``reward``: ``"finish"`` or
+    ``"progress"``; ``prompt_style``: ``"llmgym"`` or ``"agentgym"``.
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version; the ``reward`` and ``prompt_style`` options (AgentGym's variant)
+      were added later, their defaults keep the original play.
     """
 
     config_class = AcademiaConfig

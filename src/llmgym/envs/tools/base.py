@@ -938,6 +938,18 @@ class ToolConfig(EnvConfig):
         doc="Accepted call form: 'react' (Action: TOOL with Action Input: {...}), 'json' "
         "(a JSON function call) or 'any'.",
     )
+    reward: str = knob(
+        "finish",
+        choices=("finish", "progress"),
+        doc="'finish': the reward of finish(answer); 'progress': AgentGym's progress rate "
+        "(subgoals met by any tool result so far), paid as its increases.",
+    )
+    prompt_style: str = knob(
+        "llmgym",
+        choices=("llmgym", "agentgym"),
+        doc="'agentgym': AgentGym's wording ('Now new trial starts...', 'Observation: ...\\n"
+        "Give me one action.', its format-error text).",
+    )
 
     def validate(self) -> None:
         if self.min_level > self.max_level:
@@ -950,6 +962,12 @@ class ToolConfig(EnvConfig):
 
 ToolConfigT = TypeVar("ToolConfigT", bound=ToolConfig)
 _ANSWER_TYPE, _ = ArgType.from_annotation(str | float | bool | list[Any])
+AGENTGYM_FORMAT_ERROR = (
+    'Format error, please response in the format of  "Action: [your action] with Action '
+    "Input: [your action input]"
+)
+"""AgentGym's tool servers' reply to a reply without an ``Action: ... with Action Input:``."""
+_ANSWER_SUBGOAL = "\x00answer"
 
 
 class ToolEnv(TextEnv[ToolConfigT]):
@@ -1014,6 +1032,10 @@ class ToolEnv(TextEnv[ToolConfigT]):
     _plan_position = 0
     _results: list[Any]
     """The results of the oracle plan's calls made so far (what later plan steps read)."""
+    _subgoals: list[str]
+    """``reward="progress"``: the subgoals (canonical JSON of results, or the answer marker)."""
+    _met: set[str]
+    _progress = 0.0
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle without the goal, whose plan computes arguments with closures: unpickling
@@ -1127,8 +1149,54 @@ class ToolEnv(TextEnv[ToolConfigT]):
         self._episode = episode
         self._plan_position = 0
         self._results = []
-        observation = f"Goal: {self._episode.goal}\nAvailable tools: {self._signatures}"
+        if config.reward == "progress":
+            self._subgoals = self._path_subgoals()
+            self._met = set()
+            self._progress = 0.0
+        if config.prompt_style == "agentgym":
+            observation = (
+                "Now new trial starts.\nYou should perform actions to accomplish the goal: "
+                f"{episode.goal}\nGive me one action."
+            )
+        else:
+            observation = f"Goal: {self._episode.goal}\nAvailable tools: {self._signatures}"
         return observation, self._episode.goal
+
+    # ------------------------------------------------------------------ progress rate
+    def _path_subgoals(self) -> list[str]:
+        """The progress rate's subgoals: the result of each call on the oracle's path (played
+        on a copy of the episode, so nothing here changes) and, for a question, the answer."""
+        scratch = copy.deepcopy(self)
+        scratch._subgoals, scratch._met = [], set()
+        plan = scratch._episode.plan
+        for _ in range(2 * len(plan)):
+            if scratch._plan_position >= len(plan) - 1:
+                break
+            scratch._act(scratch.oracle_action())
+        subgoals = list(dict.fromkeys(_KEY_ENCODER.encode(r) for r in scratch._results))
+        if self._episode.answer is not None:
+            subgoals.append(_ANSWER_SUBGOAL)
+        return subgoals
+
+    def _subgoal_rate(self) -> float:
+        """The fraction of the subgoals met so far (AgentBoard's progress rate)."""
+        return len(self._met) / max(len(self._subgoals), 1)
+
+    def _progress_rate(self) -> float:
+        """The progress rate after the latest step (before the running maximum); Movie and
+        Academia report the subgoal rate as it is, the other environments override this."""
+        return self._subgoal_rate()
+
+    def _meet_subgoals(self, result: Any) -> None:
+        """Mark the subgoals a tool result (parsed JSON, or text) meets: a path result equal to
+        it, and the answer when any value in it matches the answer."""
+        key = _KEY_ENCODER.encode(result)
+        if key in self._subgoals:
+            self._met.add(key)
+        answer = self._episode.answer
+        tolerances = (self.abs_tolerance, self.rel_tolerance)
+        if answer is not None and _holds_answer(result, answer, *tolerances):
+            self._met.add(_ANSWER_SUBGOAL)
 
     def _plan_key(self, planned: ToolCall) -> str:
         arguments, problems = self.tools[planned.name].bind(planned.arguments)
@@ -1137,8 +1205,22 @@ class ToolEnv(TextEnv[ToolConfigT]):
         return _call_key(planned.name, arguments)
 
     def _step(self, action: str) -> Transition:
+        transition = self._act(action)
+        config = self.task.config
+        if config.reward == "progress":
+            progress = max(self._progress, self._progress_rate())
+            transition.reward, self._progress = progress - self._progress, progress
+            transition.info = {**(transition.info or {}), "progress": progress}
+        if config.prompt_style == "agentgym":
+            transition.observation = f"Observation: {transition.observation}\nGive me one action."
+        return transition
+
+    def _act(self, action: str) -> Transition:
+        """The step itself, rewarded as the ``finish`` reward."""
         parsed = parse_tool_call(action)
         if isinstance(parsed, str):
+            if self.task.config.prompt_style == "agentgym":
+                return self.invalid(AGENTGYM_FORMAT_ERROR)
             return self.invalid(parsed)
         wanted = self.task.config.action_format
         if wanted != "any" and parsed.form != wanted:
@@ -1164,6 +1246,8 @@ class ToolEnv(TextEnv[ToolConfigT]):
         except ToolError as error:
             return self.invalid(f"Error from {selected.name}: {error}", tool_call=called)
         observation = _render(result)
+        if self.task.config.reward == "progress":
+            self._meet_subgoals(result if isinstance(result, str) else json.loads(observation))
         if self._plan_position < len(self._episode.plan) and _call_key(
             selected.name, arguments
         ) == self._plan_key(self._planned_call()):
@@ -1180,6 +1264,14 @@ class ToolEnv(TextEnv[ToolConfigT]):
 
     def _finish(self, answer: Any, called: dict[str, Any]) -> Transition:
         reward, success = self._judge(answer)
+        expected = self._episode.answer
+        progress = self.task.config.reward == "progress"
+        if (
+            progress
+            and expected is not None
+            and answers_match(answer, expected, self.abs_tolerance, self.rel_tolerance)
+        ):
+            self._met.add(_ANSWER_SUBGOAL)
         shown = "" if answer is None else f" Your answer: {_render(answer)}."
         info: dict[str, Any] = {"tool_call": called}
         if self._episode.answer is not None:
@@ -1259,6 +1351,18 @@ def _random_value(arg_type: ArgType, rng: np.random.Generator) -> Any:
 
 _KEY_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
 _RESULT_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
+def _holds_answer(value: Any, answer: Answer, abs_tolerance: float, rel_tolerance: float) -> bool:
+    """Whether a tool result holds the answer: the result itself, or any value nested in it,
+    matches it (as :func:`answers_match` compares a ``finish`` answer)."""
+    if answers_match(value, answer, abs_tolerance, rel_tolerance):
+        return True
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return any(_holds_answer(item, answer, abs_tolerance, rel_tolerance) for item in value)
+    return False
 
 
 def _call_key(name: str, arguments: Mapping[str, Any]) -> str:

@@ -486,10 +486,18 @@ class MovieEnv(ToolEnv[MovieConfig]):
     Text. On reset: ``Goal: ...`` and the tool signatures. After a call: its JSON result, or the
     error.
 
+    With ``prompt_style="agentgym"`` the reset and step texts are worded as AgentGym's tool
+    servers word them (``Now new trial starts. ...``, ``Observation: ...`` then ``Give me one
+    action.``); docs/tool-environments.md gives them exactly.
+
     ## Rewards
     ``1.0`` when ``finish`` gets the true answer, else ``0.0``. Numbers match within max(0.01, 1%
     of the true value); dates as ``YYYY-MM-DD``; names, titles and yes/no ignoring case and
     punctuation; lists (genres, studios) in any order.
+
+    With ``reward="progress"`` the rewards pay out AgentGym's progress rate (subgoals met by any
+    tool result, as defined in docs/tool-environments.md; ``info["progress"]`` holds the rate);
+    here the rate is reported as it is, as AgentGym's Movie server does.
 
     ## Starting State
     Nothing looked up; the goal is drawn from the split's films and people.
@@ -500,10 +508,12 @@ class MovieEnv(ToolEnv[MovieConfig]):
 
     ## Arguments
     ``gymnasium.make("llmgym/Movie-v0", min_level=1, max_level=3, action_format="any")``; see
-    :class:`MovieConfig`.
+    :class:`MovieConfig`. ``reward``: ``"finish"`` or
+    ``"progress"``; ``prompt_style``: ``"llmgym"`` or ``"agentgym"``.
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version; the ``reward`` and ``prompt_style`` options (AgentGym's variant)
+      were added later, their defaults keep the original play.
     """
 
     config_class = MovieConfig

@@ -460,11 +460,20 @@ class SheetEnv(ToolEnv[SheetConfig]):
     Text. On reset: ``Goal: ...`` and the tool signatures. After a call: its result; edits return
     the sheet's values (a JSON array of rows).
 
+    With ``prompt_style="agentgym"`` the reset and step texts are worded as AgentGym's tool
+    servers word them (``Now new trial starts. ...``, ``Observation: ...`` then ``Give me one
+    action.``); docs/tool-environments.md gives them exactly.
+
     ## Rewards
     On ``finish``: the fraction of matching cells between the workbook and the goal's workbook,
     over the target sheet and every sheet the agent changed (AgentGym's Sheet reward; numbers
     match within 0.01, text ignoring case and spacing). With ``partial_credit=False`` the reward
     is 1 only for a full match. Success means a full match.
+
+    With ``reward="progress"`` the rewards pay out AgentGym's progress rate (subgoals met by any
+    tool result, as defined in docs/tool-environments.md; ``info["progress"]`` holds the rate);
+    here the rate is the cell-match fraction above (whatever ``partial_credit`` says; no
+    subgoals), as AgentGym's Sheet server does.
 
     ## Starting State
     A workbook of ``1 + other_sheets`` sheets with ``rows`` data rows each; no sheet is open and
@@ -476,10 +485,12 @@ class SheetEnv(ToolEnv[SheetConfig]):
 
     ## Arguments
     ``gymnasium.make("llmgym/Sheet-v0", rows=8, other_sheets=2, partial_credit=True,
-    min_level=1, max_level=3)``; see :class:`SheetConfig`.
+    min_level=1, max_level=3)``; see :class:`SheetConfig`. ``reward``: ``"finish"`` or
+    ``"progress"``; ``prompt_style``: ``"llmgym"`` or ``"agentgym"``.
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version; the ``reward`` and ``prompt_style`` options (AgentGym's variant)
+      were added later, their defaults keep the original play.
     """
 
     config_class = SheetConfig
@@ -933,7 +944,20 @@ class SheetEnv(ToolEnv[SheetConfig]):
         return found
 
     # ------------------------------------------------------------------ judging
+    def _progress_rate(self) -> float:
+        """AgentGym's Sheet server: the fraction of matching cells (1.0 when all match)."""
+        fraction, success = self._cell_match()
+        return 1.0 if success else fraction
+
     def _judge(self, answer: Any) -> tuple[float, bool]:
+        fraction, success = self._cell_match()
+        if not self.task.config.partial_credit:
+            return float(success), success
+        return (1.0 if success else fraction), success
+
+    def _cell_match(self) -> tuple[float, bool]:
+        """The fraction of the judged cells that match the goal (the target sheet's, and any
+        other sheet's that no longer matches), and whether every sheet matches."""
         matched = total = 0
         success = True
         for name, grid in self._sheets.items():
@@ -943,10 +967,7 @@ class SheetEnv(ToolEnv[SheetConfig]):
                 success = False
             if name == self._target or good < cells:
                 matched, total = matched + good, total + cells
-        config = self.task.config
-        if not config.partial_credit:
-            return float(success), success
-        return (1.0 if success else matched / max(total, 1)), success
+        return matched / max(total, 1), success
 
     # ------------------------------------------------------------------ goals
     def _edit(self, goal: str, table: _Table, expected: Grid, calls: list[PlanStep]) -> Episode:

@@ -99,11 +99,20 @@ class TodoEnv(CurrentDateTool, ToolEnv[TodoConfig]):
     Text. On reset: ``Goal: ...`` and the tool signatures. After a call: its JSON result, or the
     error.
 
+    With ``prompt_style="agentgym"`` the reset and step texts are worded as AgentGym's tool
+    servers word them (``Now new trial starts. ...``, ``Observation: ...`` then ``Give me one
+    action.``); docs/tool-environments.md gives them exactly.
+
     ## Rewards
     ``1.0`` on ``finish`` when the goal is met: for a question, the answer is right (numbers
     within max(0.01, 1%), dates as ``YYYY-MM-DD``, names ignoring case and punctuation) and the
     list is unchanged; for an operation, the projects and tasks equal the goal's state (content,
     project, completion, priority, due date, duration; ids and order aside). ``0.0`` otherwise.
+
+    With ``reward="progress"`` the rewards pay out AgentGym's progress rate (subgoals met by any
+    tool result, as defined in docs/tool-environments.md; ``info["progress"]`` holds the rate);
+    here the rate is 1.0 only once every subgoal is met and the account is in the goal state
+    (unchanged, for a question), else 0.0, as AgentGym's Todo server does.
 
     ## Starting State
     The generated account; the user's current date is in 2024.
@@ -114,10 +123,12 @@ class TodoEnv(CurrentDateTool, ToolEnv[TodoConfig]):
 
     ## Arguments
     ``gymnasium.make("llmgym/Todo-v0", projects=4, tasks_per_project=5, min_level=1,
-    max_level=3)``; see :class:`TodoConfig`.
+    max_level=3)``; see :class:`TodoConfig`. ``reward``: ``"finish"`` or
+    ``"progress"``; ``prompt_style``: ``"llmgym"`` or ``"agentgym"``.
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version; the ``reward`` and ``prompt_style`` options (AgentGym's variant)
+      were added later, their defaults keep the original play.
     """
 
     config_class = TodoConfig
@@ -374,6 +385,13 @@ class TodoEnv(CurrentDateTool, ToolEnv[TodoConfig]):
         return self._public(entry)
 
     # ------------------------------------------------------------------ judging
+    def _progress_rate(self) -> float:
+        """AgentGym's Todo server: 1.0 once every subgoal is met and the account is in the goal
+        state (unchanged, for a question), else 0.0."""
+        state = _canonical(self._projects, self._tasks)
+        goal_state = self._initial if self._expected is None else self._expected
+        return float(self._subgoal_rate() == 1.0 and state == goal_state)
+
     def _judge(self, answer: Any) -> tuple[float, bool]:
         state = _canonical(self._projects, self._tasks)
         expected = self._episode.answer

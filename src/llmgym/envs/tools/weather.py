@@ -329,10 +329,19 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
     Text. On reset: ``Goal: ...`` and the tool signatures. After a call: the tool's result as
     JSON (Open-Meteo-like ``daily`` arrays for weather queries), or the error.
 
+    With ``prompt_style="agentgym"`` the reset and step texts are worded as AgentGym's tool
+    servers word them (``Now new trial starts. ...``, ``Observation: ...`` then ``Give me one
+    action.``); docs/tool-environments.md gives them exactly.
+
     ## Rewards
     ``1.0`` when ``finish`` is called with the true answer, else ``0.0``. Numbers match within
     max(0.1, 1% of the true value) (a number inside a string such as ``"12.5 °C"`` counts);
     dates must be ``YYYY-MM-DD``; names and yes/no are compared ignoring case and punctuation.
+
+    With ``reward="progress"`` the rewards pay out AgentGym's progress rate (subgoals met by any
+    tool result, as defined in docs/tool-environments.md; ``info["progress"]`` holds the rate);
+    here any rate above 0 counts as 1.0, as AgentGym's Weather server does (so the first result
+    on the oracle's path, often today's date, already scores 1.0).
 
     ## Starting State
     The user's current date (2021-2024) and location are drawn with the goal; nothing is looked
@@ -346,10 +355,12 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
     ## Arguments
     ``gymnasium.make("llmgym/Weather-v0", min_level=1, max_level=3, action_format="any")``; see
     :class:`WeatherConfig`. ``env.unwrapped.tool_schemas()`` gives the tools in OpenAI's
-    function-calling format.
+    function-calling format. ``reward``: ``"finish"`` or
+    ``"progress"``; ``prompt_style``: ``"llmgym"`` or ``"agentgym"``.
 
     ## Version History
-    * v0: Initial version.
+    * v0: Initial version; the ``reward`` and ``prompt_style`` options (AgentGym's variant)
+      were added later, their defaults keep the original play.
     """
 
     config_class = WeatherConfig
@@ -370,6 +381,10 @@ class WeatherEnv(CurrentDateTool, ToolEnv[WeatherConfig]):
 
     def _state_key(self) -> str:
         return f"{self._today} {self._home.key}"
+
+    def _progress_rate(self) -> float:
+        """AgentGym's Weather server reports any progress above 0 as 1.0."""
+        return 1.0 if self._subgoal_rate() > 0 else 0.0
 
     def _station(self, latitude: float, longitude: float) -> City:
         if not (-90 <= latitude <= 90 and -180 <= longitude <= 180):
