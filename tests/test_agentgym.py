@@ -313,6 +313,25 @@ def test_train_indices_start_at_one_million(served) -> None:
     assert client._get("detail")["task_id"] == "eval/00012"
 
 
+def test_one_wordle_client_plays_many_items_with_its_first_vocabulary(served) -> None:
+    """AgentGym's Wordle client reads filtered_vocab once, right after create: every task's
+    answer must be in that list."""
+    family = FAMILIES["wordle"]
+    client = AgentGymClient(f"{served.url}/agentgym/wordle", "wordle")
+    twin = gym.make(family.env_id, config=dict(family.config), disable_env_checker=True)
+    eval_ids, train_ids = split_ids(family.env_id)
+    assert len(client.vocab) == 40
+    for index in (0, 11, TRAIN_OFFSET + 5):
+        client.reset(index)
+        twin.reset(options={"task_id": task_id_of(index, eval_ids, train_ids)})
+        done, sent = False, None
+        while not done:
+            _, reward, done, sent = client.step(react_reply(twin.unwrapped.oracle_action()))
+            twin.step(sent)
+        assert reward == 1.0 and sent in client.vocab
+    client.close()
+
+
 def test_lmrlgym_base_url_also_works(served) -> None:
     """AgentGym's scripts point Maze and Wordle at ``<lmrlgym server>/maze`` and ``/wordle``."""
     reward, done, _ = play_oracle(f"{served.url}/agentgym/lmrlgym/wordle", "wordle", 0)

@@ -79,6 +79,9 @@ class Family:
             clickables}`` (``webshop``) or the four moves (``moves``).
         score: The ``score`` field: the episode's reward so far (``cumulative``, BabyAI) or the
             environment's ``info["score"]`` (``info``, ScienceWorld's 0-100 score).
+        reward_info: The ``info`` key whose value is the ``reward`` AgentGym's server sends
+            (``progress``: the tool families' running progress rate), instead of the step's
+            reward.
         reset_on_create: ``create`` also starts an episode (on the task the body's
             ``create_task_field`` names, else index 0).
         create_task_field: The ``create`` body field naming the first task.
@@ -101,6 +104,7 @@ class Family:
     observation: Literal["text", "first", "state"] = "text"
     actions: Literal["list", "webshop", "moves"] = "list"
     score: Literal["cumulative", "info"] | None = None
+    reward_info: str | None = None
     reset_on_create: bool = False
     create_task_field: str | None = None
     compose: Literal["plain", "sciworld"] = "plain"
@@ -121,6 +125,8 @@ def _tool(name: str, env_id: str, max_rounds: int) -> Family:
         create="handle",
         reset="text",
         step=_PLAIN_STEP,
+        config={"reward": "progress", "prompt_style": "agentgym"},
+        reward_info="progress",
         reset_on_create=True,
         create_task_field="id",
         max_rounds=max_rounds,
@@ -221,7 +227,6 @@ FAMILIES: dict[str, Family] = {
             reset=("id", "observation"),
             step=_PLAIN_STEP,
             config={"feedback": "agentgym", "candidates": 40},
-            reset_on_create=True,
             extra_routes={"filtered_vocab": "candidate_words"},
             max_rounds=8,
         ),

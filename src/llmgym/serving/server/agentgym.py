@@ -265,8 +265,10 @@ class _Handles:
                     code=error.code,
                 ) from None
             info = answer["info"]
-            handle.reward = float(answer["reward"])
-            handle.total += handle.reward
+            handle.total += float(answer["reward"])
+            reported = info.get(handle.family.reward_info or "")
+            numeric = isinstance(reported, (int, float)) and not isinstance(reported, bool)
+            handle.reward = float(reported) if numeric else float(answer["reward"])
             handle.done = bool(answer["terminated"] or answer["truncated"])
             handle.steps += 1
             score = info.get("score")
