@@ -1040,7 +1040,9 @@ def _add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     )
     server.add_argument("--ttl", type=float, default=600.0, help="idle seconds before expiry")
     server.add_argument(
-        "--token", help="require 'Authorization: Bearer TOKEN' (default: $LLMGYM_SERVER_TOKEN)"
+        "--token",
+        help="require 'Authorization: Bearer TOKEN', or for AgentGym's clients the path "
+        "/agentgym/TOKEN/<family> (default: $LLMGYM_SERVER_TOKEN)",
     )
     server.add_argument(
         "--max-body-bytes", type=int, default=1 << 20, help="request size limit (default 1 MiB)"
