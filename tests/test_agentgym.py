@@ -464,6 +464,24 @@ def test_handles_outlive_the_session_ttl_and_count_against_max_sessions() -> Non
         assert httpx.post(f"{base}/create", timeout=30).status_code == 200
 
 
+def test_dormant_handles_are_forgotten_oldest_first_past_the_table_size() -> None:
+    """The handle table holds 4 x --max-sessions; past it, the handles whose session has ended
+    go first, the longest unused first."""
+    settings = ServerSettings(envs=("llmgym/Maze-v0",), ttl_s=0.1, max_sessions=1)
+    with LiveServer(settings) as server:
+        base = f"{server.url}/agentgym/maze"
+        handles = []
+        for _ in range(5):
+            handles.append(httpx.post(f"{base}/create", timeout=30).json()["id"])
+            time.sleep(0.25)  # its session expires, so the next create finds room
+        forgotten = httpx.post(f"{base}/reset", json={"id": handles[0], "game": 0}, timeout=30)
+        _error(forgotten, 404, "not_found")
+        for handle in handles[1:]:
+            kept = httpx.post(f"{base}/reset", json={"id": handle, "game": 0}, timeout=30)
+            assert kept.status_code == 200, kept.text
+            time.sleep(0.25)
+
+
 def test_token_in_the_path(caplog) -> None:
     settings = ServerSettings(envs=("llmgym/Maze-v0",), token="s3cr3t-token")
     with LiveServer(settings) as server, caplog.at_level(logging.WARNING, "llmgym.serving"):

@@ -48,6 +48,7 @@ from llmgym.integrations.agentgym import (
     FAMILIES,
     UNAVAILABLE,
     Family,
+    Shape,
     find_family,
     task_id_of,
 )
@@ -84,7 +85,6 @@ class _Handle:
     session_id: str
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     last_used: float = field(default_factory=time.monotonic)
-    started: bool = False
     task_index: int | None = None
     task_id: str | None = None
     instruction: str = ""
@@ -102,7 +102,7 @@ class _Handle:
         """The value of one reply field (see :data:`FIELDS`)."""
         return FIELDS[name](self)
 
-    def answer(self, shape: Any) -> Any:
+    def answer(self, shape: Shape) -> Any:
         """A reply of ``shape``: the handle, the observation, ``[observation, null]`` or an
         object of fields."""
         if shape == "handle":
@@ -205,7 +205,9 @@ class _Handles:
 
     async def _new_session(self, family: Family, client: str) -> str:
         config = dict(family.config) or None
-        request = CreateSessionRequest(env_id=family.env_id, config=config, reset=False)
+        request = CreateSessionRequest.model_validate(
+            {"env_id": family.env_id, "config": config, "reset": False}
+        )
         created = await self.store.create(request, client)
         return str(created["session_id"])
 
@@ -247,7 +249,7 @@ class _Handles:
             request = ResetRequest(options={"task_id": task_id})
             answer = loads(await self.store.reset(session_id, request))
             info = answer["info"]
-            handle.started, handle.task_index, handle.task_id = True, index, task_id
+            handle.task_index, handle.task_id = index, task_id
             handle.instruction = str(info.get("instruction") or "")
             handle.reward, handle.total, handle.done, handle.steps = 0.0, 0.0, False, 0
             handle.score = None
