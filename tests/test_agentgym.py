@@ -2,8 +2,8 @@
 data files.
 
 :class:`AgentGymClient` does what AgentGym's ``agentenv`` client class of each family does (its
-requests, fields, action parsing and observation building), written from AgentGym's protocol as
-documented in docs/agentgym.md — not AgentGym's code. Each family plays an oracle episode
+requests, fields, action parsing and observation building), written from AgentGym's protocol
+(docs/agentgym.md lists its fields) — not AgentGym's code. Each family plays an oracle episode
 through a real ``llmgym serve`` process: a local twin of the environment, stepped with the same
 actions, gives the oracle's next action, which is wrapped in the reply format AgentGym's prompt
 asks for.
@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -576,6 +577,16 @@ def test_convert_writes_agenttraj_json_arrays(tmp_path) -> None:
         assert all(t["loss"] is True for t in turns[2:] if t["from"] == "gpt")
         assert all(t["loss"] is None for t in turns if t["from"] == "human")
         assert int(record["item_id"].split("_")[-1]) >= 0
+
+
+def test_docs_table_lists_each_family_fields() -> None:
+    text = (Path(__file__).resolve().parent.parent / "docs" / "agentgym.md").read_text()
+    section = text.split("### The protocol, family by family")[1].split("## Task indices")[0]
+    rows = [line.split("|")[1:-1] for line in section.splitlines() if line.startswith("| `")]
+    for family in FAMILIES.values():
+        cells = next([c.strip() for c in r] for r in rows if f"`{family.name}`" in r[0])
+        assert cells[1:3] == [f"`{family.handle_field}`", f"`{family.task_field}`"]
+        assert cells[5] == "`{" + ", ".join(family.step) + "}`", family.name
 
 
 def test_task_file_errors_name_the_item(tmp_path) -> None:
