@@ -95,6 +95,8 @@ class _Handle:
     total: float = 0.0
     score: float | None = None
     done: bool = False
+    terminated: bool = False
+    truncated: bool = False
     steps: int = 0
     actions: list[str] = field(default_factory=list)
 
@@ -139,6 +141,8 @@ FIELDS: dict[str, Callable[[_Handle], Any]] = {
     "state": lambda h: h.observation,
     "reward": lambda h: h.reward,
     "done": lambda h: h.done,
+    "terminated": lambda h: h.terminated,
+    "truncated": lambda h: h.truncated,
     "score": _Handle.current_score,
     "info": lambda h: None,
     "deleted": lambda h: False,
@@ -148,9 +152,10 @@ FIELDS: dict[str, Callable[[_Handle], Any]] = {
     "task_name": lambda h: h.task_id,
     "var_num": lambda h: h.task_index,
 }
-"""What each field of AgentGym's replies holds. ``task_type``, ``task_name`` and ``var_num``
-(ALFWorld's and ScienceWorld's bookkeeping, which AgentGym's clients do not read) hold the
-instruction, the task id and the index."""
+"""What each field of AgentGym's replies holds (``terminated`` and ``truncated`` are
+WebArena's, for the family llmgym does not have yet). ``task_type``, ``task_name`` and
+``var_num`` (ALFWorld's and ScienceWorld's bookkeeping, which AgentGym's clients do not read)
+hold the instruction, the task id and the index."""
 
 
 # ----------------------------------------------------------------------------- the handles
@@ -251,7 +256,8 @@ class _Handles:
             info = answer["info"]
             handle.task_index, handle.task_id = index, task_id
             handle.instruction = str(info.get("instruction") or "")
-            handle.reward, handle.total, handle.done, handle.steps = 0.0, 0.0, False, 0
+            handle.reward, handle.total, handle.steps = 0.0, 0.0, 0
+            handle.done = handle.terminated = handle.truncated = False
             handle.score = None
             handle.see(answer["observation"], info, first=True)
             handle.first_observation = handle.observation
@@ -271,7 +277,8 @@ class _Handles:
             reported = info.get(handle.family.reward_info or "")
             numeric = isinstance(reported, (int, float)) and not isinstance(reported, bool)
             handle.reward = float(reported) if numeric else float(answer["reward"])
-            handle.done = bool(answer["terminated"] or answer["truncated"])
+            handle.terminated, handle.truncated = answer["terminated"], answer["truncated"]
+            handle.done = bool(handle.terminated or handle.truncated)
             handle.steps += 1
             score = info.get("score")
             if handle.family.score == "info" and isinstance(score, (int, float)):
