@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -169,7 +170,7 @@ class _Handles:
         self.capacity = 4 * store.settings.max_sessions
 
     def get(self, family: Family, number: Any) -> _Handle:
-        if isinstance(number, str) and number.lstrip("-").isdigit():
+        if isinstance(number, str) and re.fullmatch(r"-?[0-9]{1,20}", number):
             number = int(number)
         if isinstance(number, bool) or not isinstance(number, int):
             raise InvalidRequestError(
