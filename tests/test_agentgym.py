@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -444,6 +445,19 @@ def test_handles_are_private_and_listed_per_client(served) -> None:
     assert second.step("Action: inventory")[0]
     gone = first.http.post(f"{base}/step", json={"id": first.env_id, "action": "inventory"})
     _error(gone, 404, "not_found")
+
+
+def test_concurrent_steps_on_one_handle_apply_one_at_a_time(served) -> None:
+    base = f"{served.url}/agentgym/maze"
+    client = AgentGymClient(base, "maze")
+    client.reset(2)
+    body = {"id": client.env_id, "action": "move up"}
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda _: httpx.post(f"{base}/step", json=body), range(16)))
+    applied = [a for a in answers if a.status_code == 200]
+    assert all(a.status_code in (200, 409) for a in answers)
+    assert client._get("detail")["steps"] == len(applied) >= 1
+    client.close()
 
 
 # ----------------------------------------------------------------------------- limits and the token
