@@ -236,6 +236,10 @@ def _eval_plan(args: argparse.Namespace) -> list[tuple[str, list[str] | None]]:
     plan: list[tuple[str, list[str] | None]] = [
         (_resolve_id(e), args.task_ids) for e in args.env_ids
     ]
+    if args.task_file:
+        from llmgym.integrations.agentgym import read_task_file
+
+        plan += read_task_file(args.task_file)
     elsewhere = bool(args.remote or args.ray)  # availability is the remote side's business
     if args.suite:
         for env_id, task_ids in load_suite(args.suite).items():
@@ -245,7 +249,7 @@ def _eval_plan(args: argparse.Namespace) -> list[tuple[str, list[str] | None]]:
             else:
                 print(f"llmgym: skipping {env_id} (needs {entry.install_hint})", file=sys.stderr)
     if not plan:
-        raise ValueError("name at least one environment id or a --suite")
+        raise ValueError("name at least one environment id, a --suite or a --task-file")
     return plan
 
 
@@ -257,8 +261,10 @@ def _check_eval_options(args: argparse.Namespace) -> None:
                 f"--{option} applies to the ENV_IDs named, not to a --suite, whose task lists "
                 "are fixed"
             )
-    if args.task_ids and _given(args, "episodes"):
-        raise ValueError("--task-ids plays each of its tasks once; leave out --episodes")
+    if (args.task_ids or args.task_file) and _given(args, "episodes"):
+        raise ValueError("--task-ids and --task-file play each task once; leave out --episodes")
+    if args.task_file and (args.env_ids or args.task_ids):
+        raise ValueError("--task-file names its environments and tasks itself: drop the others")
     if args.resume and not args.trajectories:
         raise ValueError("--resume continues the run recorded by --trajectories PATH; name it")
     if args.record_frames and not args.trajectories:
@@ -411,8 +417,9 @@ def _results_payload(
             **agent.settings(),
             "split": args.split,
             "seed": args.seed,
-            "episodes": None if args.suite or args.task_ids else args.episodes,
+            "episodes": None if args.suite or args.task_ids or args.task_file else args.episodes,
             "task_ids": args.task_ids,
+            "task_file": args.task_file,
             "history_window": args.history_window,
             "concurrency": args.concurrency,
             "config": args.config,
@@ -687,6 +694,10 @@ def _openenv_env(args: argparse.Namespace) -> str | None:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
+    if args.what == "agenteval":
+        return _export_agenteval(args)
+    if args.env_id is None or args.directory is None:
+        raise ValueError("export openenv takes an ENV_ID and a DIR: llmgym export openenv ID DIR")
     from llmgym.serving.openenv_export import export_openenv
 
     written = export_openenv(_resolve_id(args.env_id), args.directory, args.reward_range)
@@ -696,6 +707,22 @@ def _cmd_export(args: argparse.Namespace) -> int:
         f"wrote an OpenEnv Space for {_resolve_id(args.env_id)}; publish it with "
         f"`openenv push {args.directory}`"
     )
+    return 0
+
+
+def _export_agenteval(args: argparse.Namespace) -> int:
+    """``llmgym export agenteval --format agentgym --out DIR``: the frozen suite as AgentGym's
+    ``<family>_test.json`` files."""
+    from llmgym.integrations.agentgym import write_agenteval
+
+    if args.env_id is not None or args.directory is not None:
+        raise ValueError("export agenteval takes no ENV_ID or DIR: give --out DIR")
+    if args.out is None:
+        raise ValueError("export agenteval writes into --out DIR; name it")
+    written = write_agenteval(args.out)
+    for path in written:
+        print(path)
+    print(f"wrote AgentGym's test files for {len(written)} families of the agenteval suite")
     return 0
 
 
@@ -935,6 +962,12 @@ def _add_eval_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
         metavar="TASK_ID",
         help="play exactly these tasks of each ENV_ID, e.g. eval/00003 (instead of --episodes)",
     )
+    run.add_argument(
+        "--task-file",
+        metavar="PATH",
+        help="play the items of an AgentGym data file (a JSON array of {item_id: "
+        "<family>_<index>}, e.g. webshop_test.json of 'llmgym export agenteval')",
+    )
     run.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     run.add_argument(
         "--history-window",
@@ -1046,12 +1079,16 @@ def _add_convert_command(commands: argparse._SubParsersAction[argparse.ArgumentP
         "convert", help="trajectories to SFT data (TRL messages or AgentGym)"
     )
     convert.add_argument("input", help="a trajectory file (JSONL) of eval or collect")
-    convert.add_argument("-o", "--output", required=True, help="the JSONL file to write")
+    convert.add_argument(
+        "-o", "--output", required=True, help="the file to write (JSONL; agentgym: a JSON array)"
+    )
     convert.add_argument(
         "--format",
-        choices=("messages", "conversations"),
+        choices=("messages", "conversations", "agentgym"),
         default="messages",
-        help="messages: TRL's conversational format; conversations: AgentGym's",
+        help="messages: TRL's conversational format; conversations: AgentGym's conversations "
+        "as JSON lines; agentgym: AgentTraj's JSON array with item ids <family>_<index>, as "
+        "AgentGym's trainers load it",
     )
     convert.add_argument(
         "--successful-only", action="store_true", help="keep only successful episodes"
@@ -1082,7 +1119,9 @@ def _add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     )
     server.add_argument("--ttl", type=float, default=600.0, help="idle seconds before expiry")
     server.add_argument(
-        "--token", help="require 'Authorization: Bearer TOKEN' (default: $LLMGYM_SERVER_TOKEN)"
+        "--token",
+        help="require 'Authorization: Bearer TOKEN', or for AgentGym's clients the path "
+        "/agentgym/TOKEN/<family> (default: $LLMGYM_SERVER_TOKEN)",
     )
     server.add_argument(
         "--max-body-bytes", type=int, default=1 << 20, help="request size limit (default 1 MiB)"
@@ -1152,20 +1191,32 @@ def _add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
 
 
 def _add_export_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """``llmgym export openenv ENV_ID DIR``: an environment packaged for another ecosystem."""
+    """``llmgym export openenv ENV_ID DIR`` (an environment packaged for another ecosystem) and
+    ``llmgym export agenteval --format agentgym --out DIR`` (the suite as AgentGym's files)."""
     export = commands.add_parser(
-        "export", help="package an environment for another ecosystem (openenv: an HF Space)"
+        "export",
+        help="package an environment for another ecosystem (openenv: an HF Space), or write "
+        "the agenteval suite as AgentGym's test files (agenteval --format agentgym)",
     )
-    export.add_argument("format", choices=("openenv",), help="what to write")
-    export.add_argument("env_id", metavar="ENV_ID", help=_ENV_ID_HELP)
-    export.add_argument("directory", metavar="DIR", help="where to write it (made if missing)")
+    export.add_argument("what", choices=("openenv", "agenteval"), help="what to write")
+    export.add_argument("env_id", nargs="?", metavar="ENV_ID", help="openenv: " + _ENV_ID_HELP)
+    export.add_argument(
+        "directory", nargs="?", metavar="DIR", help="openenv: where to write it (made if missing)"
+    )
+    export.add_argument(
+        "--format",
+        choices=("agentgym",),
+        default="agentgym",
+        help="agenteval: AgentGym's <family>_test.json files, item ids <family>_<index>",
+    )
+    export.add_argument("--out", metavar="DIR", help="agenteval: the directory to write into")
     export.add_argument(
         "--reward-range",
         nargs=2,
         type=float,
         metavar=("LOW", "HIGH"),
-        help="the reward range to declare (default: 0 to the oracle's best return on the first "
-        "eval tasks)",
+        help="openenv: the reward range to declare (default: 0 to the oracle's best return on "
+        "the first eval tasks)",
     )
     export.set_defaults(run=_cmd_export)
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -342,24 +342,32 @@ def convert_file(
     bad_lines: list[BadLine] | None = None,
 ) -> int:
     """Write ``path``'s trajectories to ``out`` as JSON lines in ``fmt`` (``messages`` or
-    ``conversations``); return how many were written.
+    ``conversations``), or for ``agentgym`` as one JSON array of AgentTraj records
+    (:func:`llmgym.integrations.agentgym.to_agenttraj`); return how many were written.
 
     Lines that hold no trajectory raise ``ValueError`` (see :func:`read_trajectories`), or with
     ``bad_lines`` are skipped and recorded there; a file without a single trajectory raises
     ``ValueError`` either way, and then ``out`` is not written.
     """
-    convert = {"messages": to_messages, "conversations": to_conversations}[fmt]
+    if fmt == "agentgym":
+        from llmgym.integrations.agentgym import to_agenttraj
+
+        convert: Callable[[Trajectory], Any] = to_agenttraj
+    else:
+        convert = {"messages": to_messages, "conversations": to_conversations}[fmt]
     trajectories = list(read_trajectories(path, bad_lines=bad_lines))
     if not trajectories:
         bad = bad_lines or []
         why = f"; {len(bad)} unreadable line(s), the first {bad[0]}" if bad else ""
         raise ValueError(f"{os.fspath(path)} holds no {SCHEMA} records{why}")
-    count = 0
+    records = [convert(t) for t in _filtered(trajectories, successful_only)]
     with open(out, "w", encoding="utf-8") as handle:
-        for trajectory in _filtered(trajectories, successful_only):
-            handle.write(json.dumps(convert(trajectory), ensure_ascii=False) + "\n")
-            count += 1
-    return count
+        if fmt == "agentgym":
+            json.dump(records, handle, ensure_ascii=False, indent=1)
+            handle.write("\n")
+        else:
+            handle.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    return len(records)
 
 
 def _filtered(trajectories: Iterable[Trajectory], successful_only: bool) -> Iterator[Trajectory]:

@@ -61,6 +61,13 @@ def _task(env: Any) -> dict[str, Any] | None:
     }
 
 
+def _candidate_words(env: Any) -> list[str]:
+    words = getattr(env, "candidate_words", None)
+    if words is None:
+        raise InvalidRequestError(f"{type(env).__name__} has no candidate word list", field="name")
+    return list(words())
+
+
 REMOTE_CALLS: dict[str, Callable[..., Any]] = {
     "task_ids": _task_ids,
     "oracle_action": lambda env: env.oracle_action(),
@@ -73,6 +80,7 @@ REMOTE_CALLS: dict[str, Callable[..., Any]] = {
     "task": _task,
     "instruction": lambda env: env.instruction,
     "success": lambda env: env.success,
+    "candidate_words": _candidate_words,
 }
 """Read-only methods and properties of the environment (``env.unwrapped``) that a client may
 call by name. Nothing else on the environment object is reachable remotely."""

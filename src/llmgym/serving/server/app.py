@@ -19,6 +19,7 @@ import llmgym
 from llmgym.core.registry import optional_import
 from llmgym.serving.hosting import REMOTE_CALLS
 from llmgym.serving.protocol import ARRAY_KEY, HostingError
+from llmgym.serving.server.agentgym import agentgym_routes
 from llmgym.serving.server.guard import OPEN_PATHS, Guard
 from llmgym.serving.server.logs import log
 from llmgym.serving.server.openenv import openenv_routes
@@ -49,7 +50,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         routers = [openenv_routes(store, settings.openenv_env)]
     else:
         routers = [server_routes(store), environment_routes(store), session_routes(store)]
-        routers.append(openenv_routes(store))
+        routers += [openenv_routes(store), agentgym_routes(store)]
     for router in routers:
         app.include_router(router)
     app.add_middleware(Guard, settings=settings)
