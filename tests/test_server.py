@@ -216,7 +216,13 @@ def test_remote_calls(http) -> None:
         "env_name": "wordle",
         "task_id": "eval/00003",
         "split": "eval",
-        "config": {"word_length": 5, "max_guesses": 6, "hard_mode": False},
+        "config": {
+            "word_length": 5,
+            "max_guesses": 6,
+            "hard_mode": False,
+            "feedback": "verbose",
+            "candidates": 0,
+        },
     }
     ids = call("task_ids", "eval", {"word_length": 4})
     assert ids["task_id_range"]["split"] == "eval" and ids["task_id_range"]["count"] > 0

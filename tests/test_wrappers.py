@@ -136,7 +136,13 @@ class TestRecordTrajectory:
         record = json.loads(lines[0])
         assert record["schema"] == SCHEMA and record["env_id"] == "llmgym/Wordle-v0"
         assert record["split"] == "eval" and record["seed"] == 0 and record["agent"] == "oracle"
-        assert record["config"] == {"word_length": 5, "max_guesses": 6, "hard_mode": False}
+        assert record["config"] == {
+            "word_length": 5,
+            "max_guesses": 6,
+            "hard_mode": False,
+            "feedback": "verbose",
+            "candidates": 0,
+        }
         assert record["success"] and record["total_reward"] == 1.0 and record["terminated"]
         first, second = record["turns"][:2]
         assert (
