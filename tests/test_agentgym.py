@@ -427,6 +427,8 @@ def test_hostile_bodies(served, maze) -> None:
         assert answer.json()["done"] is False and answer.json()["observation"]
     huge_handle = http.post("/step", json={"id": 10**40, "action": "move up"})
     _error(huge_handle, 404, "not_found")
+    long_number = http.post("/step", content=b'{"id": ' + b"9" * 5000 + b', "action": "x"}')
+    assert "5000 digits" in _error(long_number, 422, "invalid_request")["message"]
     for query in ["9" * 5000, "१२३", "0x10", " 1", ""]:
         body = _error(http.get("/observation", params={"id": query}), 422, "invalid_request")
         assert body["field"] == "id"

@@ -229,9 +229,22 @@ def loads(data: str | bytes, *, max_depth: int | None = None) -> Any:
         raise NestingError(f"JSON nested more than {max_depth} deep")
     text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
     try:
-        return json.loads(text, object_hook=_decode_object)
+        return json.loads(text, object_hook=_decode_object, parse_int=_parse_int)
     except RecursionError:
         raise NestingError("JSON nested too deep to parse") from None
+
+
+_MAX_INT_DIGITS = 4300
+"""Python's own limit on converting a decimal string to ``int``."""
+
+
+def _parse_int(text: str) -> int:
+    """A JSON integer; a longer one than Python converts is a decode error, not a crash."""
+    if len(text.lstrip("-")) > _MAX_INT_DIGITS:
+        raise json.JSONDecodeError(
+            f"an integer of {len(text)} digits (at most {_MAX_INT_DIGITS})", text, 0
+        )
+    return int(text)
 
 
 # ------------------------------------------------------------------------------ spaces
