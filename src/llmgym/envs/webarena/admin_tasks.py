@@ -1,0 +1,534 @@
+"""Task templates on the store's back office (``localhost:7780``), signed in as ``admin``.
+
+Information seeking (customer details and order counts, stock, best sellers, monthly sales),
+navigation (filtered, sorted order grids) and changes (prices, product status, order status
+and comments, customer details, review moderation).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from llmgym.core.tasks import TaskRng
+from llmgym.envs.webarena.admin import ORDER_SORTS, ShopAdmin
+from llmgym.envs.webarena.shop_data import ORDER_STATUSES, ShopData
+from llmgym.envs.webarena.shop_tasks import month_key, month_name
+from llmgym.envs.webarena.tasks import (
+    Data,
+    Instance,
+    PageView,
+    ProgramCheck,
+    StringMatch,
+    TaskTemplate,
+    UrlMatch,
+    register,
+)
+
+__all__ = ["ADMIN"]
+
+ADMIN = f"http://localhost:{ShopAdmin.port}"
+KEYWORD = "Search by keyword"
+
+
+def unique_customer(data: Data, rng: TaskRng) -> tuple | None:
+    """A random customer (id, full name, email, phone) whose full name no other has."""
+    row = (
+        data[ShopData]
+        .execute(
+            "SELECT id, first_name || ' ' || last_name, email, phone FROM customers WHERE id = ?",
+            (rng.randint(2, ShopData.customers),),
+        )
+        .fetchone()
+    )
+    twins = data.one(
+        ShopData, "SELECT count(*) FROM customers WHERE first_name || ' ' || last_name = ?", row[1]
+    )
+    return row if twins == 1 else None
+
+
+def grid_search(page: PageView, menu: str, path: str, keyword: str, **choices: str) -> str | None:
+    """Open the grid ``menu`` and search it for ``keyword`` with the comboboxes set to
+    ``choices`` (label -> option); ``None`` once the grid shows that search."""
+    if page.path != path:
+        return page.link(menu)
+    box = page.find("textbox", KEYWORD)
+    assert box is not None
+    shown = page.query.get("q", None)
+    comboboxes = {label: page.find("combobox", label) for label in choices}
+    unset = [
+        (combobox, choices[label])
+        for label, combobox in comboboxes.items()
+        if combobox is None or page.selected(combobox) != choices[label]
+    ]
+    if shown == keyword and not unset and page.value(box) == keyword:
+        return None
+    if page.value(box) != keyword:
+        return page.type(box, keyword, enter=False)
+    for combobox, option in unset:
+        if combobox is None:
+            raise LookupError(f"a combobox of {choices} is missing on {page.url}")
+        step = page.choose(combobox, option)
+        if step:
+            return step
+    return page.button("Search")
+
+
+def row_with(page: PageView, column: int, text: str) -> list | None:
+    """The first grid row whose cell ``column`` reads ``text``."""
+    return next(
+        (row for row in page.rows() if len(row) > column and row[column].name == text), None
+    )
+
+
+def open_row(page: PageView, column: int, text: str, action: str) -> str:
+    row = row_with(page, column, text)
+    if row is None:
+        raise LookupError(f"no row with {text!r} on {page.url}")
+    found = page.find("link", action, after=row[0])
+    assert found is not None
+    return page.click(found)
+
+
+def saved(page: PageView, message: str) -> str | None:
+    return "stop []" if page.find("StaticText", message) else None
+
+
+# ---------------------------------------------------------------------------- information
+@register
+class CustomerEmail(TaskTemplate):
+    id = "admin/customer-email"
+    intent = "What is the email address of the customer {name}?"
+    sites = ("admin",)
+    column = 2
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        row = unique_customer(data, rng)
+        if row is None:
+            return None
+        return self.make({"name": row[1]}, (self._evaluator(row),), start_url=f"{ADMIN}/")
+
+    def _evaluator(self, row: tuple) -> StringMatch:
+        return StringMatch(exact=row[2])
+
+    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
+        step = grid_search(page, "Customers", "/customers", params["name"])
+        if step:
+            return step
+        row = row_with(page, 1, params["name"])
+        assert row is not None
+        return f"stop [{row[self.column].name}]"
+
+
+@register
+class CustomerPhone(CustomerEmail):
+    id = "admin/customer-phone"
+    intent = "What is the phone number of the customer {name}?"
+    column = 3
+
+    def _evaluator(self, row: tuple) -> StringMatch:
+        return StringMatch(must_include=(row[3],))
+
+
+@register
+class CustomerOrderCount(TaskTemplate):
+    id = "admin/customer-order-count"
+    intent = "How many orders has the customer {name} placed in total?"
+    sites = ("admin",)
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        row = unique_customer(data, rng)
+        if row is None:
+            return None
+        count = data.one(ShopData, "SELECT count(*) FROM orders WHERE customer_id = ?", row[0])
+        return self.make({"name": row[1]}, (StringMatch(exact=str(count)),), start_url=f"{ADMIN}/")
+
+    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
+        if page.path.startswith("/customer/") and page.find("heading", params["name"]):
+            heading = page.find("heading", prefix="Orders (")
+            assert heading is not None
+            return f"stop [{heading.name.removeprefix('Orders (').rstrip(')')}]"
+        step = grid_search(page, "Customers", "/customers", params["name"])
+        return step or open_row(page, 1, params["name"], "Edit")
+
+
+@register
+class ProductStock(TaskTemplate):
+    id = "admin/product-stock"
+    intent = "How many units of the product with SKU {sku} are in stock?"
+    sites = ("admin",)
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        sku, quantity = data.all(
+            ShopData, "SELECT sku, quantity FROM products WHERE id = ?", rng.randint(1, 3000)
+        )[0]
+        return self.make({"sku": sku}, (StringMatch(exact=str(quantity)),), start_url=f"{ADMIN}/")
+
+    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
+        step = grid_search(page, "Products", "/catalog/products", params["sku"])
+        if step:
+            return step
+        row = row_with(page, 2, params["sku"])
+        assert row is not None
+        return f"stop [{row[4].name}]"
+
+
+def _bestsellers(data: Data, year: str) -> list[tuple]:
+    """The year's best sellers, as the report ranks them (memoised per seed and year)."""
+    key = (data.seed, year)
+    if key not in _BESTSELLERS:
+        _BESTSELLERS[key] = data.all(
+            ShopData,
+            "SELECT i.name, sum(i.qty) AS sold FROM order_items i JOIN orders o ON o.id = "
+            "i.order_id WHERE o.status != 'canceled' AND substr(o.created_at, 1, 4) = ? "
+            "GROUP BY i.product_id ORDER BY sold DESC, i.name LIMIT 20",
+            year,
+        )
+    return _BESTSELLERS[key]
+
+
+_BESTSELLERS: dict[tuple[int, str], list[tuple]] = {}
+
+
+@register
+class Bestseller(TaskTemplate):
+    id = "admin/bestseller"
+    intent = "Which product was number {rank} in the bestsellers report of {year}?"
+    sites = ("admin",)
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        year, rank = rng.choice(("2022", "2023")), rng.randint(1, 10)
+        rows = _bestsellers(data, year)
+        return self.make(
+            {"rank": rank, "year": year},
+            (StringMatch(fuzzy=rows[rank - 1][0]),),
+            start_url=f"{ADMIN}/",
+        )
+
+    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
+        if page.path != "/reports/bestsellers":
+            return page.link("Bestsellers Report")
+        year = page.find("combobox", "Year")
+        assert year is not None
+        if page.query.get("year", "2023") != params["year"]:
+            return page.choose(year, params["year"]) or page.button("Show Report")
+        row = row_with(page, 0, str(params["rank"]))
+        assert row is not None
+        return f"stop [{row[1].name}]"
+
+
+@register
+class MonthlySales(TaskTemplate):
+    id = "admin/monthly-sales"
+    intent = "According to the sales report, what were the store's {metric} in {month}?"
+    sites = ("admin",)
+    _METRICS: ClassVar[dict[str, str]] = {"orders": "number of orders", "total": "total sales"}
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        month = f"{rng.choice(('2022', '2023'))}-{rng.randint(1, 12):02d}"
+        metric = rng.choice(sorted(self._METRICS))
+        count, total = data.all(
+            ShopData,
+            "SELECT count(*), sum(total) FROM orders WHERE status != 'canceled' AND created_at "
+            "LIKE ?",
+            f"{month}%",
+        )[0]
+        evaluator = (
+            StringMatch(exact=str(count))
+            if metric == "orders"
+            else StringMatch(must_include=(f"{total:.2f}",))
+        )
+        return self.make(
+            {"metric": self._METRICS[metric], "month": month_name(month)},
+            (evaluator,),
+            start_url=f"{ADMIN}/",
+        )
+
+    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
+        year = params["month"].split()[1]
+        if page.path != "/reports/sales":
+            return page.link("Sales Report")
+        if page.query.get("year", "2023") != year:
+            combobox = page.find("combobox", "Year")
+            assert combobox is not None
+            return page.choose(combobox, year) or page.button("Show Report")
+        row = row_with(page, 0, month_key(params["month"]))
+        assert row is not None
+        return f"stop [{row[1 if params['metric'] == 'number of orders' else 2].name}]"
+
+
+# ---------------------------------------------------------------------------- navigation
+@register
+class FilteredOrders(TaskTemplate):
+    id = "admin/nav-filtered-orders"
+    kind = "navigation"
+    intent = "In the back office, list the {status} orders, sorted by {order}."
+    sites = ("admin",)
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        status = rng.choice(ORDER_STATUSES)
+        sort = rng.choice(sorted(ORDER_SORTS))
+        return self.make(
+            {"status": status, "order": ORDER_SORTS[sort][0].lower()},
+            (UrlMatch(f"{ADMIN}/sales/orders?status={status.replace(' ', '+')}&sort={sort}"),),
+            start_url=f"{ADMIN}/",
+        )
+
+    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
+        sort = next(label for label, _ in ORDER_SORTS.values() if label.lower() == params["order"])
+        status = params["status"].title()
+        step = grid_search(page, "Orders", "/sales/orders", "", Status=status, **{"Sort by": sort})
+        return step or "stop []"
+
+
+# ---------------------------------------------------------------------------- changes
+@register
+class SetPrice(TaskTemplate):
+    id = "admin/set-price"
+    kind = "change"
+    intent = "Change the price of the product with SKU {sku} to ${price}."
+    sites = ("admin",)
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        product_id = rng.randint(1, ShopData.products)
+        sku, old = data.all(ShopData, "SELECT sku, price FROM products WHERE id = ?", product_id)[0]
+        price = f"{max(1.0, round(old * rng.choice((0.8, 0.9, 1.1, 1.25)), 0) - 0.01):.2f}"
+        return self.make(
+            {"sku": sku, "price": price},
+            (ProgramCheck(),),
+            start_url=f"{ADMIN}/",
+            reference={"product_id": product_id},
+        )
+
+    def check(self, state: Data, instance: Instance) -> bool:
+        price = state.one(
+            ShopData, "SELECT price FROM products WHERE id = ?", instance.reference["product_id"]
+        )
+        return f"{price:.2f}" == instance.params["price"]
+
+    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
+        if page.path.startswith("/catalog/product/"):
+            if page.find("StaticText", "You saved the product."):
+                return "stop []"
+            return page.fill({"Price": params["price"]}) or page.button("Save")
+        step = grid_search(page, "Products", "/catalog/products", params["sku"])
+        return step or open_row(page, 2, params["sku"], "Edit")
+
+
+@register
+class DisableProduct(TaskTemplate):
+    id = "admin/disable-product"
+    kind = "change"
+    intent = "Disable the product {product} so that it no longer shows in the store."
+    sites = ("admin",)
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        product_id = rng.randint(1, ShopData.products)
+        name = data.one(
+            ShopData, "SELECT name FROM products WHERE id = ? AND status = 'Enabled'", product_id
+        )
+        if (
+            name is None
+            or data.one(ShopData, "SELECT count(*) FROM products WHERE name = ?", name) > 1
+        ):
+            return None
+        return self.make(
+            {"product": name},
+            (ProgramCheck(),),
+            start_url=f"{ADMIN}/",
+            reference={"product_id": product_id},
+        )
+
+    def check(self, state: Data, instance: Instance) -> bool:
+        disabled = state.all(ShopData, "SELECT id FROM products WHERE status = 'Disabled'")
+        before = {
+            row[0]
+            for row in state.initial.all(
+                ShopData, "SELECT id FROM products WHERE status = 'Disabled'"
+            )
+        }
+        return {row[0] for row in disabled} == before | {instance.reference["product_id"]}
+
+    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
+        if page.path.startswith("/catalog/product/"):
+            if page.find("StaticText", "You saved the product."):
+                return "stop []"
+            status = page.find("combobox", "Enable Product")
+            assert status is not None
+            return page.choose(status, "Disabled") or page.button("Save")
+        step = grid_search(page, "Products", "/catalog/products", params["product"])
+        return step or open_row(page, 1, params["product"], "Edit")
+
+
+def _open_order(page: PageView, number: str) -> str | None:
+    """Open the back-office page of order ``number``; ``None`` once there."""
+    if page.find("heading", f"Order # {number}"):
+        return None
+    step = grid_search(page, "Orders", "/sales/orders", number)
+    return step or open_row(page, 0, number, "View")
+
+
+@register
+class CancelOrder(TaskTemplate):
+    id = "admin/cancel-order"
+    kind = "change"
+    intent = "Cancel order {number}; the customer asked us to."
+    sites = ("admin",)
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        rows = data.all(
+            ShopData,
+            "SELECT id, number FROM orders WHERE status IN ('pending', 'processing', 'on hold') "
+            "ORDER BY id",
+        )
+        order_id, number = rng.choice(rows)
+        return self.make(
+            {"number": number},
+            (ProgramCheck(),),
+            start_url=f"{ADMIN}/",
+            reference={"order_id": order_id},
+        )
+
+    def check(self, state: Data, instance: Instance) -> bool:
+        canceled = state.one(ShopData, "SELECT count(*) FROM orders WHERE status = 'canceled'")
+        status = state.one(
+            ShopData, "SELECT status FROM orders WHERE id = ?", instance.reference["order_id"]
+        )
+        before = state.initial.one(
+            ShopData, "SELECT count(*) FROM orders WHERE status = 'canceled'"
+        )
+        return status == "canceled" and canceled == before + 1
+
+    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
+        step = _open_order(page, params["number"])
+        if step:
+            return step
+        return saved(page, "The order is now canceled.") or page.button("Cancel")
+
+
+@register
+class CommentOrder(TaskTemplate):
+    id = "admin/comment-order"
+    kind = "change"
+    intent = "Add the comment '{comment}' to order {number}."
+    sites = ("admin",)
+    _COMMENTS = (
+        "Customer called to confirm the delivery address.",
+        "Gift wrap requested.",
+        "Refund issued for the damaged item.",
+        "Delivery delayed by the carrier.",
+        "Customer asked for an invoice copy.",
+    )
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        order_id = rng.randint(1, ShopData.orders)
+        number = data.one(ShopData, "SELECT number FROM orders WHERE id = ?", order_id)
+        return self.make(
+            {"comment": rng.choice(self._COMMENTS), "number": number},
+            (ProgramCheck(),),
+            start_url=f"{ADMIN}/",
+            reference={"order_id": order_id},
+        )
+
+    def check(self, state: Data, instance: Instance) -> bool:
+        rows = state.all(ShopData, "SELECT order_id, body FROM order_comments")
+        return rows == [(instance.reference["order_id"], instance.params["comment"])]
+
+    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
+        step = _open_order(page, params["number"])
+        if step:
+            return step
+        return (
+            saved(page, "You added a comment to the order.")
+            or page.fill({"Comment": params["comment"]})
+            or page.button("Submit Comment")
+        )
+
+
+@register
+class UpdateCustomerPhone(TaskTemplate):
+    id = "admin/update-customer-phone"
+    kind = "change"
+    intent = "Update the phone number of the customer {name} to {phone}."
+    sites = ("admin",)
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        row = unique_customer(data, rng)
+        if row is None:
+            return None
+        phone = f"({rng.randint(201, 989)}) 555-{rng.randint(1000, 9999)}"
+        return self.make(
+            {"name": row[1], "phone": phone},
+            (ProgramCheck(),),
+            start_url=f"{ADMIN}/",
+            reference={"customer_id": row[0]},
+        )
+
+    def check(self, state: Data, instance: Instance) -> bool:
+        phone = state.one(
+            ShopData, "SELECT phone FROM customers WHERE id = ?", instance.reference["customer_id"]
+        )
+        return phone == instance.params["phone"]
+
+    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
+        if page.path.startswith("/customer/"):
+            return (
+                saved(page, "You saved the customer.")
+                or page.fill({"Phone Number": params["phone"]})
+                or page.button("Save Customer")
+            )
+        step = grid_search(page, "Customers", "/customers", params["name"])
+        return step or open_row(page, 1, params["name"], "Edit")
+
+
+@register
+class ApproveReview(TaskTemplate):
+    id = "admin/approve-review"
+    kind = "change"
+    intent = "Approve the pending review '{title}' that {nickname} wrote about {product}."
+    sites = ("admin",)
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        rows = data.all(
+            ShopData,
+            "SELECT r.id, r.title, r.nickname, p.name FROM reviews r JOIN products p ON p.id = "
+            "r.product_id WHERE r.status = 'Pending' ORDER BY r.id",
+        )
+        review_id, title, nickname, product = rng.choice(rows)
+        twins = sum(1 for r in rows if r[2] == nickname and r[1] == title)
+        if twins > 1:
+            return None
+        return self.make(
+            {"title": title, "nickname": nickname, "product": product},
+            (ProgramCheck(),),
+            start_url=f"{ADMIN}/",
+            reference={"review_id": review_id},
+        )
+
+    def check(self, state: Data, instance: Instance) -> bool:
+        status = state.one(
+            ShopData, "SELECT status FROM reviews WHERE id = ?", instance.reference["review_id"]
+        )
+        pending = state.one(ShopData, "SELECT count(*) FROM reviews WHERE status = 'Pending'")
+        before = state.initial.one(
+            ShopData, "SELECT count(*) FROM reviews WHERE status = 'Pending'"
+        )
+        return status == "Approved" and pending == before - 1
+
+    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
+        if page.path.startswith("/review/"):
+            if page.find("StaticText", "You saved the review."):
+                return "stop []"
+            status = page.find("combobox", "Status")
+            assert status is not None
+            return page.choose(status, "Approved") or page.button("Save Review")
+        step = grid_search(page, "Reviews", "/reviews", params["nickname"], Status="Pending")
+        if step:
+            return step
+        for row in page.rows():
+            names = [cell.name for cell in row]
+            if names[3] == params["title"] and names[5] == params["product"]:
+                found = page.find("link", "Edit", after=row[0])
+                assert found is not None
+                return page.click(found)
+        raise LookupError("the review is not listed")
