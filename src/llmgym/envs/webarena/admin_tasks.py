@@ -22,6 +22,7 @@ from llmgym.envs.webarena.tasks import (
     StringMatch,
     TaskTemplate,
     UrlMatch,
+    need,
     register,
 )
 
@@ -49,26 +50,30 @@ def unique_customer(data: Data, rng: TaskRng) -> tuple | None:
 
 def grid_search(page: PageView, menu: str, path: str, keyword: str, **choices: str) -> str | None:
     """Open the grid ``menu`` and search it for ``keyword`` with the comboboxes set to
-    ``choices`` (label -> option); ``None`` once the grid shows that search."""
+    ``choices`` (label -> option; the others to their first option); ``None`` once the grid
+    shows that search."""
     if page.path != path:
         return page.link(menu)
-    box = page.find("textbox", KEYWORD)
-    assert box is not None
-    shown = page.query.get("q", None)
-    comboboxes = {label: page.find("combobox", label) for label in choices}
-    unset = [
-        (combobox, choices[label])
-        for label, combobox in comboboxes.items()
-        if combobox is None or page.selected(combobox) != choices[label]
-    ]
-    if shown == keyword and not unset and page.value(box) == keyword:
+    box = need(page.find("textbox", KEYWORD), "box")
+    wanted = []
+    for combobox in page.nodes("combobox"):
+        options = [page.page.nodes[i - 1] for i in page.page.options.get(combobox.id, ())]
+        label = choices.get(combobox.name, options[0].name if options else "")
+        option = next((o for o in options if o.name == label), None)
+        if option is None:
+            raise LookupError(f"{combobox.name!r} has no option {label!r}")
+        wanted.append((combobox, option))
+    query = page.query
+    shown = query.get("q") == keyword and all(
+        query.get(c.attrs.get("name", ""), o.attrs.get("value", "")) == o.attrs.get("value", "")
+        for c, o in wanted
+    )
+    if shown:
         return None
     if page.value(box) != keyword:
         return page.type(box, keyword, enter=False)
-    for combobox, option in unset:
-        if combobox is None:
-            raise LookupError(f"a combobox of {choices} is missing on {page.url}")
-        step = page.choose(combobox, option)
+    for combobox, option in wanted:
+        step = page.choose(combobox, option.name)
         if step:
             return step
     return page.button("Search")
@@ -85,8 +90,7 @@ def open_row(page: PageView, column: int, text: str, action: str) -> str:
     row = row_with(page, column, text)
     if row is None:
         raise LookupError(f"no row with {text!r} on {page.url}")
-    found = page.find("link", action, after=row[0])
-    assert found is not None
+    found = need(page.find("link", action, after=row[0]), "found")
     return page.click(found)
 
 
@@ -115,8 +119,7 @@ class CustomerEmail(TaskTemplate):
         step = grid_search(page, "Customers", "/customers", params["name"])
         if step:
             return step
-        row = row_with(page, 1, params["name"])
-        assert row is not None
+        row = need(row_with(page, 1, params["name"]), "row")
         return f"stop [{row[self.column].name}]"
 
 
@@ -145,8 +148,7 @@ class CustomerOrderCount(TaskTemplate):
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         if page.path.startswith("/customer/") and page.find("heading", params["name"]):
-            heading = page.find("heading", prefix="Orders (")
-            assert heading is not None
+            heading = need(page.find("heading", prefix="Orders ("), "heading")
             return f"stop [{heading.name.removeprefix('Orders (').rstrip(')')}]"
         step = grid_search(page, "Customers", "/customers", params["name"])
         return step or open_row(page, 1, params["name"], "Edit")
@@ -168,8 +170,7 @@ class ProductStock(TaskTemplate):
         step = grid_search(page, "Products", "/catalog/products", params["sku"])
         if step:
             return step
-        row = row_with(page, 2, params["sku"])
-        assert row is not None
+        row = need(row_with(page, 2, params["sku"]), "row")
         return f"stop [{row[4].name}]"
 
 
@@ -208,12 +209,10 @@ class Bestseller(TaskTemplate):
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         if page.path != "/reports/bestsellers":
             return page.link("Bestsellers Report")
-        year = page.find("combobox", "Year")
-        assert year is not None
+        year = need(page.find("combobox", "Year"), "year")
         if page.query.get("year", "2023") != params["year"]:
             return page.choose(year, params["year"]) or page.button("Show Report")
-        row = row_with(page, 0, str(params["rank"]))
-        assert row is not None
+        row = need(row_with(page, 0, str(params["rank"])), "row")
         return f"stop [{row[1].name}]"
 
 
@@ -249,11 +248,9 @@ class MonthlySales(TaskTemplate):
         if page.path != "/reports/sales":
             return page.link("Sales Report")
         if page.query.get("year", "2023") != year:
-            combobox = page.find("combobox", "Year")
-            assert combobox is not None
+            combobox = need(page.find("combobox", "Year"), "combobox")
             return page.choose(combobox, year) or page.button("Show Report")
-        row = row_with(page, 0, month_key(params["month"]))
-        assert row is not None
+        row = need(row_with(page, 0, month_key(params["month"])), "row")
         return f"stop [{row[1 if params['metric'] == 'number of orders' else 2].name}]"
 
 
@@ -353,8 +350,7 @@ class DisableProduct(TaskTemplate):
         if page.path.startswith("/catalog/product/"):
             if page.find("StaticText", "You saved the product."):
                 return "stop []"
-            status = page.find("combobox", "Enable Product")
-            assert status is not None
+            status = need(page.find("combobox", "Enable Product"), "status")
             return page.choose(status, "Disabled") or page.button("Save")
         step = grid_search(page, "Products", "/catalog/products", params["product"])
         return step or open_row(page, 1, params["product"], "Edit")
@@ -519,8 +515,7 @@ class ApproveReview(TaskTemplate):
         if page.path.startswith("/review/"):
             if page.find("StaticText", "You saved the review."):
                 return "stop []"
-            status = page.find("combobox", "Status")
-            assert status is not None
+            status = need(page.find("combobox", "Status"), "status")
             return page.choose(status, "Approved") or page.button("Save Review")
         step = grid_search(page, "Reviews", "/reviews", params["nickname"], Status="Pending")
         if step:
@@ -528,7 +523,6 @@ class ApproveReview(TaskTemplate):
         for row in page.rows():
             names = [cell.name for cell in row]
             if names[3] == params["title"] and names[5] == params["product"]:
-                found = page.find("link", "Edit", after=row[0])
-                assert found is not None
+                found = need(page.find("link", "Edit", after=row[0]), "found")
                 return page.click(found)
         raise LookupError("the review is not listed")

@@ -248,9 +248,17 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
 
     # ------------------------------------------------------------------ oracle
     def oracle_action(self) -> str:
-        instance = self.instance
-        page = PageView(self.browser)
-        return template(instance.template).oracle(page, instance.params, self._memory)
+        """The template's oracle on the active page. Where it finds nothing it knows (another
+        tab, a page it did not expect), it closes the extra tab or goes back to the start page."""
+        instance, browser = self.instance, self.browser
+        if len(browser.tabs) > 1:
+            return "close_tab" if browser.active else "tab_focus [1]"
+        try:
+            return template(instance.template).oracle(
+                PageView(browser), instance.params, self._memory
+            )
+        except LookupError:
+            return f"goto [{instance.start_url}]"
 
     def sample_action(self, rng: np.random.Generator) -> str:
         ids = sorted(self.browser.visible_ids() - {1})

@@ -22,6 +22,7 @@ from llmgym.envs.webarena.tasks import (
     StringMatch,
     TaskTemplate,
     UrlMatch,
+    need,
     register,
 )
 
@@ -119,8 +120,10 @@ class ProductPrice(TaskTemplate):
         step = open_product(page, params["product"])
         if step:
             return step
-        price = page.find("StaticText", prefix="$", after=page.find("heading", params["product"]))
-        assert price is not None
+        price = need(
+            page.find("StaticText", prefix="$", after=page.find("heading", params["product"])),
+            "price",
+        )
         return f"stop [{price.name}]"
 
 
@@ -163,8 +166,7 @@ class ProductReviewCount(TaskTemplate):
         step = open_product(page, params["product"])
         if step:
             return step
-        heading = page.find("heading", prefix="Customer Reviews (")
-        assert heading is not None
+        heading = need(page.find("heading", prefix="Customer Reviews ("), "heading")
         return f"stop [{heading.name.removeprefix('Customer Reviews (').rstrip(')')}]"
 
 
@@ -341,11 +343,9 @@ class SearchCount(TaskTemplate):
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         if page.path == "/search" and page.query.get("q") == params["query"]:
-            counts = [n for n in page.nodes("StaticText") if n.name.endswith(" items")]
-            assert counts
-            return f"stop [{counts[0].name.split()[0]}]"
-        box = page.find("textbox", SEARCH_BOX)
-        assert box is not None
+            counts = next((n for n in page.nodes("StaticText") if n.name.endswith(" items")), None)
+            return f"stop [{need(counts, 'item count').name.split()[0]}]"
+        box = need(page.find("textbox", SEARCH_BOX), "box")
         return page.type(box, params["query"])
 
 
@@ -392,12 +392,10 @@ class CheapestInCategory(TaskTemplate):
         if step:
             return step
         if page.query.get("sort") != "price_asc":
-            sort = page.find("combobox", "Sort By")
-            assert sort is not None
+            sort = need(page.find("combobox", "Sort By"), "sort")
             return page.choose(sort, "Price: Low to High") or page.button("Apply")
         products = page.find("list", "Products")
-        first = page.find("link", after=products)
-        assert first is not None
+        first = need(page.find("link", after=products), "first")
         return f"stop [{first.name}]"
 
 
@@ -443,8 +441,7 @@ class MissingProduct(TaskTemplate):
         if page.path.startswith("/product/") and page.find("heading", name):
             price = page.find("StaticText", prefix="$")
             return f"stop [{price.name if price else 'N/A'}]"
-        box = page.find("textbox", SEARCH_BOX)
-        assert box is not None
+        box = need(page.find("textbox", SEARCH_BOX), "box")
         return page.type(box, name)
 
 
@@ -491,8 +488,7 @@ class CategorySorted(TaskTemplate):
         sort = next(k for k, v in _SORT_LABELS.items() if v == params["order"])
         if page.query.get("sort") == sort:
             return "stop []"
-        combobox = page.find("combobox", "Sort By")
-        assert combobox is not None
+        combobox = need(page.find("combobox", "Sort By"), "combobox")
         return page.choose(combobox, _SORT_OPTIONS[sort]) or page.button("Apply")
 
 
@@ -522,8 +518,7 @@ class SearchPriceRange(TaskTemplate):
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         query, low, high = params["query"], str(params["low"]), str(params["high"])
         if page.path != "/search" or page.query.get("q") != query:
-            box = page.find("textbox", SEARCH_BOX)
-            assert box is not None
+            box = need(page.find("textbox", SEARCH_BOX), "box")
             return page.type(box, query)
         if page.query.get("min_price") == low and page.query.get("max_price") == high:
             return "stop []"
@@ -768,6 +763,5 @@ class WriteReview(TaskTemplate):
         )
         if step:
             return step
-        rating = page.find("combobox", "Rating")
-        assert rating is not None
+        rating = need(page.find("combobox", "Rating"), "rating")
         return page.choose(rating, f"{params['stars']} stars") or page.button("Submit Review")

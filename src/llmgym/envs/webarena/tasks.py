@@ -25,7 +25,7 @@ import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
 from llmgym.core.tasks import TaskRng
@@ -43,12 +43,14 @@ __all__ = [
     "StringMatch",
     "TaskTemplate",
     "UrlMatch",
+    "need",
     "normalize_answer",
 ]
 
 KINDS = ("information", "navigation", "change")
 """WebArena's three kinds of task: information seeking, navigation, content and configuration."""
 
+T = TypeVar("T")
 _PUNCTUATION = re.compile(r"[^\w\s.%/-]")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 _NOT_AVAILABLE = {"n/a", "na", "none", "not available", "not applicable", "no answer"}
@@ -177,6 +179,14 @@ class Data:
 
 
 # ---------------------------------------------------------------------------- the oracle's view
+def need(found: T | None, what: str) -> T:
+    """``found``, or a :class:`LookupError` saying the page lacks ``what`` (the environment's
+    oracle then goes back to the task's start page)."""
+    if found is None:
+        raise LookupError(f"no {what} on the page")
+    return found
+
+
 class PageView:
     """What an oracle reads: the active page's tree (all of it, in view or not), with helpers
     that turn "click the link 'Orders'" into an action, scrolling first when it is out of view."""
