@@ -94,6 +94,11 @@ def open_row(page: PageView, column: int, text: str, action: str) -> str:
     return page.click(found)
 
 
+def _ids(data: Data, table: str, condition: str) -> set[int]:
+    """The ids of the rows of ``table`` meeting ``condition``."""
+    return {row[0] for row in data.all(ShopData, f"SELECT id FROM {table} WHERE {condition}")}
+
+
 def saved(page: PageView, message: str) -> str | None:
     return "stop []" if page.find("StaticText", message) else None
 
@@ -337,14 +342,9 @@ class DisableProduct(TaskTemplate):
         )
 
     def check(self, state: Data, instance: Instance) -> bool:
-        disabled = state.all(ShopData, "SELECT id FROM products WHERE status = 'Disabled'")
-        before = {
-            row[0]
-            for row in state.initial.all(
-                ShopData, "SELECT id FROM products WHERE status = 'Disabled'"
-            )
-        }
-        return {row[0] for row in disabled} == before | {instance.reference["product_id"]}
+        return _ids(state, "products", "status = 'Disabled'") == _ids(
+            state.initial, "products", "status = 'Disabled'"
+        ) | {instance.reference["product_id"]}
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         if page.path.startswith("/catalog/product/"):
@@ -386,14 +386,9 @@ class CancelOrder(TaskTemplate):
         )
 
     def check(self, state: Data, instance: Instance) -> bool:
-        canceled = state.one(ShopData, "SELECT count(*) FROM orders WHERE status = 'canceled'")
-        status = state.one(
-            ShopData, "SELECT status FROM orders WHERE id = ?", instance.reference["order_id"]
-        )
-        before = state.initial.one(
-            ShopData, "SELECT count(*) FROM orders WHERE status = 'canceled'"
-        )
-        return status == "canceled" and canceled == before + 1
+        return _ids(state, "orders", "status = 'canceled'") == _ids(
+            state.initial, "orders", "status = 'canceled'"
+        ) | {instance.reference["order_id"]}
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         step = _open_order(page, params["number"])
@@ -502,14 +497,11 @@ class ApproveReview(TaskTemplate):
         )
 
     def check(self, state: Data, instance: Instance) -> bool:
-        status = state.one(
-            ShopData, "SELECT status FROM reviews WHERE id = ?", instance.reference["review_id"]
+        approved = _ids(state, "reviews", "status = 'Approved'")
+        before = _ids(state.initial, "reviews", "status = 'Approved'")
+        return approved == before | {instance.reference["review_id"]} and len(approved) > len(
+            before
         )
-        pending = state.one(ShopData, "SELECT count(*) FROM reviews WHERE status = 'Pending'")
-        before = state.initial.one(
-            ShopData, "SELECT count(*) FROM reviews WHERE status = 'Pending'"
-        )
-        return status == "Approved" and pending == before - 1
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         if page.path.startswith("/review/"):

@@ -31,7 +31,7 @@ _TOKEN = re.compile(
 _ATTRIBUTE = re.compile(
     r"([a-zA-Z_:][-a-zA-Z0-9_:.]*)(?:\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'>]+)))?"
 )
-_SKIPPED = re.compile(r"<(script|style|head)\b.*?</\1\s*>", re.S | re.I)
+_SKIPPED = re.compile(r"<(script|style|head|title)\b.*?</\1\s*>", re.S | re.I)
 _TITLE = re.compile(r"<title>(.*?)</title>", re.S | re.I)
 _SPACE = re.compile(r"\s+")
 _VOID = frozenset(
