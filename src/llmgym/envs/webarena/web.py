@@ -406,13 +406,20 @@ def link(href: str, text: str, **attrs: object) -> str:
 
 def textbox(name: str, label: str, value: object = "", kind: str = "text", **attrs: object) -> str:
     """A text input labelled ``label`` (its accessible name)."""
-    attributes = {"type": kind, "name": name, "value": value, "aria_label": label, **attrs}
+    attributes = {
+        "type": kind,
+        "name": name,
+        "value": value,
+        "aria_label": label,
+        "placeholder": label,
+        **attrs,
+    }
     return f"<input{_attributes(attributes)}>"
 
 
 def textarea(name: str, label: str, value: str = "", **attrs: object) -> str:
     """A multi-line text field labelled ``label``."""
-    return h("textarea", esc(value), name=name, aria_label=label, **attrs)
+    return h("textarea", esc(value), name=name, aria_label=label, placeholder=label, **attrs)
 
 
 def hidden(name: str, value: object) -> str:
