@@ -13,7 +13,7 @@ import math
 from typing import Any, ClassVar
 
 from llmgym.envs.webarena.database import Dataset
-from llmgym.envs.webarena.shop import money
+from llmgym.envs.webarena.shop import fts_query, money
 from llmgym.envs.webarena.shop_data import ORDER_STATUSES, TODAY, ShopData
 from llmgym.envs.webarena.web import (
     HttpError,
@@ -155,11 +155,12 @@ class ShopAdmin(Site):
         sort = request.arg("sort", "newest")
         sort = sort if sort in ORDER_SORTS else "newest"
         conditions, values = [], []
-        if keyword:
-            conditions.append(
-                "(o.number LIKE ? OR (c.first_name || ' ' || c.last_name) LIKE ? OR c.email LIKE ?)"
-            )
-            values += [f"%{keyword}%"] * 3
+        if keyword.isdigit():
+            conditions.append("o.number LIKE ?")
+            values.append(f"%{keyword}%")
+        elif keyword:
+            conditions.append("((c.first_name || ' ' || c.last_name) LIKE ? OR c.email LIKE ?)")
+            values += [f"%{keyword}%"] * 2
         if status in ORDER_STATUSES:
             conditions.append("o.status = ?")
             values.append(status)
@@ -265,8 +266,13 @@ class ShopAdmin(Site):
         sort = sort if sort in PRODUCT_SORTS else "id"
         conditions, values = [], []
         if keyword:
-            conditions.append("(name LIKE ? OR sku LIKE ?)")
-            values += [f"%{keyword}%"] * 2
+            words = fts_query(keyword)
+            conditions.append(
+                "(sku = ? OR id IN (SELECT rowid FROM product_search WHERE product_search MATCH ?))"
+                if words
+                else "sku = ?"
+            )
+            values += [keyword.upper(), words] if words else [keyword.upper()]
         if status in ("Enabled", "Disabled"):
             conditions.append("status = ?")
             values.append(status)
@@ -517,9 +523,9 @@ class ShopAdmin(Site):
         year = year if year in YEARS else YEARS[-1]
         rows = self.db.execute(
             "SELECT i.name, i.sku, sum(i.qty) AS sold FROM order_items i JOIN orders o ON "
-            "o.id = i.order_id WHERE o.status != 'canceled' AND substr(o.created_at, 1, 4) = ? "
-            "GROUP BY i.product_id ORDER BY sold DESC, i.name LIMIT 20",
-            (year,),
+            "o.id = i.order_id WHERE o.status != 'canceled' AND o.created_at >= ? "
+            "AND o.created_at < ? GROUP BY i.product_id ORDER BY sold DESC, i.name LIMIT 20",
+            (year, str(int(year) + 1)),
         ).fetchall()
         body = h("h1", "Bestsellers Report") + form(
             "/reports/bestsellers",
@@ -540,9 +546,9 @@ class ShopAdmin(Site):
         year = year if year in YEARS else YEARS[-1]
         rows = self.db.execute(
             "SELECT substr(o.created_at, 1, 7) AS month, count(*), sum(o.total) FROM orders o "
-            "WHERE o.status != 'canceled' AND substr(o.created_at, 1, 4) = ? GROUP BY month "
-            "ORDER BY month",
-            (year,),
+            "WHERE o.status != 'canceled' AND o.created_at >= ? AND o.created_at < ? "
+            "GROUP BY month ORDER BY month",
+            (year, str(int(year) + 1)),
         ).fetchall()
         body = h("h1", "Sales Report") + form(
             "/reports/sales",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from llmgym.core.cache import LruCache
 
@@ -147,20 +148,32 @@ class AxPage:
     def fresh_state(self) -> FormState:
         return self.initial.copy()
 
+    @cached_property
+    def _bases(self) -> tuple[str, ...]:
+        """Each node's line without its state (``\t\t[12] link 'Orders'``)."""
+        return tuple(f"{_indent(n.depth)}[{n.id}] {n.role} {n.name!r}" for n in self.nodes)
+
+    @cached_property
+    def _value_of(self) -> dict[int, int]:
+        return {value_id: box for box, value_id in self.value_ids.items()}
+
     def lines(self, state: FormState) -> list[tuple[int, str]]:
         """``(node id, text)`` of each line of the tree drawn with ``state``."""
         out: list[tuple[int, str]] = []
-        value_of = {value_id: box for box, value_id in self.value_ids.items()}
-        for node in self.nodes:
+        value_of, focused = self._value_of, state.focused
+        for node, base in zip(self.nodes, self._bases, strict=True):
             role = node.role
-            if role == "StaticText" and node.id in value_of:
-                value = state.values.get(value_of[node.id], "")
-                if value:
-                    out.append((node.id, f"{_indent(node.depth)}[{node.id}] StaticText {value!r}"))
+            if role == "StaticText":
+                if node.id in value_of:
+                    value = state.values.get(value_of[node.id], "")
+                    if value:
+                        out.append(
+                            (node.id, f"{_indent(node.depth)}[{node.id}] StaticText {value!r}")
+                        )
+                    continue
+                out.append((node.id, base))
                 continue
-            text = f"{_indent(node.depth)}[{node.id}] {role} {node.name!r}"
-            if node.id == state.focused:
-                text += " focused: True"
+            text = base + " focused: True" if node.id == focused else base
             if role == "textbox":
                 text += " required: " + ("True" if "required" in node.attrs else "False")
             elif role in ("checkbox", "radio"):
@@ -168,9 +181,8 @@ class AxPage:
             elif role == "combobox":
                 text += " hasPopup: menu expanded: False"
             elif role == "option":
-                text += " selected: " + (
-                    "True" if state.selected.get(node.select) == node.id else "False"
-                )
+                chosen = state.selected.get(node.select) == node.id
+                text += " selected: " + ("True" if chosen else "False")
             out.append((node.id, text))
         return out
 

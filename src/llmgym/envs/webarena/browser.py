@@ -124,6 +124,7 @@ class Browser:
     tabs: list[Tab] = field(default_factory=list)
     active: int = 0
     requests: int = 0
+    _lines: list[tuple[int, str]] | None = field(default=None, repr=False)
 
     # ------------------------------------------------------------------ state
     @property
@@ -141,7 +142,7 @@ class Browser:
     def start(self, url: str, cookies: Mapping[str, Mapping[str, str]]) -> None:
         """Forget every tab and cookie; open ``url`` in a single tab with ``cookies`` set."""
         self.cookies = {host: dict(jar) for host, jar in cookies.items()}
-        self.tabs, self.active = [], 0
+        self.tabs, self.active, self._lines = [], 0, None
         self.tabs.append(Tab([self._load("GET", url)]))
 
     # ------------------------------------------------------------------ HTTP
@@ -195,9 +196,11 @@ class Browser:
 
     # ------------------------------------------------------------------ view
     def lines(self) -> list[tuple[int, str]]:
-        """All lines of the active page's tree, with its form state."""
-        visit = self.visit
-        return visit.page.lines(visit.state)
+        """All lines of the active page's tree, with its form state (drawn once per action)."""
+        if self._lines is None:
+            visit = self.visit
+            self._lines = visit.page.lines(visit.state)
+        return self._lines
 
     def window(self) -> tuple[list[tuple[int, str]], int, int]:
         """The lines in view (the page's own line first), and how many lie above and below."""
@@ -228,7 +231,11 @@ class Browser:
     def act(self, verb: str, arguments: tuple[str, ...]) -> ActionOutcome:
         """Apply one parsed action (see :func:`parse_action`); an error changes nothing."""
         handler = getattr(self, f"_do_{verb}")
-        return handler(*arguments)
+        self._lines = None
+        try:
+            return handler(*arguments)
+        finally:
+            self._lines = None
 
     def _target(self, raw_id: str) -> Node | str:
         node = self.visit.page.node(int(raw_id))

@@ -120,7 +120,7 @@ class Shop(Site):
             f"SELECT p.id, p.name, p.price, {_RATING} AS rating, "
             "(SELECT count(*) FROM reviews r WHERE r.product_id = p.id AND r.status = 'Approved') "
             "FROM products p WHERE p.status = 'Enabled' AND p.quantity > 0 "
-            "ORDER BY p.created_at DESC, p.id LIMIT 8"
+            "ORDER BY p.created_at DESC, p.id DESC LIMIT 8"
         ).fetchall()
         body = h("h1", "Welcome to One Stop Market") + h("h2", "New Arrivals")
         body += self._cards(featured)

@@ -48,6 +48,7 @@ CREATE TABLE products (
     created_at TEXT NOT NULL
 );
 CREATE INDEX products_by_category ON products (category_id, status);
+CREATE INDEX products_by_date ON products (created_at);
 CREATE VIRTUAL TABLE product_search USING fts5(
     name, brand, description, content='products', content_rowid='id', tokenize='porter unicode61'
 );
@@ -80,6 +81,7 @@ CREATE TABLE orders (
 );
 CREATE INDEX orders_by_customer ON orders (customer_id, created_at);
 CREATE INDEX orders_by_status ON orders (status, created_at);
+CREATE INDEX orders_by_date ON orders (created_at);
 CREATE TABLE order_items (
     id INTEGER PRIMARY KEY, order_id INTEGER NOT NULL REFERENCES orders(id),
     product_id INTEGER NOT NULL REFERENCES products(id), name TEXT NOT NULL, sku TEXT NOT NULL,
@@ -97,6 +99,7 @@ CREATE TABLE reviews (
     title TEXT NOT NULL, body TEXT NOT NULL, created_at TEXT NOT NULL, status TEXT NOT NULL
 );
 CREATE INDEX reviews_by_product ON reviews (product_id, status);
+CREATE INDEX reviews_by_status ON reviews (status, created_at);
 CREATE TABLE cart_items (
     customer_id INTEGER NOT NULL REFERENCES customers(id),
     product_id INTEGER NOT NULL REFERENCES products(id), qty INTEGER NOT NULL,
