@@ -100,9 +100,22 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
     Emma Lopez, the back office as ``admin``), and the databases are restored to their
     generated state on reset (a copy only when the episode wrote something).
 
+    ![The store's search results in Chromium](img/webarena_shop.png)
+    ![The back office's order grid in Chromium](img/webarena_admin.png)
+
     Tasks come from intent templates of WebArena's three kinds — information seeking,
     navigation, and content or configuration changes — each with its evaluator and an oracle
-    that plays through the action grammar by reading the tree.
+    that plays through the action grammar by reading the tree (elements found by role and
+    name, never by the answer key).
+
+    What differs from WebArena: the sites are small generated rebuilds, not Magento, Postmill
+    or GitLab (same kinds of pages, far fewer features, no JavaScript); the tree comes from
+    the HTML, not from Chromium (a test checks that Chromium shows every element it lists);
+    ``type`` replaces a field's text instead of appending to it; an id outside the viewport
+    is refused rather than clicked blind; a page's ids are numbered from 1 in document order;
+    the fuzzy answer match is a string similarity, not an LLM judge; the reward is computed
+    only on ``stop``; and the tasks are generated from templates over generated data, not
+    WebArena's 812 hand-written intents (no map site yet).
 
     ## Action Space
     WebArena's grammar, inside a ```` ``` ```` block or bare: ``click [id]``,
