@@ -26,7 +26,6 @@ from llmgym.envs.webarena.web import (
     h,
     link,
     pager,
-    password_hash,
     route,
     select,
     table,
@@ -517,74 +516,58 @@ class ShopAdmin(Site):
         return self.page(request, "Edit Review", body)
 
     # ------------------------------------------------------------------ reports
-    @route("/reports/bestsellers")
-    def bestsellers(self, request: Request) -> Response:
+    def _report(
+        self, request: Request, title: str, path: str, sql: str, headers: tuple[str, ...], cells
+    ) -> Response:
+        """A yearly report: ``sql`` runs with the chosen year's bounds; ``cells`` turns its
+        numbered rows into table cells."""
         year = request.arg("year", YEARS[-1])
         year = year if year in YEARS else YEARS[-1]
-        rows = self.db.execute(
+        rows = self.db.execute(sql, (year, str(int(year) + 1))).fetchall()
+        body = h("h1", title) + form(
+            path, select("year", "Year", [(y, y) for y in YEARS], year) + button("Show Report")
+        )
+        body += table(headers, [cells(rank, row) for rank, row in enumerate(rows, start=1)])
+        return self.page(request, title, body)
+
+    @route("/reports/bestsellers")
+    def bestsellers(self, request: Request) -> Response:
+        return self._report(
+            request,
+            "Bestsellers Report",
+            "/reports/bestsellers",
             "SELECT i.name, i.sku, sum(i.qty) AS sold FROM order_items i JOIN orders o ON "
             "o.id = i.order_id WHERE o.status != 'canceled' AND o.created_at >= ? "
             "AND o.created_at < ? GROUP BY i.product_id ORDER BY sold DESC, i.name LIMIT 20",
-            (year, str(int(year) + 1)),
-        ).fetchall()
-        body = h("h1", "Bestsellers Report") + form(
-            "/reports/bestsellers",
-            select("year", "Year", [(y, y) for y in YEARS], year) + button("Show Report"),
-        )
-        body += table(
             ("Rank", "Product", "SKU", "Quantity Ordered"),
-            [
-                [esc(rank), esc(name), esc(sku), esc(sold)]
-                for rank, (name, sku, sold) in enumerate(rows, start=1)
-            ],
+            lambda rank, row: [esc(rank), *(esc(value) for value in row)],
         )
-        return self.page(request, "Bestsellers Report", body)
 
     @route("/reports/sales")
     def sales(self, request: Request) -> Response:
-        year = request.arg("year", YEARS[-1])
-        year = year if year in YEARS else YEARS[-1]
-        rows = self.db.execute(
+        return self._report(
+            request,
+            "Sales Report",
+            "/reports/sales",
             "SELECT substr(o.created_at, 1, 7) AS month, count(*), sum(o.total) FROM orders o "
             "WHERE o.status != 'canceled' AND o.created_at >= ? AND o.created_at < ? "
             "GROUP BY month ORDER BY month",
-            (year, str(int(year) + 1)),
-        ).fetchall()
-        body = h("h1", "Sales Report") + form(
-            "/reports/sales",
-            select("year", "Year", [(y, y) for y in YEARS], year) + button("Show Report"),
-        )
-        body += table(
             ("Period", "Orders", "Sales Total"),
-            [[esc(month), esc(count), esc(money(total))] for month, count, total in rows],
+            lambda rank, row: [esc(row[0]), esc(row[1]), esc(money(row[2]))],
         )
-        return self.page(request, "Sales Report", body)
 
     # ------------------------------------------------------------------ sign in
     @route("/login", methods=("GET", "POST"))
     def login(self, request: Request) -> Response:
-        note = ""
-        if request.method == "POST":
-            username = request.field("username")
-            row = self.db.execute(
-                "SELECT id, password_hash FROM admin_users WHERE username = ?", (username,)
-            ).fetchone()
-            if row and row[1] == password_hash(request.form.get("password", ""), username):
-                self.log_in(request, row[0])
-                return Response.redirect("/")
-            note = h("div", "The account sign-in was incorrect.", class_="flash")
-        body = (
-            h("h1", "Welcome, please sign in")
-            + note
-            + form(
-                "/login",
-                textbox("username", "Username")
-                + textbox("password", "Password", kind="password")
-                + button("Sign in"),
-                "post",
-            )
+        return self.sign_in(
+            request,
+            heading="Welcome, please sign in",
+            field="username",
+            label="Username",
+            lookup="SELECT id, password_hash FROM admin_users WHERE username = ?",
+            landing="/",
+            submit="Sign in",
         )
-        return self.page(request, "Sign in", body)
 
     @route("/logout")
     def logout(self, request: Request) -> Response:

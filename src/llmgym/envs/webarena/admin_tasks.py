@@ -7,13 +7,14 @@ and comments, customer details, review moderation).
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.webarena.admin import ORDER_SORTS, ShopAdmin
 from llmgym.envs.webarena.shop_data import ORDER_STATUSES, ShopData
-from llmgym.envs.webarena.shop_tasks import month_key, month_name
+from llmgym.envs.webarena.shop_tasks import ProductTemplate, month_key, month_name
 from llmgym.envs.webarena.tasks import (
     Data,
     Instance,
@@ -46,6 +47,19 @@ def unique_customer(data: Data, rng: TaskRng) -> tuple | None:
         ShopData, "SELECT count(*) FROM customers WHERE first_name || ' ' || last_name = ?", row[1]
     )
     return row if twins == 1 else None
+
+
+class CustomerTemplate(TaskTemplate):
+    """A template about one customer whose full name no other has, drawn at random; :meth:`about`
+    makes the instance from its row ``(id, full name, email, phone)``."""
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        row = unique_customer(data, rng)
+        return None if row is None else self.about(data, rng, row)
+
+    @abstractmethod
+    def about(self, data: Data, rng: TaskRng, row: tuple) -> Instance | None:
+        """The instance about the customer ``row`` (``None``: draw again)."""
 
 
 def grid_search(page: PageView, menu: str, path: str, keyword: str, **choices: str) -> str | None:
@@ -105,16 +119,13 @@ def saved(page: PageView, message: str) -> str | None:
 
 # ---------------------------------------------------------------------------- information
 @register
-class CustomerEmail(TaskTemplate):
+class CustomerEmail(CustomerTemplate):
     id = "admin/customer-email"
     intent = "What is the email address of the customer {name}?"
     sites = ("admin",)
     column = 2
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        row = unique_customer(data, rng)
-        if row is None:
-            return None
+    def about(self, data: Data, rng: TaskRng, row: tuple) -> Instance | None:
         return self.make({"name": row[1]}, (self._evaluator(row),), start_url=f"{ADMIN}/")
 
     def _evaluator(self, row: tuple) -> StringMatch:
@@ -139,15 +150,12 @@ class CustomerPhone(CustomerEmail):
 
 
 @register
-class CustomerOrderCount(TaskTemplate):
+class CustomerOrderCount(CustomerTemplate):
     id = "admin/customer-order-count"
     intent = "How many orders has the customer {name} placed in total?"
     sites = ("admin",)
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        row = unique_customer(data, rng)
-        if row is None:
-            return None
+    def about(self, data: Data, rng: TaskRng, row: tuple) -> Instance | None:
         count = data.one(ShopData, "SELECT count(*) FROM orders WHERE customer_id = ?", row[0])
         return self.make({"name": row[1]}, (StringMatch(exact=str(count)),), start_url=f"{ADMIN}/")
 
@@ -309,36 +317,26 @@ class SetPrice(TaskTemplate):
         return f"{price:.2f}" == instance.params["price"]
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
-        if page.path.startswith("/catalog/product/"):
-            if page.find("StaticText", "You saved the product."):
-                return "stop []"
-            return page.fill({"Price": params["price"]}) or page.button("Save")
-        step = grid_search(page, "Products", "/catalog/products", params["sku"])
-        return step or open_row(page, 2, params["sku"], "Edit")
+        return _open_product_editor(page, params["sku"], 2) or (
+            saved(page, "You saved the product.")
+            or page.fill({"Price": params["price"]})
+            or page.button("Save")
+        )
 
 
 @register
-class DisableProduct(TaskTemplate):
+class DisableProduct(ProductTemplate):
     id = "admin/disable-product"
     kind = "change"
     intent = "Disable the product {product} so that it no longer shows in the store."
     sites = ("admin",)
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        product_id = rng.randint(1, ShopData.products)
-        name = data.one(
-            ShopData, "SELECT name FROM products WHERE id = ? AND status = 'Enabled'", product_id
-        )
-        if (
-            name is None
-            or data.one(ShopData, "SELECT count(*) FROM products WHERE name = ?", name) > 1
-        ):
-            return None
+    def about(self, data: Data, rng: TaskRng, row: tuple) -> Instance | None:
         return self.make(
-            {"product": name},
+            {"product": row[1]},
             (ProgramCheck(),),
             start_url=f"{ADMIN}/",
-            reference={"product_id": product_id},
+            reference={"product_id": row[0]},
         )
 
     def check(self, state: Data, instance: Instance) -> bool:
@@ -347,13 +345,24 @@ class DisableProduct(TaskTemplate):
         ) | {instance.reference["product_id"]}
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
-        if page.path.startswith("/catalog/product/"):
-            if page.find("StaticText", "You saved the product."):
-                return "stop []"
-            status = need(page.find("combobox", "Enable Product"), "status")
-            return page.choose(status, "Disabled") or page.button("Save")
-        step = grid_search(page, "Products", "/catalog/products", params["product"])
-        return step or open_row(page, 1, params["product"], "Edit")
+        step = _open_product_editor(page, params["product"], 1)
+        if step:
+            return step
+        status = need(page.find("combobox", "Enable Product"), "status")
+        return (
+            saved(page, "You saved the product.")
+            or page.choose(status, "Disabled")
+            or page.button("Save")
+        )
+
+
+def _open_product_editor(page: PageView, keyword: str, column: int) -> str | None:
+    """Find the product whose grid cell ``column`` reads ``keyword`` and open its edit page;
+    ``None`` once there."""
+    if page.path.startswith("/catalog/product/"):
+        return None
+    step = grid_search(page, "Products", "/catalog/products", keyword)
+    return step or open_row(page, column, keyword, "Edit")
 
 
 def _open_order(page: PageView, number: str) -> str | None:
@@ -437,16 +446,13 @@ class CommentOrder(TaskTemplate):
 
 
 @register
-class UpdateCustomerPhone(TaskTemplate):
+class UpdateCustomerPhone(CustomerTemplate):
     id = "admin/update-customer-phone"
     kind = "change"
     intent = "Update the phone number of the customer {name} to {phone}."
     sites = ("admin",)
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        row = unique_customer(data, rng)
-        if row is None:
-            return None
+    def about(self, data: Data, rng: TaskRng, row: tuple) -> Instance | None:
         phone = f"({rng.randint(201, 989)}) 555-{rng.randint(1000, 9999)}"
         return self.make(
             {"name": row[1], "phone": phone},

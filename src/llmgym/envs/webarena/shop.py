@@ -26,7 +26,6 @@ from llmgym.envs.webarena.web import (
     hidden,
     link,
     pager,
-    password_hash,
     route,
     select,
     table,
@@ -628,90 +627,83 @@ class Shop(Site):
         body += link("/account/orders", "Back to My Orders")
         return self.page(request, f"Order # {number}", body)
 
-    @route("/account/address", methods=("GET", "POST"))
-    def address(self, request: Request) -> Response:
+    def _customer_form(
+        self,
+        request: Request,
+        *,
+        title: str,
+        fields: tuple[tuple[str, str], ...],
+        submit: str,
+        saved: str,
+        refused: str,
+    ) -> Response:
+        """A form editing the signed-in customer's ``fields`` (column, label); every field is
+        required and the email, if edited, must be free."""
         if (redirect := self._need_login(request)) is not None:
             return redirect
-        fields = (
-            ("street", "Street Address"),
-            ("city", "City"),
-            ("state", "State"),
-            ("zip", "Zip/Postal Code"),
-            ("phone", "Phone Number"),
+        if request.method == "GET":
+            customer = self._customer(request)
+            inner = "".join(textbox(name, label, customer[name]) for name, label in fields)
+            body = h("h1", esc(title)) + form(request.path, inner + button(submit), "post")
+            return self.page(request, title, body)
+        values = {name: request.field(name)[:200] for name, _ in fields}
+        email = values.get("email")
+        taken = email is not None and (
+            "@" not in email
+            or self.db.execute(
+                "SELECT id FROM customers WHERE email = ? AND id != ?", (email, request.user_id)
+            ).fetchone()
+            is not None
         )
-        if request.method == "POST":
-            values = {name: request.field(name)[:200] for name, _ in fields}
-            if all(values.values()):
-                self.db.execute(
-                    "UPDATE customers SET street = :street, city = :city, state = :state, "
-                    "zip = :zip, phone = :phone WHERE id = :id",
-                    {**values, "id": request.user_id},
-                )
-                self.flash(request, "You saved the address.")
-                return Response.redirect("/account")
-            self.flash(request, "Please fill in every field of the address.")
-            return Response.redirect("/account/address")
-        customer = self._customer(request)
-        inner = "".join(textbox(name, label, customer[name]) for name, label in fields)
-        body = h("h1", "Edit Address") + form(
-            "/account/address", inner + button("Save Address"), "post"
+        if not all(values.values()) or taken:
+            self.flash(request, refused)
+            return Response.redirect(request.path)
+        assignments = ", ".join(f"{name} = :{name}" for name in values)
+        self.db.execute(
+            f"UPDATE customers SET {assignments} WHERE id = :id", {**values, "id": request.user_id}
         )
-        return self.page(request, "Edit Address", body)
+        self.flash(request, saved)
+        return Response.redirect("/account")
+
+    @route("/account/address", methods=("GET", "POST"))
+    def address(self, request: Request) -> Response:
+        return self._customer_form(
+            request,
+            title="Edit Address",
+            fields=(
+                ("street", "Street Address"),
+                ("city", "City"),
+                ("state", "State"),
+                ("zip", "Zip/Postal Code"),
+                ("phone", "Phone Number"),
+            ),
+            submit="Save Address",
+            saved="You saved the address.",
+            refused="Please fill in every field of the address.",
+        )
 
     @route("/account/edit", methods=("GET", "POST"))
     def account_edit(self, request: Request) -> Response:
-        if (redirect := self._need_login(request)) is not None:
-            return redirect
-        fields = (("first_name", "First Name"), ("last_name", "Last Name"), ("email", "Email"))
-        if request.method == "POST":
-            values = {name: request.field(name)[:200] for name, _ in fields}
-            clash = self.db.execute(
-                "SELECT id FROM customers WHERE email = ? AND id != ?",
-                (values["email"], request.user_id),
-            ).fetchone()
-            if all(values.values()) and "@" in values["email"] and clash is None:
-                self.db.execute(
-                    "UPDATE customers SET first_name = :first_name, last_name = :last_name, "
-                    "email = :email WHERE id = :id",
-                    {**values, "id": request.user_id},
-                )
-                self.flash(request, "You saved the account information.")
-                return Response.redirect("/account")
-            self.flash(request, "Please enter a name and an email address no one else uses.")
-            return Response.redirect("/account/edit")
-        customer = self._customer(request)
-        inner = "".join(textbox(name, label, customer[name]) for name, label in fields)
-        body = h("h1", "Edit Account Information") + form(
-            "/account/edit", inner + button("Save"), "post"
+        return self._customer_form(
+            request,
+            title="Edit Account Information",
+            fields=(("first_name", "First Name"), ("last_name", "Last Name"), ("email", "Email")),
+            submit="Save",
+            saved="You saved the account information.",
+            refused="Please enter a name and an email address no one else uses.",
         )
-        return self.page(request, "Edit Account Information", body)
 
     # ------------------------------------------------------------------ sign in
     @route("/login", methods=("GET", "POST"))
     def login(self, request: Request) -> Response:
-        if request.method == "POST":
-            email = request.field("email").lower()
-            row = self.db.execute(
-                "SELECT id, password_hash FROM customers WHERE email = ?", (email,)
-            ).fetchone()
-            if row and row[1] == password_hash(request.form.get("password", ""), email):
-                self.log_in(request, row[0])
-                return Response.redirect("/account")
-            body = h("p", "The account sign-in was incorrect.", class_="flash")
-        else:
-            body = ""
-        body = (
-            h("h1", "Customer Login")
-            + body
-            + form(
-                "/login",
-                textbox("email", "Email")
-                + textbox("password", "Password", kind="password")
-                + button("Sign In"),
-                "post",
-            )
+        return self.sign_in(
+            request,
+            heading="Customer Login",
+            field="email",
+            label="Email",
+            lookup="SELECT id, password_hash FROM customers WHERE email = ?",
+            landing="/account",
         )
-        return self.page(request, "Customer Login", body)
 
     @route("/logout")
     def logout(self, request: Request) -> Response:

@@ -8,8 +8,9 @@ searches, an order's page) and changes (cart, checkout, address, wish list, a re
 from __future__ import annotations
 
 import calendar
+from abc import abstractmethod
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.webarena.shop import Shop, money
@@ -40,19 +41,27 @@ def month_name(month: str) -> str:
 
 
 def unique_product(data: Data, rng: TaskRng, where: str = "1") -> tuple | None:
-    """A random enabled product (id, name, price, sku, quantity) whose name no other has."""
+    """A random enabled product meeting ``where``: (id, name, price, sku, quantity); names are
+    unique (the generator makes them so)."""
     product_id = rng.randint(1, ShopData.products)
-    row = (
-        data[ShopData]
-        .execute(
-            "SELECT id, name, price, sku, quantity FROM products WHERE id = ? "
-            f"AND status = 'Enabled' "
-            f"AND {where}",
-            (product_id,),
-        )
-        .fetchone()
-    )
-    return row
+    sql = "SELECT id, name, price, sku, quantity FROM products WHERE id = ? AND status = 'Enabled'"
+    return data[ShopData].execute(f"{sql} AND {where}", (product_id,)).fetchone()
+
+
+class ProductTemplate(TaskTemplate):
+    """A template about one product, drawn at random among the enabled products that meet
+    ``product_filter`` (an SQL condition); :meth:`about` makes the instance from its row
+    ``(id, name, price, sku, quantity)``."""
+
+    product_filter: ClassVar[str] = "1"
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        row = unique_product(data, rng, self.product_filter)
+        return None if row is None else self.about(data, rng, row)
+
+    @abstractmethod
+    def about(self, data: Data, rng: TaskRng, row: tuple) -> Instance | None:
+        """The instance about the product ``row`` (``None``: draw again)."""
 
 
 # ---------------------------------------------------------------------------- oracle helpers
@@ -101,15 +110,12 @@ def done_when(page: PageView, message: str) -> str | None:
 
 # ---------------------------------------------------------------------------- information
 @register
-class ProductPrice(TaskTemplate):
+class ProductPrice(ProductTemplate):
     id = "shop/product-price"
     intent = "What is the price of {product}?"
     sites = ("shop",)
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        row = unique_product(data, rng)
-        if row is None:
-            return None
+    def about(self, data: Data, rng: TaskRng, row: tuple) -> Instance | None:
         return self.make(
             {"product": row[1]},
             (StringMatch(must_include=(f"{row[2]:.2f}",)),),
@@ -128,15 +134,12 @@ class ProductPrice(TaskTemplate):
 
 
 @register
-class ProductSku(TaskTemplate):
+class ProductSku(ProductTemplate):
     id = "shop/product-sku"
     intent = "What is the SKU of {product}?"
     sites = ("shop",)
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        row = unique_product(data, rng)
-        if row is None:
-            return None
+    def about(self, data: Data, rng: TaskRng, row: tuple) -> Instance | None:
         return self.make({"product": row[1]}, (StringMatch(exact=row[3]),), start_url=f"{SHOP}/")
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
@@ -144,15 +147,12 @@ class ProductSku(TaskTemplate):
 
 
 @register
-class ProductReviewCount(TaskTemplate):
+class ProductReviewCount(ProductTemplate):
     id = "shop/product-review-count"
     intent = "How many customer reviews does {product} have?"
     sites = ("shop",)
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        row = unique_product(data, rng)
-        if row is None:
-            return None
+    def about(self, data: Data, rng: TaskRng, row: tuple) -> Instance | None:
         count = data.one(
             ShopData,
             "SELECT count(*) FROM reviews WHERE product_id = ? AND status = 'Approved'",
@@ -171,15 +171,12 @@ class ProductReviewCount(TaskTemplate):
 
 
 @register
-class ReviewRating(TaskTemplate):
+class ReviewRating(ProductTemplate):
     id = "shop/review-rating"
     intent = "How many stars did {nickname} give {product} in their review?"
     sites = ("shop",)
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        row = unique_product(data, rng)
-        if row is None:
-            return None
+    def about(self, data: Data, rng: TaskRng, row: tuple) -> Instance | None:
         reviews = data.all(
             ShopData,
             "SELECT nickname, rating FROM reviews WHERE product_id = ? AND status = 'Approved'",
@@ -320,15 +317,12 @@ class MonthlySpending(MonthlyOrders):
 
 
 @register
-class SearchCount(TaskTemplate):
+class SearchCount(ProductTemplate):
     id = "shop/search-count"
     intent = "How many products does a search for '{query}' find in the store?"
     sites = ("shop",)
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        row = unique_product(data, rng)
-        if row is None:
-            return None
+    def about(self, data: Data, rng: TaskRng, row: tuple) -> Instance | None:
         words = [w for w in row[1].replace(",", " ").split() if w.isalpha() and len(w) > 3]
         if len(words) < 2:
             return None
@@ -493,16 +487,13 @@ class CategorySorted(TaskTemplate):
 
 
 @register
-class SearchPriceRange(TaskTemplate):
+class SearchPriceRange(ProductTemplate):
     id = "shop/nav-search-price-range"
     kind = "navigation"
     intent = "Search the store for '{query}' and show only results priced from ${low} to ${high}."
     sites = ("shop",)
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        row = unique_product(data, rng)
-        if row is None:
-            return None
+    def about(self, data: Data, rng: TaskRng, row: tuple) -> Instance | None:
         words = [w for w in row[1].replace(",", " ").split() if w.isalpha() and len(w) > 3]
         if not words:
             return None
@@ -559,16 +550,15 @@ class OpenOrder(TaskTemplate):
 
 # ---------------------------------------------------------------------------- changes
 @register
-class AddToCart(TaskTemplate):
+class AddToCart(ProductTemplate):
     id = "shop/add-to-cart"
     kind = "change"
     intent = "Add {qty} of {product} to my shopping cart."
     sites = ("shop",)
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        row = unique_product(data, rng, "quantity > 0")
-        if row is None:
-            return None
+    product_filter = "quantity > 0"
+
+    def about(self, data: Data, rng: TaskRng, row: tuple) -> Instance | None:
         qty = rng.choice((1, 2, 2, 3, 4, 5))
         return self.make(
             {"qty": qty, "product": row[1]},
@@ -592,16 +582,15 @@ class AddToCart(TaskTemplate):
 
 
 @register
-class BuyProduct(TaskTemplate):
+class BuyProduct(ProductTemplate):
     id = "shop/buy-product"
     kind = "change"
     intent = "Buy one {product} and have it shipped with {method}."
     sites = ("shop",)
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        row = unique_product(data, rng, "quantity > 0")
-        if row is None:
-            return None
+    product_filter = "quantity > 0"
+
+    def about(self, data: Data, rng: TaskRng, row: tuple) -> Instance | None:
         key, label, _ = rng.choice(SHIPPING_METHODS)
         return self.make(
             {"product": row[1], "method": label},
@@ -678,16 +667,15 @@ class UpdateAddress(TaskTemplate):
 
 
 @register
-class AddToWishList(TaskTemplate):
+class AddToWishList(ProductTemplate):
     id = "shop/add-to-wish-list"
     kind = "change"
     intent = "Add {product} to my wish list."
     sites = ("shop",)
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        row = unique_product(data, rng, "id NOT IN (SELECT product_id FROM wishlist_items)")
-        if row is None:
-            return None
+    product_filter = "id NOT IN (SELECT product_id FROM wishlist_items)"
+
+    def about(self, data: Data, rng: TaskRng, row: tuple) -> Instance | None:
         return self.make(
             {"product": row[1]},
             (ProgramCheck(),),
@@ -707,7 +695,7 @@ class AddToWishList(TaskTemplate):
 
 
 @register
-class WriteReview(TaskTemplate):
+class WriteReview(ProductTemplate):
     id = "shop/write-review"
     kind = "change"
     intent = (
@@ -723,10 +711,7 @@ class WriteReview(TaskTemplate):
         ("Disappointing", "The quality is lower than I expected."),
     )
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        row = unique_product(data, rng)
-        if row is None:
-            return None
+    def about(self, data: Data, rng: TaskRng, row: tuple) -> Instance | None:
         title, text = rng.choice(self._REVIEWS)
         return self.make(
             {

@@ -328,6 +328,32 @@ class Site:
         request.session_id, request.user_id = None, None
         request.new_cookies[self.cookie_name] = ""
 
+    def sign_in(
+        self,
+        request: Request,
+        *,
+        heading: str,
+        field: str,
+        label: str,
+        lookup: str,
+        landing: str,
+        submit: str = "Sign In",
+    ) -> Response:
+        """The sign-in page (GET) and its check (POST): ``lookup`` selects ``(id,
+        password_hash)`` by the form's ``field`` (lower-cased), and the password must hash to it
+        (:func:`password_hash` salted with that value); success redirects to ``landing``."""
+        note = ""
+        if request.method == "POST":
+            who = request.field(field).lower()
+            row = self.db.execute(lookup, (who,)).fetchone()
+            if row and row[1] == password_hash(request.form.get("password", ""), who):
+                self.log_in(request, row[0])
+                return Response.redirect(landing)
+            note = h("div", "The account sign-in was incorrect.", class_="flash")
+        inner = textbox(field, label) + textbox("password", "Password", kind="password")
+        body = h("h1", esc(heading)) + note + form(request.path, inner + button(submit), "post")
+        return self.page(request, heading, body)
+
     def flash(self, request: Request, message: str) -> None:
         """Show ``message`` on the next page the session loads ("You saved the product.")."""
         if request.session_id:
