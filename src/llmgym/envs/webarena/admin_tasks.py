@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from llmgym.core.tasks import TaskRng
-from llmgym.envs.webarena.admin import ORDER_SORTS, ShopAdmin
+from llmgym.envs.webarena.admin import ORDER_ACTIONS, ORDER_SORTS, ShopAdmin
 from llmgym.envs.webarena.shop_data import ORDER_STATUSES, ShopData
 from llmgym.envs.webarena.shop_tasks import ProductTemplate, month_key, month_name
 from llmgym.envs.webarena.tasks import (
@@ -379,12 +379,16 @@ class CancelOrder(TaskTemplate):
     kind = "change"
     intent = "Cancel order {number}; the customer asked us to."
     sites = ("admin",)
+    action: ClassVar[str] = "cancel"
+    """The order button the task needs (a key of ``ORDER_ACTIONS``)."""
 
     def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        _, applies, _ = ORDER_ACTIONS[self.action]
+        marks = ", ".join("?" * len(applies))
         rows = data.all(
             ShopData,
-            "SELECT id, number FROM orders WHERE status IN ('pending', 'processing', 'on hold') "
-            "ORDER BY id",
+            f"SELECT id, number FROM orders WHERE status IN ({marks}) ORDER BY id",
+            *applies,
         )
         order_id, number = rng.choice(rows)
         return self.make(
@@ -395,15 +399,67 @@ class CancelOrder(TaskTemplate):
         )
 
     def check(self, state: Data, instance: Instance) -> bool:
-        return _ids(state, "orders", "status = 'canceled'") == _ids(
-            state.initial, "orders", "status = 'canceled'"
-        ) | {instance.reference["order_id"]}
+        status = f"status = '{ORDER_ACTIONS[self.action][2]}'"
+        return _ids(state, "orders", status) == _ids(state.initial, "orders", status) | {
+            instance.reference["order_id"]
+        }
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
+        label, _, status = ORDER_ACTIONS[self.action]
         step = _open_order(page, params["number"])
-        if step:
-            return step
-        return saved(page, "The order is now canceled.") or page.button("Cancel")
+        return step or saved(page, f"The order is now {status}.") or page.button(label)
+
+
+@register
+class HoldOrder(CancelOrder):
+    id = "admin/hold-order"
+    intent = "Put order {number} on hold until the customer confirms the address."
+    action = "hold"
+
+
+@register
+class ShipOrder(CancelOrder):
+    id = "admin/ship-order"
+    intent = "Order {number} has left the warehouse: mark it as shipped."
+    action = "ship"
+
+
+@register
+class OrderEmail(TaskTemplate):
+    id = "admin/order-email"
+    intent = "What is the email address of the customer who placed order {number}?"
+    sites = ("admin",)
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        number, email = data.all(
+            ShopData,
+            "SELECT o.number, c.email FROM orders o JOIN customers c ON c.id = o.customer_id "
+            "WHERE o.id = ?",
+            rng.randint(1, ShopData.orders),
+        )[0]
+        return self.make({"number": number}, (StringMatch(exact=email),), start_url=f"{ADMIN}/")
+
+    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
+        return _open_order(page, params["number"]) or f"stop [{page.text('Email: ')}]"
+
+
+@register
+class FindCustomers(TaskTemplate):
+    id = "admin/nav-find-customers"
+    kind = "navigation"
+    intent = "In the back office, list the customers whose name or email contains '{text}'."
+    sites = ("admin",)
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        text = data.one(
+            ShopData, "SELECT last_name FROM customers WHERE id = ?", rng.randint(2, 500)
+        )
+        return self.make(
+            {"text": text}, (UrlMatch(f"{ADMIN}/customers?q={text}"),), start_url=f"{ADMIN}/"
+        )
+
+    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
+        return grid_search(page, "Customers", "/customers", params["text"]) or "stop []"
 
 
 @register

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.webarena.shop import Shop, money
-from llmgym.envs.webarena.shop_data import CITIES, SHIPPING_METHODS, STREETS, ShopData
+from llmgym.envs.webarena.shop_data import CITIES, LAST_NAMES, SHIPPING_METHODS, STREETS, ShopData
 from llmgym.envs.webarena.tasks import (
     Data,
     Instance,
@@ -95,6 +95,22 @@ def open_my_orders(page: PageView) -> str | None:
 def order_rows(page: PageView) -> list[list[str]]:
     """My Orders' rows as text: number, date, ship to, total, status."""
     return [[cell.name for cell in row] for row in page.rows()]
+
+
+def open_my_order(page: PageView, number: str) -> str | None:
+    """Open the page of my order ``number`` from My Orders; ``None`` once there."""
+    if page.find("heading", f"Order # {number}"):
+        return None
+    step = open_my_orders(page)
+    if step:
+        return step
+    for row in page.rows():
+        if row[0].name == number:
+            return page.click(page.find("link", "View Order", after=row[0]) or row[0])
+    step = next_page(page)
+    if step is None:
+        raise LookupError(f"no order {number} in My Orders")
+    return step
 
 
 def next_page(page: PageView) -> str | None:
@@ -343,6 +359,15 @@ class SearchCount(ProductTemplate):
         return page.type(box, params["query"])
 
 
+def _leaf_categories(data: Data) -> list[tuple]:
+    """(id, name, department name) of every category below a department."""
+    return data.all(
+        ShopData,
+        "SELECT c.id, c.name, d.name FROM categories c JOIN categories d ON d.id = c.parent_id "
+        "ORDER BY c.id",
+    )
+
+
 def open_category(page: PageView, department: str, category: str) -> str | None:
     """Open the category page of ``category`` in ``department``; ``None`` once there."""
     if page.path.startswith("/category/") and page.find("heading", category):
@@ -361,12 +386,7 @@ class CheapestInCategory(TaskTemplate):
     sites = ("shop",)
 
     def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        leaves = data.all(
-            ShopData,
-            "SELECT c.id, c.name, d.name FROM categories c JOIN categories d ON d.id = c.parent_id "
-            "ORDER BY c.id",
-        )
-        category_id, category, department = rng.choice(leaves)
+        category_id, category, department = rng.choice(_leaf_categories(data))
         cheapest = data.all(
             ShopData,
             "SELECT name, price FROM products WHERE category_id = ? AND status = 'Enabled' "
@@ -462,12 +482,7 @@ class CategorySorted(TaskTemplate):
     sites = ("shop",)
 
     def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        leaves = data.all(
-            ShopData,
-            "SELECT c.id, c.name, d.name FROM categories c JOIN categories d ON d.id = c.parent_id "
-            "ORDER BY c.id",
-        )
-        category_id, category, department = rng.choice(leaves)
+        category_id, category, department = rng.choice(_leaf_categories(data))
         sort = rng.choice(sorted(_SORT_LABELS))
         return self.make(
             {"category": category, "department": department, "order": _SORT_LABELS[sort]},
@@ -517,6 +532,95 @@ class SearchPriceRange(ProductTemplate):
 
 
 @register
+class PriciestItem(TaskTemplate):
+    id = "shop/priciest-item"
+    intent = "Which item of my order {number} had the highest unit price?"
+    sites = ("shop",)
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        order_id, number = rng.choice(
+            data.all(ShopData, "SELECT id, number FROM orders WHERE customer_id = 1")
+        )
+        items = data.all(
+            ShopData,
+            "SELECT name, price FROM order_items WHERE order_id = ? ORDER BY price DESC",
+            order_id,
+        )
+        if len(items) < 2 or items[0][1] == items[1][1]:
+            return None
+        return self.make(
+            {"number": number}, (StringMatch(fuzzy=items[0][0]),), start_url=f"{SHOP}/"
+        )
+
+    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
+        step = open_my_order(page, params["number"])
+        if step:
+            return step
+        rows = [[cell.name for cell in row] for row in page.rows()]
+        priciest = max(rows, key=lambda row: float(row[2].strip("$").replace(",", "")))
+        return f"stop [{priciest[0]}]"
+
+
+@register
+class CategoryCount(TaskTemplate):
+    id = "shop/category-count"
+    intent = (
+        "How many products does the store list under {category} in the {department} department?"
+    )
+    sites = ("shop",)
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        category_id, category, department = rng.choice(_leaf_categories(data))
+        count = data.one(
+            ShopData,
+            "SELECT count(*) FROM products WHERE category_id = ? AND status = 'Enabled'",
+            category_id,
+        )
+        return self.make(
+            {"category": category, "department": department},
+            (StringMatch(exact=str(count)),),
+            start_url=f"{SHOP}/",
+        )
+
+    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
+        category = page.find("link", prefix=f"{params['category']} (")
+        if page.path.startswith("/category/") and page.find("heading", params["department"]):
+            found = need(category, "category link")
+            return f"stop [{found.name.rsplit('(', 1)[1].rstrip(')')}]"
+        return page.link(params["department"])
+
+
+@register
+class RenameAccount(TaskTemplate):
+    id = "shop/rename-account"
+    kind = "change"
+    intent = "I got married: change the name on my account to {first} {last}."
+    sites = ("shop",)
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        last = rng.choice(LAST_NAMES)
+        if last == "Lopez":
+            return None
+        first = rng.choice(("Emma", "Emma", "Emily", "Emmy"))
+        return self.make({"first": first, "last": last}, (ProgramCheck(),), start_url=f"{SHOP}/")
+
+    def check(self, state: Data, instance: Instance) -> bool:
+        row = state.all(ShopData, "SELECT first_name, last_name, email FROM customers WHERE id = 1")
+        before = state.initial.one(ShopData, "SELECT email FROM customers WHERE id = 1")
+        return row == [(instance.params["first"], instance.params["last"], before)]
+
+    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
+        if page.find("StaticText", "You saved the account information."):
+            return "stop []"
+        if page.path == "/account/edit":
+            fields = {"First Name": params["first"], "Last Name": params["last"]}
+            return page.fill(fields) or page.button("Save")
+        if page.path == "/account":
+            return page.link("Edit Account Information")
+        return page.link("My Account")
+
+
+@register
 class OpenOrder(TaskTemplate):
     id = "shop/nav-open-order"
     kind = "navigation"
@@ -534,18 +638,7 @@ class OpenOrder(TaskTemplate):
         )
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
-        if page.find("heading", f"Order # {params['number']}"):
-            return "stop []"
-        step = open_my_orders(page)
-        if step:
-            return step
-        for row in page.rows():
-            if row[0].name == params["number"]:
-                return page.click(page.find("link", "View Order", after=row[0]) or row[0])
-        step = next_page(page)
-        if step is None:
-            raise LookupError(f"no order {params['number']}")
-        return step
+        return open_my_order(page, params["number"]) or "stop []"
 
 
 # ---------------------------------------------------------------------------- changes
