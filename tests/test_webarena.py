@@ -23,6 +23,7 @@ from llmgym.envs.webarena.tasks import (
     StringMatch,
     UrlMatch,
     normalize_answer,
+    template,
     templates,
 )
 
@@ -182,7 +183,7 @@ def test_url_match_wants_the_path_and_every_reference_parameter() -> None:
 # ---------------------------------------------------------------------------- tasks and oracles
 def test_splits_are_disjoint_and_large_enough() -> None:
     split = instances(0, 40, 10)
-    train, evaluation = split["train"], split["eval"]
+    train, evaluation = split["train"].values(), split["eval"].values()
     assert not {i.key for i in train} & {i.key for i in evaluation}
     assert len(train) + len(evaluation) >= 500
     assert len(templates()) >= 20
@@ -190,10 +191,17 @@ def test_splits_are_disjoint_and_large_enough() -> None:
     assert kinds == {StringMatch, UrlMatch, ProgramCheck}
 
 
+def test_a_templates_task_ids_do_not_depend_on_the_other_templates() -> None:
+    ids = instances(0, 40, 10)["eval"]
+    for task_id, instance in ids.items():
+        number = int(task_id.split("/")[1])
+        assert template(instance.template).slot == number // 1000
+    assert len({t.slot for t in templates()}) == len(templates())
+
+
 def _first_eval_task(env: WebArenaEnv, template_id: str) -> str:
-    ids = env.task_ids("eval")
     chosen = instances(0, 40, 10)["eval"]
-    return next(ids[i] for i, instance in enumerate(chosen) if instance.template == template_id)
+    return next(task_id for task_id, i in chosen.items() if i.template == template_id)
 
 
 def _forged(instance: Instance) -> Instance:

@@ -121,6 +121,7 @@ def saved(page: PageView, message: str) -> str | None:
 @register
 class CustomerEmail(CustomerTemplate):
     id = "admin/customer-email"
+    slot = 25
     intent = "What is the email address of the customer {name}?"
     sites = ("admin",)
     column = 2
@@ -142,6 +143,7 @@ class CustomerEmail(CustomerTemplate):
 @register
 class CustomerPhone(CustomerEmail):
     id = "admin/customer-phone"
+    slot = 26
     intent = "What is the phone number of the customer {name}?"
     column = 3
 
@@ -152,6 +154,7 @@ class CustomerPhone(CustomerEmail):
 @register
 class CustomerOrderCount(CustomerTemplate):
     id = "admin/customer-order-count"
+    slot = 27
     intent = "How many orders has the customer {name} placed in total?"
     sites = ("admin",)
 
@@ -170,6 +173,7 @@ class CustomerOrderCount(CustomerTemplate):
 @register
 class ProductStock(TaskTemplate):
     id = "admin/product-stock"
+    slot = 28
     intent = "How many units of the product with SKU {sku} are in stock?"
     sites = ("admin",)
 
@@ -207,6 +211,7 @@ _BESTSELLERS: dict[tuple[int, str], list[tuple]] = {}
 @register
 class Bestseller(TaskTemplate):
     id = "admin/bestseller"
+    slot = 29
     intent = "Which product was number {rank} in the bestsellers report of {year}?"
     sites = ("admin",)
 
@@ -232,6 +237,7 @@ class Bestseller(TaskTemplate):
 @register
 class MonthlySales(TaskTemplate):
     id = "admin/monthly-sales"
+    slot = 30
     intent = "According to the sales report, what were the store's {metric} in {month}?"
     sites = ("admin",)
     _METRICS: ClassVar[dict[str, str]] = {"orders": "number of orders", "total": "total sales"}
@@ -271,6 +277,7 @@ class MonthlySales(TaskTemplate):
 @register
 class FilteredOrders(TaskTemplate):
     id = "admin/nav-filtered-orders"
+    slot = 31
     kind = "navigation"
     intent = "In the back office, list the {status} orders, sorted by {order}."
     sites = ("admin",)
@@ -295,6 +302,7 @@ class FilteredOrders(TaskTemplate):
 @register
 class SetPrice(TaskTemplate):
     id = "admin/set-price"
+    slot = 32
     kind = "change"
     intent = "Change the price of the product with SKU {sku} to ${price}."
     sites = ("admin",)
@@ -327,6 +335,7 @@ class SetPrice(TaskTemplate):
 @register
 class DisableProduct(ProductTemplate):
     id = "admin/disable-product"
+    slot = 33
     kind = "change"
     intent = "Disable the product {product} so that it no longer shows in the store."
     sites = ("admin",)
@@ -376,6 +385,7 @@ def _open_order(page: PageView, number: str) -> str | None:
 @register
 class CancelOrder(TaskTemplate):
     id = "admin/cancel-order"
+    slot = 34
     kind = "change"
     intent = "Cancel order {number}; the customer asked us to."
     sites = ("admin",)
@@ -413,6 +423,7 @@ class CancelOrder(TaskTemplate):
 @register
 class HoldOrder(CancelOrder):
     id = "admin/hold-order"
+    slot = 35
     intent = "Put order {number} on hold until the customer confirms the address."
     action = "hold"
 
@@ -420,6 +431,7 @@ class HoldOrder(CancelOrder):
 @register
 class ShipOrder(CancelOrder):
     id = "admin/ship-order"
+    slot = 36
     intent = "Order {number} has left the warehouse: mark it as shipped."
     action = "ship"
 
@@ -427,6 +439,7 @@ class ShipOrder(CancelOrder):
 @register
 class OrderEmail(TaskTemplate):
     id = "admin/order-email"
+    slot = 37
     intent = "What is the email address of the customer who placed order {number}?"
     sites = ("admin",)
 
@@ -446,6 +459,7 @@ class OrderEmail(TaskTemplate):
 @register
 class FindCustomers(TaskTemplate):
     id = "admin/nav-find-customers"
+    slot = 38
     kind = "navigation"
     intent = "In the back office, list the customers whose name or email contains '{text}'."
     sites = ("admin",)
@@ -465,6 +479,7 @@ class FindCustomers(TaskTemplate):
 @register
 class CommentOrder(TaskTemplate):
     id = "admin/comment-order"
+    slot = 39
     kind = "change"
     intent = "Add the comment '{comment}' to order {number}."
     sites = ("admin",)
@@ -504,6 +519,7 @@ class CommentOrder(TaskTemplate):
 @register
 class UpdateCustomerPhone(CustomerTemplate):
     id = "admin/update-customer-phone"
+    slot = 40
     kind = "change"
     intent = "Update the phone number of the customer {name} to {phone}."
     sites = ("admin",)
@@ -537,6 +553,7 @@ class UpdateCustomerPhone(CustomerTemplate):
 @register
 class ApproveReview(TaskTemplate):
     id = "admin/approve-review"
+    slot = 41
     kind = "change"
     intent = "Approve the pending review '{title}' that {nickname} wrote about {product}."
     sites = ("admin",)

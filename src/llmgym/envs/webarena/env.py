@@ -9,13 +9,20 @@ from typing import Any
 
 import numpy as np
 
-from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob
+from llmgym.core import EnvConfig, Task, TextEnv, Transition, knob
 from llmgym.core.tasks import TaskRng, split_of
 from llmgym.envs.webarena import admin_tasks, shop_tasks  # noqa: F401 (they register templates)
 from llmgym.envs.webarena.browser import ACTION_HELP, Browser, parse_action
 from llmgym.envs.webarena.shop_data import ADMIN_SESSION, SHOP_SESSION
 from llmgym.envs.webarena.sites import Web
-from llmgym.envs.webarena.tasks import Data, Instance, PageView, template, templates
+from llmgym.envs.webarena.tasks import (
+    INSTANCES_PER_SLOT,
+    Data,
+    Instance,
+    PageView,
+    template,
+    templates,
+)
 
 __all__ = ["WebArenaConfig", "WebArenaEnv", "instances"]
 
@@ -50,14 +57,17 @@ class WebArenaConfig(EnvConfig):
 
 
 @lru_cache(maxsize=8)
-def instances(seed: int, train: int, evaluation: int) -> dict[str, tuple[Instance, ...]]:
-    """The instances of each split: each template's, interleaved (template 1's first, template
-    2's first, ..., template 1's second, ...). A template's candidates are drawn from its own
-    stream and go to the split a hash of their content picks, so the splits never share one;
-    a template whose draws stop finding new instances has fewer."""
+def instances(seed: int, train: int, evaluation: int) -> dict[str, dict[str, Instance]]:
+    """The instances of each split by task id. Template ``t``'s ``k``-th instance has the id
+    ``<split>/<t.slot * 1000 + k>``, so a new template never renumbers another's; the ids are
+    listed interleaved (every template's first, then every template's second, ...).
+
+    A template's candidates are drawn from its own stream and go to the split a hash of their
+    content picks, so the splits never share one; a template whose draws stop finding new
+    instances has fewer."""
     data = Data.pristine(seed)
     wanted = {"train": train, "eval": evaluation}
-    columns: dict[str, list[list[Instance]]] = {"train": [], "eval": []}
+    columns: dict[str, list[list[tuple[str, Instance]]]] = {"train": [], "eval": []}
     for task_template in templates():
         found: dict[str, list[Instance]] = {"train": [], "eval": []}
         seen: set[str] = set()
@@ -75,13 +85,14 @@ def instances(seed: int, train: int, evaluation: int) -> dict[str, tuple[Instanc
             if len(found[split]) < wanted[split]:
                 found[split].append(instance)
         for split, column in found.items():
-            columns[split].append(column)
-    return {split: _interleave(split_columns) for split, split_columns in columns.items()}
+            base = task_template.slot * INSTANCES_PER_SLOT
+            columns[split].append([(f"{split}/{base + k:05d}", i) for k, i in enumerate(column)])
+    return {split: dict(_interleave(split_columns)) for split, split_columns in columns.items()}
 
 
-def _interleave(columns: list[list[Instance]]) -> tuple[Instance, ...]:
+def _interleave(columns: list[list[tuple[str, Instance]]]) -> list[tuple[str, Instance]]:
     longest = max((len(column) for column in columns), default=0)
-    return tuple(column[i] for i in range(longest) for column in columns if i < len(column))
+    return [column[i] for i in range(longest) for column in columns if i < len(column)]
 
 
 class WebArenaEnv(TextEnv[WebArenaConfig]):
@@ -150,8 +161,9 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
 
     ## Arguments
     ``gymnasium.make("llmgym/WebArena-v0", viewport_lines=120)``; see
-    :class:`WebArenaConfig`. Task ``split/N`` is the instance ``N`` of the split, templates
-    interleaved; train and eval instances are disjoint by content.
+    :class:`WebArenaConfig`. Task ``split/N`` is instance ``N % 1000`` of the template numbered
+    ``N // 1000`` (so adding templates never renumbers a task); ``task_ids`` lists them
+    interleaved, one of each template in turn. Train and eval instances are disjoint by content.
 
     ## Version History
     * v0: Initial version.
@@ -185,10 +197,10 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: WebArenaConfig | None = None) -> Sequence[str]:
-        return TaskIdRange(split, len(self._instances(split, config or self.config)))
+        return tuple(self._instances(split, config or self.config))
 
     @staticmethod
-    def _instances(split: str, config: WebArenaConfig) -> tuple[Instance, ...]:
+    def _instances(split: str, config: WebArenaConfig) -> dict[str, Instance]:
         return instances(config.data_seed, config.train_per_template, config.eval_per_template)[
             split
         ]
@@ -210,7 +222,7 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
         if config.data_seed != self.web.seed:
             self.web = Web(config.data_seed)
         self.web.reset()
-        self._instance = self._instances(task.split, config)[task.index]
+        self._instance = self._instances(task.split, config)[task.task_id]
         self._browser = Browser(self.web.site_at, config.viewport_lines)
         self._browser.start(self._instance.start_url, START_COOKIES)
         self._previous, self._memory = "None", {}

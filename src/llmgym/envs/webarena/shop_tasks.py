@@ -128,6 +128,7 @@ def done_when(page: PageView, message: str) -> str | None:
 @register
 class ProductPrice(ProductTemplate):
     id = "shop/product-price"
+    slot = 0
     intent = "What is the price of {product}?"
     sites = ("shop",)
 
@@ -152,6 +153,7 @@ class ProductPrice(ProductTemplate):
 @register
 class ProductSku(ProductTemplate):
     id = "shop/product-sku"
+    slot = 1
     intent = "What is the SKU of {product}?"
     sites = ("shop",)
 
@@ -165,6 +167,7 @@ class ProductSku(ProductTemplate):
 @register
 class ProductReviewCount(ProductTemplate):
     id = "shop/product-review-count"
+    slot = 2
     intent = "How many customer reviews does {product} have?"
     sites = ("shop",)
 
@@ -189,6 +192,7 @@ class ProductReviewCount(ProductTemplate):
 @register
 class ReviewRating(ProductTemplate):
     id = "shop/review-rating"
+    slot = 3
     intent = "How many stars did {nickname} give {product} in their review?"
     sites = ("shop",)
 
@@ -222,6 +226,7 @@ class ReviewRating(ProductTemplate):
 @register
 class OrderTotal(TaskTemplate):
     id = "shop/order-total"
+    slot = 4
     intent = "What was the order total of my order {number}?"
     sites = ("shop",)
     column = 3
@@ -254,6 +259,7 @@ class OrderTotal(TaskTemplate):
 @register
 class OrderStatus(OrderTotal):
     id = "shop/order-status"
+    slot = 5
     intent = "What is the status of my order {number}?"
     column = 4
 
@@ -264,6 +270,7 @@ class OrderStatus(OrderTotal):
 @register
 class MonthlyOrders(TaskTemplate):
     id = "shop/monthly-orders"
+    slot = 6
     intent = "How many orders did I place in {month}?"
     sites = ("shop",)
 
@@ -303,6 +310,7 @@ def month_key(name: str) -> str:
 @register
 class MonthlySpending(MonthlyOrders):
     id = "shop/monthly-spending"
+    slot = 7
     intent = "How much did I spend on orders placed in {month}, canceled orders excluded?"
 
     def draw(self, data: Data, rng: TaskRng) -> Instance | None:
@@ -335,6 +343,7 @@ class MonthlySpending(MonthlyOrders):
 @register
 class SearchCount(ProductTemplate):
     id = "shop/search-count"
+    slot = 8
     intent = "How many products does a search for '{query}' find in the store?"
     sites = ("shop",)
 
@@ -380,6 +389,7 @@ def open_category(page: PageView, department: str, category: str) -> str | None:
 @register
 class CheapestInCategory(TaskTemplate):
     id = "shop/cheapest-in-category"
+    slot = 9
     intent = (
         "What is the cheapest product in the {category} category of the {department} department?"
     )
@@ -416,6 +426,7 @@ class CheapestInCategory(TaskTemplate):
 @register
 class MissingProduct(TaskTemplate):
     id = "shop/missing-product-price"
+    slot = 10
     intent = "What is the price of the {product}?"
     sites = ("shop",)
     _NOUNS = (
@@ -477,6 +488,7 @@ _SORT_OPTIONS = {
 @register
 class CategorySorted(TaskTemplate):
     id = "shop/nav-category-sorted"
+    slot = 11
     kind = "navigation"
     intent = "Show me the {category} products of the {department} department sorted by {order}."
     sites = ("shop",)
@@ -504,6 +516,7 @@ class CategorySorted(TaskTemplate):
 @register
 class SearchPriceRange(ProductTemplate):
     id = "shop/nav-search-price-range"
+    slot = 12
     kind = "navigation"
     intent = "Search the store for '{query}' and show only results priced from ${low} to ${high}."
     sites = ("shop",)
@@ -534,6 +547,7 @@ class SearchPriceRange(ProductTemplate):
 @register
 class PriciestItem(TaskTemplate):
     id = "shop/priciest-item"
+    slot = 13
     intent = "Which item of my order {number} had the highest unit price?"
     sites = ("shop",)
 
@@ -564,6 +578,7 @@ class PriciestItem(TaskTemplate):
 @register
 class CategoryCount(TaskTemplate):
     id = "shop/category-count"
+    slot = 14
     intent = (
         "How many products does the store list under {category} in the {department} department?"
     )
@@ -593,6 +608,7 @@ class CategoryCount(TaskTemplate):
 @register
 class RenameAccount(TaskTemplate):
     id = "shop/rename-account"
+    slot = 15
     kind = "change"
     intent = "I got married: change the name on my account to {first} {last}."
     sites = ("shop",)
@@ -623,6 +639,7 @@ class RenameAccount(TaskTemplate):
 @register
 class OpenOrder(TaskTemplate):
     id = "shop/nav-open-order"
+    slot = 16
     kind = "navigation"
     intent = "Open the page of my order {number}."
     sites = ("shop",)
@@ -645,6 +662,7 @@ class OpenOrder(TaskTemplate):
 @register
 class AddToCart(ProductTemplate):
     id = "shop/add-to-cart"
+    slot = 17
     kind = "change"
     intent = "Add {qty} of {product} to my shopping cart."
     sites = ("shop",)
@@ -677,6 +695,7 @@ class AddToCart(ProductTemplate):
 @register
 class BuyProduct(ProductTemplate):
     id = "shop/buy-product"
+    slot = 18
     kind = "change"
     intent = "Buy one {product} and have it shipped with {method}."
     sites = ("shop",)
@@ -723,6 +742,7 @@ class BuyProduct(ProductTemplate):
 @register
 class UpdateAddress(TaskTemplate):
     id = "shop/update-address"
+    slot = 19
     kind = "change"
     intent = "I moved: change my default shipping address to {street}, {city}, {state} {zip}."
     sites = ("shop",)
@@ -762,6 +782,7 @@ class UpdateAddress(TaskTemplate):
 @register
 class AddToWishList(ProductTemplate):
     id = "shop/add-to-wish-list"
+    slot = 20
     kind = "change"
     intent = "Add {product} to my wish list."
     sites = ("shop",)
@@ -790,6 +811,7 @@ class AddToWishList(ProductTemplate):
 @register
 class WriteReview(ProductTemplate):
     id = "shop/write-review"
+    slot = 21
     kind = "change"
     intent = (
         "Write a {stars}-star review of {product} with the summary '{title}' and the text "

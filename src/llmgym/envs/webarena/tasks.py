@@ -48,6 +48,9 @@ __all__ = [
 ]
 
 KINDS = ("information", "navigation", "change")
+MAX_TEMPLATES = 100
+INSTANCES_PER_SLOT = 1_000
+"""Task ``<split>/<n>`` is instance ``n % 1000`` of the template whose slot is ``n // 1000``."""
 """WebArena's three kinds of task: information seeking, navigation, content and configuration."""
 
 T = TypeVar("T")
@@ -308,12 +311,18 @@ class PageView:
 class TaskTemplate(ABC):
     """One WebArena intent template (see the module docstring).
 
-    Class attributes: ``id`` (stable, ``"<site>/<name>"``: it seeds the instances), ``kind``
+    Class attributes: ``id`` (stable, ``"<site>/<name>"``: it seeds the instances), ``slot``
+    (its block of task ids), ``kind``
     (one of :data:`KINDS`), ``sites`` (the site names it uses, the start site first) and
     ``intent`` (the phrasing, with ``{slots}`` filled from ``params``).
     """
 
     id: ClassVar[str] = ""
+    slot: ClassVar[int] = -1
+    """The template's number (0-99, unique): its instances are the task ids
+    ``<split>/<slot * 1000 + k>``, so adding a template never renumbers another's tasks. The
+    store has 0-24, its back office 25-49; the forum takes 50-66, code hosting 67-83, the wiki
+    84-99."""
     kind: ClassVar[str] = "information"
     sites: ClassVar[tuple[str, ...]] = ()
     intent: ClassVar[str] = ""
@@ -359,6 +368,8 @@ def register(cls: type[TaskTemplate]) -> type[TaskTemplate]:
         raise ValueError(f"{cls.__name__}.kind is {cls.kind!r}; allowed: {KINDS}")
     if cls.id in _TEMPLATES:
         raise ValueError(f"two templates have the id {cls.id!r}")
+    if not 0 <= cls.slot < MAX_TEMPLATES or any(t.slot == cls.slot for t in _TEMPLATES.values()):
+        raise ValueError(f"{cls.__name__}.slot is {cls.slot}: it must be a free number 0-99")
     _TEMPLATES[cls.id] = cls()
     return cls
 
