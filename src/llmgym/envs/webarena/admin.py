@@ -60,6 +60,18 @@ ORDER_SORTS = {
     "total_asc": ("Grand Total: Low to High", "o.total, o.id"),
 }
 YEARS = ("2022", "2023")
+_MENU = h(
+    "nav",
+    link("/", "Dashboard")
+    + link("/sales/orders", "Orders")
+    + link("/catalog/products", "Products")
+    + link("/customers", "Customers")
+    + link("/reviews", "Reviews")
+    + link("/reports/bestsellers", "Bestsellers Report")
+    + link("/reports/sales", "Sales Report")
+    + link("/logout", "Sign Out"),
+    aria_label="Admin Menu",
+)
 
 
 class ShopAdmin(Site):
@@ -74,22 +86,7 @@ class ShopAdmin(Site):
 
     def layout(self, request: Request | None, title: str, body: str) -> str:
         signed_in = request is not None and request.user_id is not None
-        menu = (
-            h(
-                "nav",
-                link("/", "Dashboard")
-                + link("/sales/orders", "Orders")
-                + link("/catalog/products", "Products")
-                + link("/customers", "Customers")
-                + link("/reviews", "Reviews")
-                + link("/reports/bestsellers", "Bestsellers Report")
-                + link("/reports/sales", "Sales Report")
-                + link("/logout", "Sign Out"),
-                aria_label="Admin Menu",
-            )
-            if signed_in
-            else ""
-        )
+        menu = _MENU if signed_in else ""
         flash = h("div", esc(request.flash), class_="flash") if request and request.flash else ""
         header = h("header", link("/", self.title))
         return self.document(f"{title} / {self.title}", header + menu + h("main", flash + body))

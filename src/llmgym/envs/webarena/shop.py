@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import cached_property
 from typing import Any, ClassVar
 
 from llmgym.envs.webarena.database import Dataset
@@ -85,18 +86,24 @@ class Shop(Site):
             + button("Search"),
             role="search",
         )
+        flash = h("div", esc(request.flash), class_="flash") if request and request.flash else ""
+        header = h("header", link("/", self.title) + account + search)
+        footer = h("footer", esc(f"© {TODAY[:4]} One Stop Market. All rights reserved."))
+        return self.document(
+            f"{title}", header + self._departments + h("main", flash + body) + footer
+        )
+
+    @cached_property
+    def _departments(self) -> str:
+        """The departments menu (no page changes the categories, so it is drawn once)."""
         departments = self.db.execute(
             "SELECT id, name FROM categories WHERE parent_id IS NULL ORDER BY name"
         ).fetchall()
-        nav = h(
+        return h(
             "nav",
             "".join(link(f"/category/{i}", name) for i, name in departments),
             aria_label="Departments",
         )
-        flash = h("div", esc(request.flash), class_="flash") if request and request.flash else ""
-        header = h("header", link("/", self.title) + account + search)
-        footer = h("footer", esc(f"© {TODAY[:4]} One Stop Market. All rights reserved."))
-        return self.document(f"{title}", header + nav + h("main", flash + body) + footer)
 
     def _cart_count(self, user: int | None) -> int:
         row = self.db.execute(

@@ -30,6 +30,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import parse_qs, urlencode
@@ -406,7 +407,14 @@ BASE_STYLE = (
 # ---------------------------------------------------------------------------- HTML helpers
 def esc(value: object) -> str:
     """HTML-escape ``value``'s text."""
+    if type(value) is int:
+        return str(value)
     return html.escape(str(value), quote=True)
+
+
+@lru_cache(maxsize=256)
+def _attribute_name(key: str) -> str:
+    return key.rstrip("_").replace("_", "-")
 
 
 def _attributes(attrs: Mapping[str, object]) -> str:
@@ -414,7 +422,7 @@ def _attributes(attrs: Mapping[str, object]) -> str:
     for key, value in attrs.items():
         if value is None or value is False:
             continue
-        name = key.rstrip("_").replace("_", "-")
+        name = _attribute_name(key)
         parts.append(f" {name}" if value is True else f' {name}="{esc(value)}"')
     return "".join(parts)
 
@@ -422,12 +430,15 @@ def _attributes(attrs: Mapping[str, object]) -> str:
 def h(tag: str, content: str = "", **attrs: object) -> str:
     """An element; ``content`` is HTML (escape text with :func:`esc`). ``class_`` -> ``class``,
     ``aria_label`` -> ``aria-label``; ``True`` gives a bare attribute, ``None``/``False`` none."""
+    if not attrs:
+        return f"<{tag}>{content}</{tag}>"
     return f"<{tag}{_attributes(attrs)}>{content}</{tag}>"
 
 
 def link(href: str, text: str, **attrs: object) -> str:
     """A link with escaped ``text``."""
-    return h("a", esc(text), href=href, **attrs)
+    extra = _attributes(attrs) if attrs else ""
+    return f'<a href="{esc(href)}"{extra}>{esc(text)}</a>'
 
 
 def textbox(name: str, label: str, value: object = "", kind: str = "text", **attrs: object) -> str:
