@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from llmgym.core.tasks import TaskRng
@@ -108,9 +109,16 @@ def open_row(page: PageView, column: int, text: str, action: str) -> str:
     return page.click(found)
 
 
-def _ids(data: Data, table: str, condition: str) -> set[int]:
+def _ids(data: Data, table: str, condition: str) -> frozenset[int]:
     """The ids of the rows of ``table`` meeting ``condition``."""
-    return {row[0] for row in data.all(ShopData, f"SELECT id FROM {table} WHERE {condition}")}
+    sql = f"SELECT id FROM {table} WHERE {condition}"
+    return frozenset(row[0] for row in data.all(ShopData, sql))
+
+
+@lru_cache(maxsize=64)
+def _initial_ids(seed: int, table: str, condition: str) -> frozenset[int]:
+    """:func:`_ids` of the generated data of ``seed`` (which never changes)."""
+    return _ids(Data.pristine(seed), table, condition)
 
 
 def saved(page: PageView, message: str) -> str | None:
@@ -349,8 +357,8 @@ class DisableProduct(ProductTemplate):
         )
 
     def check(self, state: Data, instance: Instance) -> bool:
-        return _ids(state, "products", "status = 'Disabled'") == _ids(
-            state.initial, "products", "status = 'Disabled'"
+        return _ids(state, "products", "status = 'Disabled'") == _initial_ids(
+            state.seed, "products", "status = 'Disabled'"
         ) | {instance.reference["product_id"]}
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
@@ -410,7 +418,7 @@ class CancelOrder(TaskTemplate):
 
     def check(self, state: Data, instance: Instance) -> bool:
         status = f"status = '{ORDER_ACTIONS[self.action][2]}'"
-        return _ids(state, "orders", status) == _ids(state.initial, "orders", status) | {
+        return _ids(state, "orders", status) == _initial_ids(state.seed, "orders", status) | {
             instance.reference["order_id"]
         }
 
@@ -577,7 +585,7 @@ class ApproveReview(TaskTemplate):
 
     def check(self, state: Data, instance: Instance) -> bool:
         approved = _ids(state, "reviews", "status = 'Approved'")
-        before = _ids(state.initial, "reviews", "status = 'Approved'")
+        before = _initial_ids(state.seed, "reviews", "status = 'Approved'")
         return approved == before | {instance.reference["review_id"]} and len(approved) > len(
             before
         )
