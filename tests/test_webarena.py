@@ -250,7 +250,7 @@ def test_reset_restores_the_data_and_copies_carry_the_changes(env: WebArenaEnv) 
 
 # ---------------------------------------------------------------------------- real HTTP
 def test_the_served_sites_answer_over_http_with_sessions_redirects_and_errors() -> None:
-    running = serve_sites(port_offset=20_000 + 37)
+    running = serve_sites(port_offset=None)
     try:
         shop, admin = (served.url for served in running)
         with httpx.Client(base_url=shop) as client:
@@ -265,6 +265,9 @@ def test_the_served_sites_answer_over_http_with_sessions_redirects_and_errors() 
             assert "Emma Lopez" in client.get("/account").text
             added = client.post("/cart/add", data={"product_id": "5", "qty": "2"})
             assert added.status_code == 303
+            assert client.post("/cart/add", data={"product_id": "x' OR 1"}).status_code == 404
+            huge = client.post("/cart/add", content=b"q=" + b"x" * 2_000_000)
+            assert huge.status_code == 413
             assert "My Cart (2)" in client.get("/cart").text
         with httpx.Client(base_url=admin) as client:
             assert client.get("/sales/orders").headers["location"] == "/login"

@@ -12,7 +12,7 @@ import pytest
 from llmgym.envs.webarena.browser import Browser
 from llmgym.envs.webarena.env import START_COOKIES
 from llmgym.envs.webarena.serve import serve_sites
-from llmgym.envs.webarena.sites import Web
+from llmgym.envs.webarena.sites import Web, site_class
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = [
@@ -66,7 +66,6 @@ ROLES = (
     "listitem",
     "navigation",
 )
-PORT_OFFSET = 20_000 + 53
 
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="needs Chromium at /usr/bin/chromium (apt-get install chromium)"
@@ -77,25 +76,22 @@ pytestmark = pytest.mark.skipif(
 def chromium():
     sync_api = pytest.importorskip("playwright.sync_api")
     web = Web(0)
-    running = serve_sites(port_offset=PORT_OFFSET, web=web)
+    running = serve_sites(port_offset=None, web=web)
+    served = {site.site.port: site.url for site in running}
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         context.add_cookies(
             [
-                {
-                    "name": name,
-                    "value": value,
-                    "url": f"http://127.0.0.1:{int(host.split(':')[1]) + PORT_OFFSET}/",
-                }
+                {"name": name, "value": value, "url": served[int(host.split(":")[1])] + "/"}
                 for host, jar in START_COOKIES.items()
                 for name, value in jar.items()
             ]
         )
-        yield web, {served.site.name: served.url for served in running}, context
+        yield web, {running_site.site.name: running_site.url for running_site in running}, context
         browser.close()
-    for served in running:
-        served.stop()
+    for running_site in running:
+        running_site.stop()
 
 
 @pytest.mark.slow
@@ -105,8 +101,7 @@ def test_chromium_renders_every_element_the_tree_lists(chromium, site: str) -> N
     page = context.new_page()
     ours = Browser(web.site_at, viewport_lines=10_000)
     for path in PAGES[site]:
-        port = urls[site].rsplit(":", 1)[1]
-        ours.start(f"http://localhost:{int(port) - PORT_OFFSET}{path}", START_COOKIES)
+        ours.start(f"http://localhost:{site_class(site).port}{path}", START_COOKIES)
         response = page.goto(urls[site] + path)
         assert response is not None and response.status == 200, path
         assert page.title() == ours.visit.page.title, path

@@ -55,11 +55,12 @@ def serve_sites(
     *,
     host: str = "127.0.0.1",
     seed: int = 0,
-    port_offset: int = 0,
+    port_offset: int | None = 0,
     web: Web | None = None,
 ) -> list[RunningSite]:
     """Start the sites ``names`` (default: all) on ``host`` at their ports plus
-    ``port_offset``, each in a background thread; returns them running."""
+    ``port_offset`` (``None``: ports the system picks), each in a background thread; returns
+    them running."""
     web = web or Web(seed, secret=secrets.token_hex(16))
     classes = [site_class(name) for name in names] if names else list(SITE_CLASSES)
     running = []
@@ -67,7 +68,7 @@ def serve_sites(
         site = web.site(cls)
         server = make_server(
             host,
-            cls.port + port_offset,
+            0 if port_offset is None else cls.port + port_offset,
             site,
             server_class=_ThreadingServer,
             handler_class=_QuietHandler,
