@@ -636,6 +636,25 @@ def _searchqa() -> list[str]:
     ]
 
 
+def _webarena() -> list[str]:
+    data = load("webarena_browser.json")
+    if not data:
+        return []
+    store = data["store_data"]
+    return [
+        f"Page loads with their accessibility tree, on the {data['pages']} pages the oracle visits "
+        f"in {data['tasks']} eval tasks: {data['in_process_pages_per_s']:,.0f} pages/s "
+        f"in-process ({data['in_process_uncached_pages_per_s']:,.0f} without the parsed-page "
+        f"cache) against {data['chromium_pages_per_s']:,.1f} in headless Chromium through "
+        f"Playwright, as WebArena runs: {data['in_process_over_chromium']:,.0f} times faster "
+        "(load average "
+        f"{data['machine'].get('load_average_1m', '?')}) — `python benchmarks/webarena_browser.py`",
+        f"The store's data: {store['products']:,} products in {store['categories']} categories, "
+        f"{store['customers']:,} customers, {store['orders']:,} orders ({store['order_items']:,} "
+        f"lines), {store['reviews']:,} reviews; {store['database_bytes'] / 1e6:.1f} MB of sqlite",
+    ]
+
+
 def _sql() -> list[str]:
     data = load("sql_sandbox.json")
     if not data:
@@ -665,6 +684,7 @@ EXTRAS = {
     "llmgym/CrafterPixels-v0": lambda: _crafter_speed("reset_speedup", "pixel_step_speedup"),
     "llmgym/TextWorld-v0": _textworld,
     "llmgym/WebShop-v0": _webshop,
+    "llmgym/WebArena-v0": _webarena,
     "llmgym/SQL-v0": _sql,
     "llmgym/SearchQA-v0": _searchqa,
     "llmgym/ConnectFour-v0": _connect_four,

@@ -1,5 +1,5 @@
 """The ``llmgym`` command line: list, play, eval, match, collect, envgen, convert, serve,
-export, view, report and render."""
+export, view, report, render and webarena."""
 
 from __future__ import annotations
 
@@ -726,6 +726,30 @@ def _export_agenteval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_webarena(args: argparse.Namespace) -> int:
+    import time
+
+    from llmgym.envs.webarena.serve import SIGN_IN, serve_sites
+
+    running = serve_sites(
+        args.sites.split(",") if args.sites else None,
+        host=args.host,
+        seed=args.seed,
+        port_offset=args.port_offset,
+    )
+    for served in running:
+        sign_in = SIGN_IN.get(served.site.name, "")
+        print(f"{served.site.title:<20} {served.url}/  {sign_in}")
+    print("serving; Ctrl-C stops")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        for served in running:
+            served.stop()
+        return EXIT_INTERRUPTED
+
+
 def _cmd_envgen(args: argparse.Namespace) -> int:
     from llmgym.envgen import DesignSpec, SkillStats, make_designer
 
@@ -1190,6 +1214,21 @@ def _add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     server.set_defaults(run=_cmd_serve)
 
 
+def _add_webarena_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``llmgym webarena serve``: WebArena-v0's sites on local ports, for a real browser."""
+    webarena = commands.add_parser(
+        "webarena", help="serve WebArena-v0's sites (store, back office, ...) for a browser"
+    )
+    webarena.add_argument("action", choices=("serve",), help="what to do")
+    webarena.add_argument("--host", default="127.0.0.1", help="interface to listen on")
+    webarena.add_argument("--seed", type=int, default=0, help="seed of the generated data")
+    webarena.add_argument(
+        "--port-offset", type=int, default=0, help="added to each site's port (store 7770, ...)"
+    )
+    webarena.add_argument("--sites", default="", help="comma-separated site names (default: all)")
+    webarena.set_defaults(run=_cmd_webarena)
+
+
 def _add_export_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """``llmgym export openenv ENV_ID DIR`` (an environment packaged for another ecosystem) and
     ``llmgym export agenteval --format agentgym --out DIR`` (the suite as AgentGym's files)."""
@@ -1290,6 +1329,7 @@ _COMMANDS = (
     _add_view_command,
     _add_report_command,
     _add_render_command,
+    _add_webarena_command,
 )
 """The subcommands, in the order ``llmgym --help`` lists them."""
 

@@ -1,0 +1,297 @@
+"""WebArena, offline: web tasks on generated, self-hosted sites, seen as accessibility trees."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from llmgym.core import EnvConfig, Task, TextEnv, Transition, knob
+from llmgym.core.tasks import TaskRng, split_of
+from llmgym.envs.webarena import admin_tasks, shop_tasks  # noqa: F401 (they register templates)
+from llmgym.envs.webarena.browser import ACTION_HELP, Browser, parse_action
+from llmgym.envs.webarena.shop_data import ADMIN_SESSION, SHOP_SESSION
+from llmgym.envs.webarena.sites import Web
+from llmgym.envs.webarena.tasks import (
+    INSTANCES_PER_SLOT,
+    Data,
+    Instance,
+    PageView,
+    template,
+    templates,
+)
+
+__all__ = ["WebArenaConfig", "WebArenaEnv", "instances"]
+
+EVAL_FRACTION = 0.2
+MAX_DRAWS = 2_000
+"""Draws a template gets to find its instances."""
+MAX_STALE_DRAWS = 100
+"""A template whose last this many draws found nothing new has no more instances to give."""
+START_COOKIES = {
+    "localhost:7770": {"shop_sid": SHOP_SESSION},
+    "localhost:7780": {"admin_sid": ADMIN_SESSION},
+}
+"""The sessions every episode starts with: signed in to every site, as in WebArena."""
+
+
+@dataclass(frozen=True)
+class WebArenaConfig(EnvConfig):
+    """Knobs of :class:`WebArenaEnv`."""
+
+    viewport_lines: int = knob(
+        80, low=10, high=2_000, doc="Lines of the accessibility tree in view; scroll to see more."
+    )
+    train_per_template: int = knob(
+        40, low=1, high=300, doc="Train instances per intent template (fewer where it has fewer)."
+    )
+    eval_per_template: int = knob(
+        10, low=1, high=100, doc="Eval instances per intent template (fewer where it has fewer)."
+    )
+    data_seed: int = knob(
+        0, low=0, high=2**31 - 1, doc="Seed of the sites' generated data (another store, ...)."
+    )
+
+
+@lru_cache(maxsize=8)
+def instances(seed: int, train: int, evaluation: int) -> dict[str, dict[str, Instance]]:
+    """The instances of each split by task id. Template ``t``'s ``k``-th instance has the id
+    ``<split>/<t.slot * 1000 + k>``, so a new template never renumbers another's; the ids are
+    listed interleaved (every template's first, then every template's second, ...).
+
+    A template's candidates are drawn from its own stream and go to the split a hash of their
+    content picks, so the splits never share one; a template whose draws stop finding new
+    instances has fewer."""
+    data = Data.pristine(seed)
+    wanted = {"train": train, "eval": evaluation}
+    columns: dict[str, list[list[tuple[str, Instance]]]] = {"train": [], "eval": []}
+    for task_template in templates():
+        found: dict[str, list[Instance]] = {"train": [], "eval": []}
+        seen: set[str] = set()
+        stale = 0
+        for draw in range(MAX_DRAWS):
+            if all(len(found[s]) >= wanted[s] for s in found) or stale >= MAX_STALE_DRAWS:
+                break
+            instance = task_template.draw(data, TaskRng("webarena", seed, task_template.id, draw))
+            if instance is None or instance.key in seen:
+                stale += 1
+                continue
+            stale = 0
+            seen.add(instance.key)
+            split = split_of(instance.key, EVAL_FRACTION)
+            if len(found[split]) < wanted[split]:
+                found[split].append(instance)
+        for split, column in found.items():
+            base = task_template.slot * INSTANCES_PER_SLOT
+            columns[split].append([(f"{split}/{base + k:05d}", i) for k, i in enumerate(column)])
+    return {split: dict(_interleave(split_columns)) for split, split_columns in columns.items()}
+
+
+def _interleave(columns: list[list[tuple[str, Instance]]]) -> list[tuple[str, Instance]]:
+    longest = max((len(column) for column in columns), default=0)
+    return [column[i] for i in range(longest) for column in columns if i < len(column)]
+
+
+class WebArenaEnv(TextEnv[WebArenaConfig]):
+    """Web tasks on self-hosted sites, in WebArena's accessibility-tree observation and actions.
+
+    ## Description
+    An offline rebuild of WebArena (Zhou et al., 2024). The sites are real web applications —
+    WSGI apps rendering HTML from sqlite databases generated from a seed — modelled on
+    WebArena's: an online store (``localhost:7770``: 3,000 products in 156 categories, search,
+    sort, price filters, pages, cart, checkout, customer account with order history, wish list,
+    reviews) and its admin back office (``localhost:7780``: order, product, customer and review
+    grids with edit pages, order actions, best-seller and sales reports). The environment drives
+    them in-process through a small browser (tabs, history, cookies, forms) that turns each page
+    into WebArena's accessibility tree; ``llmgym webarena serve`` serves the same sites on
+    their ports for a real browser. Every episode starts signed in (the store as its customer
+    Emma Lopez, the back office as ``admin``), and the databases are restored to their
+    generated state on reset (a copy only when the episode wrote something).
+
+    ![The store's search results in Chromium](img/webarena_shop.png)
+    ![The back office's order grid in Chromium](img/webarena_admin.png)
+
+    Tasks come from intent templates of WebArena's three kinds — information seeking,
+    navigation, and content or configuration changes — each with its evaluator and an oracle
+    that plays through the action grammar by reading the tree (elements found by role and
+    name, never by the answer key).
+
+    What differs from WebArena: the sites are small generated rebuilds, not Magento, Postmill
+    or GitLab (same kinds of pages, far fewer features, no JavaScript); the tree comes from
+    the HTML, not from Chromium (a test checks that Chromium shows every element it lists);
+    ``type`` replaces a field's text instead of appending to it; an id outside the viewport
+    is refused rather than clicked blind; a page's ids are numbered from 1 in document order;
+    the fuzzy answer match is a string similarity, not an LLM judge; the reward is computed
+    only on ``stop``; and the tasks are generated from templates over generated data, not
+    WebArena's 812 hand-written intents (no map site yet).
+
+    ## Action Space
+    WebArena's grammar, inside a ```` ``` ```` block or bare: ``click [id]``,
+    ``type [id] [text] [0|1]`` (replaces the field's text; ``1``, the default, presses Enter
+    after), ``hover [id]``, ``press [key_comb]`` (``Enter``, ``PageDown``, ``Backspace``,
+    ``Alt+ArrowLeft``, ...), ``scroll [up|down]``, ``goto [url]``, ``go_back``, ``go_forward``,
+    ``new_tab``, ``tab_focus [tab_index]``, ``close_tab`` and ``stop [answer]``, which ends the
+    episode (``stop []`` after a navigation or a change). Ids are those of the tree in view.
+    Anything else, or an id not in view, changes nothing and is answered with the reason and
+    ``info["invalid_action"] = True``.
+
+    ## Observation Space
+    Text, as WebArena's prompt shows it: the tab bar, the accessibility tree in view
+    (``[12] link 'My Orders'``, ``[31] textbox 'Search entire store here...' focused: True
+    required: False``, ``[40] cell '000000170'``, ...; a typed value shows as its text box's
+    ``StaticText`` child), then ``URL:``, ``OBJECTIVE:`` and ``PREVIOUS ACTION:`` lines.
+
+    ## Rewards
+    On ``stop``: 1.0 if every evaluator of the task passes, else 0.0. Information seeking:
+    WebArena's string match on the answer (``exact``, ``must_include``, or a normalised
+    ``fuzzy`` match; WebArena's fuzzy match asks GPT-4, which needs a network, so it is
+    replaced by normalisation and a similarity of 0.9). Navigation: the final URL's path and
+    query parameters. Changes: a program that reads the site database after the episode.
+    ``info["evaluation"]`` says which evaluator failed.
+
+    ## Starting State
+    One tab on the task's start page, signed in to every site, with the sites' data as
+    generated by ``data_seed``.
+
+    ## Episode End
+    Terminates on ``stop``. Truncated by the registered turn limit (30; AgentGym uses 25).
+
+    ## Arguments
+    ``gymnasium.make("llmgym/WebArena-v0", viewport_lines=120)``; see
+    :class:`WebArenaConfig`. Task ``split/N`` is instance ``N % 1000`` of the template numbered
+    ``N // 1000`` (so adding templates never renumbers a task); ``task_ids`` lists them
+    interleaved, one of each template in turn. Train and eval instances are disjoint by content.
+
+    ## Version History
+    * v0: Initial version.
+    """
+
+    config_class = WebArenaConfig
+    env_name = "webarena"
+    rules_text = (
+        "You are an autonomous intelligent agent tasked with navigating a web browser to "
+        "accomplish a task. You see the page's accessibility tree, where each element has an id "
+        f"in brackets, and act with one action per turn: {ACTION_HELP}. Issue stop [answer] when "
+        "done: with the answer to a question, or empty (stop []) after a navigation or a change. "
+        "If the task cannot be done, stop [N/A]."
+    )
+    example = (
+        "Observation: [8] textbox 'Search entire store here...' required: False\n"
+        "Thought: I search the store for the product first.\n"
+        "Action: ```type [8] [cat litter] [1]```"
+    )
+
+    _instance: Instance | None = None
+    _browser: Browser | None = None
+    _previous = "None"
+    _memory: dict[str, Any]
+
+    def __init__(
+        self, config: WebArenaConfig | dict[str, Any] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(config, **kwargs)
+        self.web = Web(self.config.data_seed)
+
+    # ------------------------------------------------------------------ tasks
+    def task_ids(self, split: str = "train", config: WebArenaConfig | None = None) -> Sequence[str]:
+        return tuple(self._instances(split, config or self.config))
+
+    @staticmethod
+    def _instances(split: str, config: WebArenaConfig) -> dict[str, Instance]:
+        return instances(config.data_seed, config.train_per_template, config.eval_per_template)[
+            split
+        ]
+
+    @property
+    def instance(self) -> Instance:
+        """The current task instance (after reset)."""
+        return self.after_reset(self._instance)
+
+    @property
+    def browser(self) -> Browser:
+        return self.after_reset(self._browser)
+
+    def instance_key(self) -> str:
+        return self.instance.key
+
+    def _reset_task(self, task: Task[WebArenaConfig]) -> tuple[str, str]:
+        config = task.config
+        if config.data_seed != self.web.seed:
+            self.web = Web(config.data_seed)
+        self.web.reset()
+        self._instance = self._instances(task.split, config)[task.task_id]
+        self._browser = Browser(self.web.site_at, config.viewport_lines)
+        self._browser.start(self._instance.start_url, START_COOKIES)
+        self._previous, self._memory = "None", {}
+        return self._observe(), self._instance.intent
+
+    def _observe(self, feedback: str = "") -> str:
+        browser = self.browser
+        text = (
+            f"{browser.render()}\n\nURL: {browser.url}\nOBJECTIVE: {self.instance.intent}\n"
+            f"PREVIOUS ACTION: {self._previous}"
+        )
+        return f"{feedback}\n\n{text}" if feedback else text
+
+    # ------------------------------------------------------------------ dynamics
+    def _step(self, action: str) -> Transition:
+        parsed = parse_action(action)
+        if parsed is None:
+            return self.invalid(
+                self._observe(
+                    f"Invalid action: {self.quote(action)} is not an action. "
+                    f"Actions: {ACTION_HELP}."
+                )
+            )
+        verb, arguments = parsed
+        outcome = self.browser.act(verb, arguments)
+        if not outcome.ok:
+            return self.invalid(self._observe(f"Invalid action: {outcome.error}"))
+        self._previous = " ".join([verb, *(f"[{a}]" for a in arguments if a != "")])
+        if outcome.answer is None:
+            return Transition(self._observe())
+        return self._finish(outcome.answer)
+
+    def _finish(self, answer: str) -> Transition:
+        instance = self.instance
+        state = Data(self.web.connection, self.web.seed)
+        results = {
+            type(evaluator).__name__: evaluator.passes(answer, self.browser.url, state, instance)
+            for evaluator in instance.evaluators
+        }
+        success = all(results.values())
+        return Transition(
+            self._observe(),
+            reward=1.0 if success else 0.0,
+            terminated=True,
+            success=success,
+            info={"evaluation": results, "answer": answer},
+        )
+
+    # ------------------------------------------------------------------ oracle
+    def oracle_action(self) -> str:
+        """The template's oracle on the active page. Where it finds nothing it knows (another
+        tab, a page it did not expect), it closes the extra tab or goes back to the start page."""
+        instance, browser = self.instance, self.browser
+        if len(browser.tabs) > 1:
+            return "close_tab" if browser.active else "tab_focus [1]"
+        try:
+            return template(instance.template).oracle(
+                PageView(browser), instance.params, self._memory
+            )
+        except LookupError:
+            return f"goto [{instance.start_url}]"
+
+    def sample_action(self, rng: np.random.Generator) -> str:
+        ids = sorted(self.browser.visible_ids() - {1})
+        roll = rng.random()
+        if roll < 0.1 or not ids:
+            return "scroll [down]"
+        node = self.browser.visit.page.node(ids[int(rng.integers(len(ids)))])
+        assert node is not None
+        if node.role == "textbox":
+            return f"type [{node.id}] [test] [1]"
+        return f"click [{node.id}]"
