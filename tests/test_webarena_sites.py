@@ -23,8 +23,9 @@ from llmgym.envs.webarena.tasks import (
     templates,
 )
 from llmgym.envs.webarena.web import Response, Site, wsgi_environ
+from llmgym.envs.webarena.wiki_data import WikiData
 
-SITES = ("forum", "gitlab")
+SITES = ("forum", "gitlab", "wiki")
 MY_TEMPLATES = [t.id for t in templates() if t.id.split("/")[0] in SITES]
 
 
@@ -72,10 +73,13 @@ def test_the_data_is_large_and_its_sessions_match_the_start_cookies(web: Web) ->
     assert threaded.fetchone()[0] > 1_000
     assert START_COOKIES["localhost:9999"] == {"forum_sid": FORUM_SESSION}
     assert START_COOKIES["localhost:8023"] == {"gitlab_sid": GITLAB_SESSION}
+    wiki = web.connection(WikiData)
+    assert wiki.execute("SELECT count(*) FROM articles").fetchone()[0] >= 2_500
+    assert wiki.execute("SELECT count(*) FROM sections").fetchone()[0] >= 5_000
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("dataset", [ForumData, GitlabData])
+@pytest.mark.parametrize("dataset", [ForumData, GitlabData, WikiData])
 def test_the_data_is_a_function_of_the_seed(dataset: type) -> None:
     def dump(seed: int) -> list[str]:
         db = sqlite3.connect(":memory:")
@@ -179,6 +183,28 @@ def test_every_page_renders_with_a_heading_and_unknown_pages_answer_404(web: Web
     assert _request(gitlab, "GET", "/").headers == [("Location", "/users/sign_in")]
 
 
+def test_wiki_pages_render_links_and_search_survives_any_pattern(web: Web) -> None:
+    wiki = web.site_at("localhost:8888")
+    slug, title = (
+        web.connection(WikiData)
+        .execute("SELECT slug, title FROM articles WHERE kind = 'city' ORDER BY id LIMIT 1")
+        .fetchone()
+    )
+    article = parse_page(_request(wiki, "GET", f"/wiki/{slug}").body)
+    links = [n.name for n in article.nodes if n.role == "link"]
+    assert any(n.role == "heading" and n.name == title for n in article.nodes)
+    assert "History" in links and len(links) >= 4
+    for path in ("/", "/category/Rivers?page=2", "/category/Countries", f"/search?pattern={title}"):
+        response = _request(wiki, "GET", path)
+        assert response.status == 200, path
+    assert title in _request(wiki, "GET", f"/search?pattern={title}").body
+    for text in HOSTILE_TEXT:
+        url = f"/search?{urlencode({'pattern': text, 'page': text})}"
+        assert _request(wiki, "GET", url).status == 200
+    assert _request(wiki, "GET", "/wiki/No_such_article").status == 404
+    assert _request(wiki, "POST", "/search").status == 405
+
+
 def test_listings_sort_and_paginate(web: Web) -> None:
     forum = _forum(web)
     top = parse_page(_request(forum, "GET", "/f/books?sort=top").body)
@@ -272,7 +298,9 @@ def test_the_sites_bring_enough_templates_of_every_kind() -> None:
     assert len(MY_TEMPLATES) >= 20 and len(mine) >= 500
     for site in SITES:
         kinds = {t.kind for t in templates() if t.id.startswith(f"{site}/")}
-        assert kinds == {"information", "navigation", "change"}, site
+        # The wiki is read-only, as WebArena's Kiwix is: it has no change tasks.
+        wanted = {"information", "navigation"} | (set() if site == "wiki" else {"change"})
+        assert kinds == wanted, site
 
 
 def _play(env: WebArenaEnv, task_id: str, instance: Instance | None = None) -> tuple[list, dict]:

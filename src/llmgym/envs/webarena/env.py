@@ -16,6 +16,7 @@ from llmgym.envs.webarena import (  # noqa: F401 (they register templates)
     forum_tasks,
     gitlab_tasks,
     shop_tasks,
+    wiki_tasks,
 )
 from llmgym.envs.webarena.browser import ACTION_HELP, Browser, parse_action
 from llmgym.envs.webarena.forum_data import FORUM_SESSION
