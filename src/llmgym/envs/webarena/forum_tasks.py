@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from llmgym.core.tasks import TaskRng
+from llmgym.envs.webarena.checks import only_added
 from llmgym.envs.webarena.forum import Forum
 from llmgym.envs.webarena.forum_data import (
     ADJECTIVES,
@@ -21,6 +22,7 @@ from llmgym.envs.webarena.forum_data import (
     TITLE_TEMPLATES,
     ForumData,
 )
+from llmgym.envs.webarena.shop_tasks import done_when
 from llmgym.envs.webarena.tasks import (
     Data,
     Instance,
@@ -129,11 +131,6 @@ def first_submission(page: PageView) -> str:
     return need(page.find("heading", after=listing), "first post").name
 
 
-def done_when(page: PageView, message: str) -> str | None:
-    """``stop []`` once the page shows ``message``."""
-    return "stop []" if page.find("StaticText", message) else None
-
-
 # ---------------------------------------------------------------------------- information
 class PostTemplate(TaskTemplate):
     """A template about one post named by its (unique) title and forum."""
@@ -144,21 +141,22 @@ class PostTemplate(TaskTemplate):
         post = rng.choice(posts(data))
         return self.make_post(data, rng, post)
 
+    answer_column: ClassVar[int] = 0
+    """For questions about the post: the column of :func:`posts` that is the exact answer."""
+
     def make_post(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
-        raise NotImplementedError
+        return self.make(
+            {"title": post[1], "forum": post[2]},
+            (StringMatch(exact=str(post[self.answer_column])),),
+            start_url=f"{FORUM}/",
+        )
 
 
 @register
 class PostAuthor(PostTemplate):
     id = "forum/post-author"
     intent = "Who submitted the post '{title}' in f/{forum}?"
-
-    def make_post(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
-        return self.make(
-            {"title": post[1], "forum": post[2]},
-            (StringMatch(exact=post[3]),),
-            start_url=f"{FORUM}/",
-        )
+    answer_column = 3
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         if search_exhausted(page, params["title"]):
@@ -197,13 +195,7 @@ class MissingPost(PostAuthor):
 class PostScore(PostTemplate):
     id = "forum/post-score"
     intent = "What is the score of the post '{title}' in f/{forum}?"
-
-    def make_post(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
-        return self.make(
-            {"title": post[1], "forum": post[2]},
-            (StringMatch(exact=str(post[4])),),
-            start_url=f"{FORUM}/",
-        )
+    answer_column = 4
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         return open_post(page, params["title"]) or f"stop [{page.text('Score: ')}]"
@@ -213,13 +205,7 @@ class PostScore(PostTemplate):
 class PostCommentCount(PostTemplate):
     id = "forum/post-comment-count"
     intent = "How many comments does the post '{title}' in f/{forum} have?"
-
-    def make_post(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
-        return self.make(
-            {"title": post[1], "forum": post[2]},
-            (StringMatch(exact=str(post[5])),),
-            start_url=f"{FORUM}/",
-        )
+    answer_column = 5
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         step = open_post(page, params["title"])
@@ -503,14 +489,16 @@ class Vote(PostTemplate):
 
     def check(self, state: Data, instance: Instance) -> bool:
         post = instance.reference["post_id"]
-        votes = state.all(ForumData, "SELECT post_id, choice FROM post_votes WHERE user_id = 1")
-        before = state.initial.all(
-            ForumData, "SELECT post_id, choice FROM post_votes WHERE user_id = 1"
+        score = "SELECT score FROM posts WHERE id = ?"
+        voted = only_added(
+            state,
+            ForumData,
+            "SELECT post_id, choice FROM post_votes WHERE user_id = 1",
+            (post, self.choice),
         )
-        score = state.one(ForumData, "SELECT score FROM posts WHERE id = ?", post)
-        initial = state.initial.one(ForumData, "SELECT score FROM posts WHERE id = ?", post)
-        return sorted(votes) == sorted([*before, (post, self.choice)]) and (
-            score == initial + self.choice
+        return voted and (
+            state.one(ForumData, score, post)
+            == state.initial.one(ForumData, score, post) + self.choice
         )
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from urllib.parse import urlencode
 
 from llmgym.core.tasks import TaskRng
+from llmgym.envs.webarena.checks import only_added
 from llmgym.envs.webarena.gitlab import Gitlab, slug
 from llmgym.envs.webarena.gitlab_data import (
     COMPONENTS,
@@ -23,6 +24,7 @@ from llmgym.envs.webarena.gitlab_data import (
     VISIBILITIES,
     GitlabData,
 )
+from llmgym.envs.webarena.shop_tasks import done_when
 from llmgym.envs.webarena.tasks import (
     Data,
     Instance,
@@ -130,10 +132,6 @@ def open_item(page: PageView, path: str, title: str, tab: str = "Issues") -> str
     if found is None:
         return page.link("Next")
     return page.click(found)
-
-
-def done_when(page: PageView, message: str) -> str | None:
-    return "stop []" if page.find("StaticText", message) else None
 
 
 def count_text(page: PageView, noun: str) -> str:
@@ -707,10 +705,9 @@ class AddMember(ProjectTemplate):
         )
 
     def check(self, state: Data, instance: Instance) -> bool:
-        query = "SELECT project_id, user_id, role FROM members ORDER BY project_id, user_id"
-        before, after = state.initial.all(GitlabData, query), state.all(GitlabData, query)
         added = (instance.reference["project_id"], instance.reference["user_id"])
-        return sorted(after) == sorted([*before, (*added, instance.params["role"])])
+        query = "SELECT project_id, user_id, role FROM members"
+        return only_added(state, GitlabData, query, (*added, instance.params["role"]))
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         message = f"{params['username']} was added to the project as {params['role']}."
@@ -739,9 +736,8 @@ class StarProject(ProjectTemplate):
         )
 
     def check(self, state: Data, instance: Instance) -> bool:
-        query = "SELECT project_id FROM stars WHERE user_id = 1 ORDER BY project_id"
-        before, after = state.initial.all(GitlabData, query), state.all(GitlabData, query)
-        return sorted(after) == sorted([*before, (instance.reference["project_id"],)])
+        query = "SELECT project_id FROM stars WHERE user_id = 1"
+        return only_added(state, GitlabData, query, (instance.reference["project_id"],))
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         step = done_when(page, f"You starred {params['project']}.")
@@ -810,9 +806,8 @@ class MergeMergeRequest(ItemTemplate):
         )
 
     def check(self, state: Data, instance: Instance) -> bool:
-        query = "SELECT id, state FROM merge_requests WHERE state = 'merged' ORDER BY id"
-        before, after = state.initial.all(GitlabData, query), state.all(GitlabData, query)
-        return sorted(after) == sorted([*before, (instance.reference["mr_id"], "merged")])
+        query = "SELECT id FROM merge_requests WHERE state = 'merged'"
+        return only_added(state, GitlabData, query, (instance.reference["mr_id"],))
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         step = done_when(page, "The merge request was merged.") or open_item(

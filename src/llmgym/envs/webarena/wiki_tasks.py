@@ -155,26 +155,27 @@ class CountryCapital(InfoboxFact):
     field = "Capital"
 
 
+class Measurement(InfoboxFact):
+    """A length or height: the answer must include the number (the unit is optional)."""
+
+    def evaluator(self, value: str) -> StringMatch:
+        return StringMatch(must_include=(value.split()[0],))
+
+
 @register
-class RiverLength(InfoboxFact):
+class RiverLength(Measurement):
     id = "wiki/river-length"
     intent = "How long is the {title}, in kilometres?"
     article_kind = "river"
     field = "Length"
 
-    def evaluator(self, value: str) -> StringMatch:
-        return StringMatch(must_include=(value.split()[0],))
-
 
 @register
-class MountainElevation(InfoboxFact):
+class MountainElevation(Measurement):
     id = "wiki/mountain-elevation"
     intent = "How high is {title}, in metres?"
     article_kind = "mountain"
     field = "Elevation"
-
-    def evaluator(self, value: str) -> StringMatch:
-        return StringMatch(must_include=(value.split()[0],))
 
 
 @register
