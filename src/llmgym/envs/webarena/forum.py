@@ -10,7 +10,6 @@ the submission form. Sign in at ``/login``.
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar
 
 from llmgym.envs.webarena.database import Dataset
@@ -104,8 +103,7 @@ class Forum(Site):
         if sort not in FORUM_SORTS:
             sort = "hot"
         total = self.db.execute(f"SELECT count(*) FROM posts p WHERE {where}", params).fetchone()[0]
-        pages = max(1, math.ceil(total / PER_PAGE))
-        page = min(request.int_arg("page", 1), pages)
+        page, pages = request.pagination(total, PER_PAGE)
         rows = self.db.execute(
             f"SELECT {_POST_COLUMNS} WHERE {where} ORDER BY {FORUM_SORTS[sort][1]} "
             "LIMIT ? OFFSET ?",
@@ -425,8 +423,7 @@ class Forum(Site):
         total = self.db.execute(
             "SELECT count(*) FROM post_search WHERE post_search MATCH ?", (query,)
         ).fetchone()[0]
-        pages = max(1, math.ceil(total / PER_PAGE))
-        page = min(request.int_arg("page", 1), pages)
+        page, pages = request.pagination(total, PER_PAGE)
         rows = self.db.execute(
             f"SELECT {_POST_COLUMNS} JOIN post_search s ON s.rowid = p.id "
             "WHERE post_search MATCH ? ORDER BY s.rank, p.id LIMIT ? OFFSET ?",
@@ -464,8 +461,7 @@ class Forum(Site):
         total = self.db.execute(
             "SELECT count(*) FROM posts WHERE user_id = ?", (user["id"],)
         ).fetchone()[0]
-        pages = max(1, math.ceil(total / PER_PAGE))
-        page = min(request.int_arg("page", 1), pages)
+        page, pages = request.pagination(total, PER_PAGE)
         rows = self.db.execute(
             f"SELECT {_POST_COLUMNS} WHERE p.user_id = ? ORDER BY p.created_at DESC, p.id DESC "
             "LIMIT ? OFFSET ?",
@@ -483,8 +479,7 @@ class Forum(Site):
         total = self.db.execute(
             "SELECT count(*) FROM comments WHERE user_id = ?", (user["id"],)
         ).fetchone()[0]
-        pages = max(1, math.ceil(total / PER_PAGE))
-        page = min(request.int_arg("page", 1), pages)
+        page, pages = request.pagination(total, PER_PAGE)
         rows = self.db.execute(
             "SELECT c.id, c.body, c.created_at, c.score, p.id, p.title, f.name FROM comments c "
             "JOIN posts p ON p.id = c.post_id JOIN forums f ON f.id = p.forum_id "

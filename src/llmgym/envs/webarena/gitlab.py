@@ -12,7 +12,6 @@ milestones. ``/projects/new`` creates a project. Sign in at ``/users/sign_in``.
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any, ClassVar
 from urllib.parse import urlencode
@@ -160,10 +159,6 @@ class Gitlab(Site):
         row = self.db.execute("SELECT id FROM users WHERE username = ?", (username,)).fetchone()
         return row[0] if row else None
 
-    def _paginate(self, request: Request, total: int) -> tuple[int, int]:
-        pages = max(1, math.ceil(total / PER_PAGE))
-        return min(request.int_arg("page", 1), pages), pages
-
     # ------------------------------------------------------------------ dashboard
     @route("/")
     def home(self, request: Request) -> Response:
@@ -227,7 +222,7 @@ class Gitlab(Site):
         total = self.db.execute(
             f"SELECT count(*) FROM {table_name} i WHERE i.assignee_id = ? {condition}", params
         ).fetchone()[0]
-        page, pages = self._paginate(request, total)
+        page, pages = request.pagination(total, PER_PAGE)
         rows = self.db.execute(
             f"SELECT i.iid, i.title, n.path || '/' || p.path, i.state, i.created_at "
             f"FROM {table_name} i JOIN projects p ON p.id = i.project_id JOIN namespaces n ON "
@@ -281,7 +276,7 @@ class Gitlab(Site):
             query += " WHERE p.full_path LIKE ? ESCAPE '\\'"
             params.append(f"%{_like(name)}%")
         total = self.db.execute(f"SELECT count(*) FROM ({query})", params).fetchone()[0]
-        page, pages = self._paginate(request, total)
+        page, pages = request.pagination(total, PER_PAGE)
         rows = self.db.execute(
             f"SELECT p.id, p.full_path, p.description, p.stars, p.updated_at FROM ({query}) p "
             f"ORDER BY {PROJECT_SORTS[sort][1]} LIMIT ? OFFSET ?",
@@ -324,7 +319,7 @@ class Gitlab(Site):
         if scope == "projects":
             source = f"SELECT * FROM ({_PROJECTS}) p WHERE p.full_path LIKE ? ESCAPE '\\'"
             total = self.db.execute(f"SELECT count(*) FROM ({source})", (like,)).fetchone()[0]
-            page, pages = self._paginate(request, total)
+            page, pages = request.pagination(total, PER_PAGE)
             rows = self.db.execute(
                 f"SELECT p.id, p.full_path, p.description, p.stars, p.updated_at FROM ({source}) "
                 "p ORDER BY p.full_path LIMIT ? OFFSET ?",
@@ -336,7 +331,7 @@ class Gitlab(Site):
             total = self.db.execute(
                 f"SELECT count(*) FROM {scope} WHERE title LIKE ? ESCAPE '\\'", (like,)
             ).fetchone()[0]
-            page, pages = self._paginate(request, total)
+            page, pages = request.pagination(total, PER_PAGE)
             rows = self.db.execute(
                 # Newest first by id (ids follow creation); the cross joins keep the scan in
                 # that order so it stops after a page of matches.
@@ -544,7 +539,7 @@ class Gitlab(Site):
             where += " AND i.state = ?"
             params.append(state)
         total = counts[state]
-        page, pages = self._paginate(request, total)
+        page, pages = request.pagination(total, PER_PAGE)
         rows = self.db.execute(
             f"SELECT i.id, i.iid, i.title, i.created_at, a.name, b.name, i.state FROM {kind} i "
             "JOIN users a ON a.id = i.author_id LEFT JOIN users b ON b.id = i.assignee_id "

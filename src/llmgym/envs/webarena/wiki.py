@@ -9,7 +9,6 @@ WebArena's Kiwix.
 
 from __future__ import annotations
 
-import math
 import re
 from typing import ClassVar
 
@@ -142,8 +141,7 @@ class Wiki(Site):
         total = self.db.execute(
             "SELECT count(*) FROM article_search WHERE article_search MATCH ?", (query,)
         ).fetchone()[0]
-        pages = max(1, math.ceil(total / PER_PAGE))
-        page = min(request.int_arg("page", 1), pages)
+        page, pages = request.pagination(total, PER_PAGE)
         rows = self.db.execute(
             "SELECT a.title, a.slug, a.description FROM article_search s JOIN articles a ON "
             "a.id = s.rowid WHERE article_search MATCH ? ORDER BY bm25(article_search, 10.0, "
@@ -170,8 +168,7 @@ class Wiki(Site):
         total = self.db.execute(
             "SELECT count(*) FROM article_categories WHERE category_id = ?", (category["id"],)
         ).fetchone()[0]
-        pages = max(1, math.ceil(total / PER_CATEGORY_PAGE))
-        page = min(request.int_arg("page", 1), pages)
+        page, pages = request.pagination(total, PER_CATEGORY_PAGE)
         rows = self.db.execute(
             "SELECT a.title, a.slug, a.description FROM article_categories ac JOIN articles a "
             "ON a.id = ac.article_id WHERE ac.category_id = ? ORDER BY a.title LIMIT ? OFFSET ?",
