@@ -6,14 +6,24 @@ from __future__ import annotations
 import dataclasses
 import re
 import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from urllib.parse import urlencode
+from wsgiref.simple_server import WSGIRequestHandler, make_server
 
+import httpx
 import pytest
 
 from llmgym.envs.webarena.axtree import parse_page
 from llmgym.envs.webarena.env import START_COOKIES, WebArenaEnv, instances
-from llmgym.envs.webarena.forum_data import FORUM_SESSION, ForumData
-from llmgym.envs.webarena.gitlab_data import GITLAB_SESSION, GitlabData
+from llmgym.envs.webarena.forum_data import FORUM_PASSWORD, FORUM_SESSION, FORUM_USER, ForumData
+from llmgym.envs.webarena.gitlab_data import (
+    GITLAB_PASSWORD,
+    GITLAB_SESSION,
+    GITLAB_USER,
+    GitlabData,
+)
 from llmgym.envs.webarena.sites import Web
 from llmgym.envs.webarena.tasks import (
     Instance,
@@ -289,6 +299,48 @@ def test_hostile_gitlab_forms_answer_a_message_never_a_500(web: Web) -> None:
         issues = f"{project}/-/issues?{urlencode({'search': text, 'label_name': text})}"
         assert _request(gitlab, "GET", issues, cookie=GITLAB_COOKIE).status == 200
     web.reset()
+
+
+# ---------------------------------------------------------------------------- real HTTP
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def _served(site: Site) -> Iterator[str]:
+    server = make_server("127.0.0.1", 0, site, handler_class=_Quiet)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_sites_answer_a_real_http_client_with_sign_in_and_sessions() -> None:
+    web = Web(0)
+    with _served(_forum(web)) as forum, httpx.Client(base_url=forum) as client:
+        assert "All forums" in client.get("/").text
+        assert client.post("/submit", data={"title": "x"}).headers["location"] == "/login"
+        wrong = client.post("/login", data={"username": FORUM_USER, "password": "nope"})
+        assert wrong.status_code == 200 and "Invalid username" in wrong.text
+        signed = client.post("/login", data={"username": FORUM_USER, "password": FORUM_PASSWORD})
+        assert signed.status_code == 303 and "forum_sid" in client.cookies
+        post = _post_url(web)
+        voted = client.post(f"{post}/vote", data={"choice": "1"})
+        assert voted.status_code == 303 and voted.headers["location"] == post
+        assert "You upvoted this post." in client.get(post).text
+        assert client.get("/f/no-such-forum").status_code == 404
+    with _served(_gitlab(web)) as gitlab, httpx.Client(base_url=gitlab) as client:
+        assert client.get("/").headers["location"] == "/users/sign_in"
+        login = {"username": GITLAB_USER, "password": GITLAB_PASSWORD}
+        assert client.post("/users/sign_in", data=login).status_code == 303
+        assert "@byteblaze" in client.get("/").text
+        assert client.delete("/").status_code == 405
+    with _served(web.site_at("localhost:8888")) as wiki, httpx.Client(base_url=wiki) as client:
+        assert "Browse by category" in client.get("/").text
 
 
 # ---------------------------------------------------------------------------- templates
