@@ -174,9 +174,13 @@ class Gitlab(Site):
             if starred
             else "p.id IN (SELECT project_id FROM members WHERE user_id = ?)"
         )
+        total = self.db.execute(
+            f"SELECT count(*) FROM projects p WHERE {where}", (request.user_id,)
+        ).fetchone()[0]
+        page, pages = request.pagination(total, PER_PAGE)
         rows = self.db.execute(
-            f"{_PROJECTS} WHERE {where} ORDER BY p.updated_at DESC, full_path",
-            (request.user_id,),
+            f"{_PROJECTS} WHERE {where} ORDER BY p.updated_at DESC, full_path LIMIT ? OFFSET ?",
+            (request.user_id, PER_PAGE, (page - 1) * PER_PAGE),
         ).fetchall()
         tabs = h(
             "nav",
@@ -187,6 +191,7 @@ class Gitlab(Site):
         )
         heading = "Starred projects" if starred else "Your projects"
         body = h("h1", "Projects") + tabs + h("h2", heading) + self._project_table(rows)
+        body += pager(request.path, {}, page, pages)
         return self.page(request, "Projects", body)
 
     @staticmethod
