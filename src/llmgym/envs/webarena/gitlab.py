@@ -18,6 +18,7 @@ from urllib.parse import urlencode
 
 from llmgym.envs.webarena.database import Dataset
 from llmgym.envs.webarena.gitlab_data import (
+    GITLAB_NOW,
     GITLAB_TODAY,
     ROLES,
     VISIBILITIES,
@@ -734,7 +735,7 @@ class Gitlab(Site):
         iid = self.db.execute(
             "SELECT coalesce(max(iid), 0) + 1 FROM issues WHERE project_id = ?", (p["id"],)
         ).fetchone()[0]
-        stamp = f"{GITLAB_TODAY} 12:00"
+        stamp = GITLAB_NOW
         cursor = self.db.execute(
             "INSERT INTO issues (project_id, iid, title, description, author_id, assignee_id, "
             "milestone_id, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, "
@@ -810,7 +811,7 @@ class Gitlab(Site):
         state = "closed" if issue["state"] == "opened" else "opened"
         self.db.execute(
             "UPDATE issues SET state = ?, updated_at = ? WHERE id = ?",
-            (state, f"{GITLAB_TODAY} 12:00", issue["id"]),
+            (state, GITLAB_NOW, issue["id"]),
         )
         self.flash(request, f"The issue was {'closed' if state == 'closed' else 'reopened'}.")
         return Response.redirect(f"/{p['full_path']}/-/issues/{iid}")
@@ -826,7 +827,7 @@ class Gitlab(Site):
         assignee_id, milestone_id, label_id = fields
         self.db.execute(
             "UPDATE issues SET assignee_id = ?, milestone_id = ?, updated_at = ? WHERE id = ?",
-            (assignee_id, milestone_id, f"{GITLAB_TODAY} 12:00", issue["id"]),
+            (assignee_id, milestone_id, GITLAB_NOW, issue["id"]),
         )
         if label_id:
             self.db.execute(
@@ -845,7 +846,7 @@ class Gitlab(Site):
         else:
             self.db.execute(
                 "INSERT INTO notes (issue_id, author_id, body, created_at) VALUES (?, ?, ?, ?)",
-                (issue["id"], request.user_id, text, f"{GITLAB_TODAY} 12:00"),
+                (issue["id"], request.user_id, text, GITLAB_NOW),
             )
             self.flash(request, "Your comment was added.")
         return Response.redirect(f"/{p['full_path']}/-/issues/{iid}")

@@ -19,6 +19,7 @@ from llmgym.envs.webarena.shop_data import FIRST_NAMES, LAST_NAMES
 from llmgym.envs.webarena.web import password_hash
 
 __all__ = [
+    "GITLAB_NOW",
     "GITLAB_PASSWORD",
     "GITLAB_SESSION",
     "GITLAB_TODAY",
@@ -30,6 +31,8 @@ __all__ = [
 ]
 
 GITLAB_TODAY = "2023-12-31"
+GITLAB_NOW = f"{GITLAB_TODAY} 12:00"
+"""When everything done on the site happens; generated issues and notes are all older."""
 GITLAB_SESSION = "byteblaze-session"
 """The GitLab session of the signed-in user (user 1) in the generated data."""
 GITLAB_USER = "byteblaze"
@@ -94,6 +97,8 @@ _INDEXES = """
 CREATE INDEX members_by_user ON members (user_id);
 CREATE INDEX issues_by_state ON issues (project_id, state, created_at);
 CREATE INDEX issues_by_assignee ON issues (assignee_id, state);
+CREATE INDEX issues_by_milestone ON issues (milestone_id, state);
+CREATE INDEX issues_by_update ON issues (updated_at);
 CREATE INDEX issue_labels_by_label ON issue_labels (label_id);
 CREATE INDEX notes_by_issue ON notes (issue_id);
 CREATE INDEX mrs_by_state ON merge_requests (project_id, state, created_at);

@@ -19,6 +19,7 @@ from llmgym.envs.webarena.gitlab import Gitlab, slug
 from llmgym.envs.webarena.gitlab_data import (
     COMPONENTS,
     FEATURES,
+    GITLAB_NOW,
     NOTES,
     ROLES,
     VISIBILITIES,
@@ -544,10 +545,11 @@ class CloseIssue(ItemTemplate):
 
     def check(self, state: Data, instance: Instance) -> bool:
         after = "closed" if self.before == "opened" else "opened"
-        query = "SELECT id, state FROM issues ORDER BY id"
-        before = state.initial.all(GitlabData, query)
-        changed = set(state.all(GitlabData, query)) - set(before)
-        return changed == {(instance.reference["issue_id"], after)}
+        # The site stamps every issue it changes with today's noon; generated issues are older.
+        changed = state.all(
+            GitlabData, "SELECT id, state FROM issues WHERE updated_at >= ?", GITLAB_NOW
+        )
+        return changed == [(instance.reference["issue_id"], after)]
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         step = done_when(page, self.message) or open_item(page, params["project"], params["title"])
