@@ -516,48 +516,69 @@ class Downvote(Vote):
     choice = -1
 
 
+def forum_id(name: str) -> int:
+    return next(i for i, forum in enumerate(FORUMS, start=1) if forum[0] == name)
+
+
 @register
 class Subscribe(ForumTemplate):
     id = "forum/subscribe"
     kind = "change"
     intent = "Subscribe to f/{forum}."
-    subscribe: ClassVar[bool] = True
 
     def make_forum(self, data: Data, rng: TaskRng, forum: str) -> Instance | None:
-        forum_id = FORUMS.index(next(f for f in FORUMS if f[0] == forum)) + 1
-        if (forum_id in subscriptions(data)) == self.subscribe:
+        if forum_id(forum) in subscriptions(data):
             return None
         return self.make(
             {"forum": forum},
             (ProgramCheck(),),
             start_url=f"{FORUM}/",
-            reference={"forum_id": forum_id},
+            reference={"forum_id": forum_id(forum)},
         )
 
     def check(self, state: Data, instance: Instance) -> bool:
-        change = {instance.reference["forum_id"]}
         before = subscriptions(state.initial)
-        return subscriptions(state) == (before | change if self.subscribe else before - change)
+        return subscriptions(state) == before | {instance.reference["forum_id"]}
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
-        word = "subscribed to" if self.subscribe else "unsubscribed from"
-        step = done_when(page, f"You {word} f/{params['forum']}.")
-        if step:
-            return step
         step = open_forum(page, params["forum"])
         if step:
             return step
-        wanted = "Subscribe" if self.subscribe else "Unsubscribe"
-        if page.find("button", wanted) is None:
-            return "stop []"
-        return page.button(wanted)
+        return "stop []" if page.find("button", "Unsubscribe") else page.button("Subscribe")
 
 
 @register
-class Unsubscribe(Subscribe):
-    id = "forum/unsubscribe"
-    intent = "Unsubscribe from f/{forum}."
-    subscribe = False
+class SwitchSubscription(ForumTemplate):
+    id = "forum/switch-subscription"
+    kind = "change"
+    intent = "Unsubscribe from f/{old} and subscribe to f/{new} instead."
+
+    def make_forum(self, data: Data, rng: TaskRng, forum: str) -> Instance | None:
+        subscribed = sorted(subscriptions(data))
+        if forum_id(forum) in subscribed:
+            return None
+        old = FORUMS[rng.choice(subscribed) - 1][0]
+        return self.make(
+            {"old": old, "new": forum},
+            (ProgramCheck(),),
+            start_url=f"{FORUM}/",
+            reference={"old_id": forum_id(old), "new_id": forum_id(forum)},
+        )
+
+    def check(self, state: Data, instance: Instance) -> bool:
+        before = subscriptions(state.initial)
+        after = before - {instance.reference["old_id"]} | {instance.reference["new_id"]}
+        return subscriptions(state) == after
+
+    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
+        if page.path == f"/f/{params['old']}" and page.find("button", "Subscribe"):
+            memory["left"] = True
+        if not memory.get("left"):
+            return open_forum(page, params["old"]) or page.button("Unsubscribe")
+        step = open_forum(page, params["new"])
+        if step:
+            return step
+        return "stop []" if page.find("button", "Unsubscribe") else page.button("Subscribe")
 
 
 @register
