@@ -141,22 +141,45 @@ class PostTemplate(TaskTemplate):
         post = rng.choice(posts(data))
         return self.make_post(data, rng, post)
 
-    answer_column: ClassVar[int] = 0
-    """For questions about the post: the column of :func:`posts` that is the exact answer."""
-
     def make_post(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
-        return self.make(
-            {"title": post[1], "forum": post[2]},
-            (StringMatch(exact=str(post[self.answer_column])),),
-            start_url=f"{FORUM}/",
-        )
+        raise NotImplementedError
 
 
 @register
 class PostAuthor(PostTemplate):
     id = "forum/post-author"
+    slot = 50
     intent = "Who submitted the post '{title}' in f/{forum}?"
-    answer_column = 3
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        if rng.random() < 0.2:
+            return self._missing(rng)
+        return super().draw(data, rng)
+
+    def make_post(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
+        return self.make(
+            {"title": post[1], "forum": post[2]},
+            (StringMatch(exact=post[3]),),
+            start_url=f"{FORUM}/",
+        )
+
+    def _missing(self, rng: TaskRng) -> Instance:
+        """A post no one wrote (about a unicycle, which no forum mentions): answer N/A."""
+        forum = rng.choice(FORUMS)
+        title = rng.choice(TITLE_TEMPLATES).format(
+            noun="unicycle",
+            Noun="Unicycle",
+            other=rng.choice(forum[2].split()),
+            adj=rng.choice(ADJECTIVES),
+            years=rng.randint(2, 15),
+            number=rng.randint(2, 99),
+            price=rng.choice((50, 100, 500)),
+            city="Boston",
+            forum=forum[0],
+        )
+        return self.make(
+            {"title": title, "forum": forum[0]}, (StringMatch(fuzzy="N/A"),), start_url=f"{FORUM}/"
+        )
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         if search_exhausted(page, params["title"]):
@@ -169,48 +192,27 @@ class PostAuthor(PostTemplate):
 
 
 @register
-class MissingPost(PostAuthor):
-    id = "forum/missing-post-author"
+class PostStat(PostTemplate):
+    id = "forum/post-stat"
+    slot = 51
+    intent = "What is the {stat} of the post '{title}' in f/{forum}?"
+    _STATS: ClassVar[dict[str, int]] = {"score": 4, "number of comments": 5}
+    """Each statistic and its column of :func:`posts`."""
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        forum = rng.choice(FORUMS)
-        nouns = forum[2].split()
-        title = rng.choice(TITLE_TEMPLATES).format(
-            noun="unicycle",
-            Noun="Unicycle",
-            other=rng.choice(nouns),
-            adj=rng.choice(ADJECTIVES),
-            years=rng.randint(2, 15),
-            number=rng.randint(2, 99),
-            price=rng.choice((50, 100, 500)),
-            city="Boston",
-            forum=forum[0],
-        )
+    def make_post(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
+        stat = rng.choice(sorted(self._STATS))
         return self.make(
-            {"title": title, "forum": forum[0]}, (StringMatch(fuzzy="N/A"),), start_url=f"{FORUM}/"
+            {"stat": stat, "title": post[1], "forum": post[2]},
+            (StringMatch(exact=str(post[self._STATS[stat]])),),
+            start_url=f"{FORUM}/",
         )
-
-
-@register
-class PostScore(PostTemplate):
-    id = "forum/post-score"
-    intent = "What is the score of the post '{title}' in f/{forum}?"
-    answer_column = 4
-
-    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
-        return open_post(page, params["title"]) or f"stop [{page.text('Score: ')}]"
-
-
-@register
-class PostCommentCount(PostTemplate):
-    id = "forum/post-comment-count"
-    intent = "How many comments does the post '{title}' in f/{forum} have?"
-    answer_column = 5
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         step = open_post(page, params["title"])
         if step:
             return step
+        if params["stat"] == "score":
+            return f"stop [{need(page.text('Score: '), 'score')}]"
         heading = next((n for n in page.nodes("heading") if _COMMENT_COUNT.fullmatch(n.name)), None)
         return f"stop [{need(heading, 'comment count').name.split()[0]}]"
 
@@ -218,6 +220,7 @@ class PostCommentCount(PostTemplate):
 @register
 class CommentText(PostTemplate):
     id = "forum/comment-text"
+    slot = 52
     intent = "What did {user} comment on the post '{title}' in f/{forum}?"
 
     def make_post(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
@@ -262,58 +265,56 @@ class ForumTemplate(TaskTemplate):
 
 
 @register
-class FirstPost(ForumTemplate):
-    id = "forum/first-post"
-    intent = "What is the title of the {order} post in f/{forum}?"
+class ForumFact(ForumTemplate):
+    id = "forum/forum-fact"
+    slot = 53
+    intent = "What is the {fact} of f/{forum}?"
+    _FACTS: ClassVar[dict[str, str]] = {
+        "title of the most recent post": "new",
+        "title of the highest-scoring post": "top",
+        "number of subscribers": "",
+    }
+    """Each fact and the listing order that shows it first (none: the forum's header)."""
 
     def make_forum(self, data: Data, rng: TaskRng, forum: str) -> Instance | None:
-        sort = rng.choice(("new", "top"))
-        column = "p.created_at" if sort == "new" else "p.score"
-        rows = data.all(
-            ForumData,
-            f"SELECT p.title, {column} FROM posts p JOIN forums f ON f.id = p.forum_id "
-            f"WHERE f.name = ? ORDER BY {column} DESC LIMIT 2",
-            forum,
-        )
-        if len(rows) < 2 or rows[0][1] == rows[1][1]:
-            return None
-        order = "most recent" if sort == "new" else "highest-scoring"
+        fact = rng.choice(sorted(self._FACTS))
+        sort = self._FACTS[fact]
+        if not sort:
+            count = data.one(
+                ForumData,
+                "SELECT count(*) FROM subscriptions s JOIN forums f ON f.id = s.forum_id "
+                "WHERE f.name = ?",
+                forum,
+            )
+            answer = str(count)
+        else:
+            column = "p.created_at" if sort == "new" else "p.score"
+            rows = data.all(
+                ForumData,
+                f"SELECT p.title, {column} FROM posts p JOIN forums f ON f.id = p.forum_id "
+                f"WHERE f.name = ? ORDER BY {column} DESC LIMIT 2",
+                forum,
+            )
+            if len(rows) < 2 or rows[0][1] == rows[1][1]:
+                return None
+            answer = rows[0][0]
         return self.make(
-            {"order": order, "forum": forum},
-            (StringMatch(exact=rows[0][0]),),
-            start_url=f"{FORUM}/",
+            {"fact": fact, "forum": forum}, (StringMatch(exact=answer),), start_url=f"{FORUM}/"
         )
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         step = open_forum(page, params["forum"])
         if step:
             return step
-        sort = "new" if params["order"] == "most recent" else "top"
+        sort = self._FACTS[params["fact"]]
+        if not sort:
+            count = next(
+                (n for n in page.nodes("StaticText") if _SUBSCRIBERS.fullmatch(n.name)), None
+            )
+            return f"stop [{need(count, 'subscriber count').name.split()[0]}]"
         if page.query.get("sort") != sort or page.query.get("page", "1") != "1":
             return page.link(sort.title())
         return f"stop [{first_submission(page)}]"
-
-
-@register
-class SubscriberCount(ForumTemplate):
-    id = "forum/subscriber-count"
-    intent = "How many users subscribe to f/{forum}?"
-
-    def make_forum(self, data: Data, rng: TaskRng, forum: str) -> Instance | None:
-        count = data.one(
-            ForumData,
-            "SELECT count(*) FROM subscriptions s JOIN forums f ON f.id = s.forum_id "
-            "WHERE f.name = ?",
-            forum,
-        )
-        return self.make({"forum": forum}, (StringMatch(exact=str(count)),), start_url=f"{FORUM}/")
-
-    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
-        step = open_forum(page, params["forum"])
-        if step:
-            return step
-        count = next((n for n in page.nodes("StaticText") if _SUBSCRIBERS.fullmatch(n.name)), None)
-        return f"stop [{need(count, 'subscriber count').name.split()[0]}]"
 
 
 def active_users(data: Data) -> list[tuple[str, int]]:
@@ -333,6 +334,7 @@ _ACTIVE: dict[int, list[tuple[str, int]]] = {}
 @register
 class UserPostCount(TaskTemplate):
     id = "forum/user-post-count"
+    slot = 55
     intent = "How many posts has {user} submitted to the forum?"
     sites = ("forum",)
 
@@ -357,6 +359,7 @@ class UserPostCount(TaskTemplate):
 @register
 class UserBiography(TaskTemplate):
     id = "forum/user-biography"
+    slot = 56
     intent = "What does the biography of the forum user {user} say?"
     sites = ("forum",)
 
@@ -377,6 +380,7 @@ class UserBiography(TaskTemplate):
 @register
 class ForumSorted(ForumTemplate):
     id = "forum/nav-forum-sorted"
+    slot = 57
     kind = "navigation"
     intent = "Show me the {order} posts of f/{forum}."
 
@@ -401,6 +405,7 @@ class ForumSorted(ForumTemplate):
 @register
 class AuthorPage(PostTemplate):
     id = "forum/nav-author-page"
+    slot = 58
     kind = "navigation"
     intent = "Open the profile page of the user who submitted '{title}' in f/{forum}."
 
@@ -424,6 +429,7 @@ class AuthorPage(PostTemplate):
 @register
 class UserComments(TaskTemplate):
     id = "forum/nav-user-comments"
+    slot = 59
     kind = "navigation"
     intent = "Show me the comments that {user} has written."
     sites = ("forum",)
@@ -443,6 +449,7 @@ class UserComments(TaskTemplate):
 @register
 class SearchPosts(PostTemplate):
     id = "forum/nav-search"
+    slot = 60
     kind = "navigation"
     intent = "Search the forum for posts about '{query}'."
 
@@ -471,49 +478,41 @@ def subscriptions(state: Data) -> set[int]:
 
 @register
 class Vote(PostTemplate):
-    id = "forum/upvote"
+    id = "forum/vote"
+    slot = 61
     kind = "change"
-    intent = "Upvote the post '{title}' in f/{forum}."
-    choice: ClassVar[int] = 1
+    intent = "{action} the post '{title}' in f/{forum}."
+    _CHOICES: ClassVar[dict[str, int]] = {"Upvote": 1, "Downvote": -1}
 
     def make_post(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
         voted = data.one(ForumData, "SELECT 1 FROM post_votes WHERE post_id = ?", post[0])
         if voted:
             return None
         return self.make(
-            {"title": post[1], "forum": post[2]},
+            {"action": rng.choice(sorted(self._CHOICES)), "title": post[1], "forum": post[2]},
             (ProgramCheck(),),
             start_url=f"{FORUM}/",
             reference={"post_id": post[0]},
         )
 
     def check(self, state: Data, instance: Instance) -> bool:
-        post = instance.reference["post_id"]
+        post, choice = instance.reference["post_id"], self._CHOICES[instance.params["action"]]
         score = "SELECT score FROM posts WHERE id = ?"
         voted = only_added(
             state,
             ForumData,
             "SELECT post_id, choice FROM post_votes WHERE user_id = 1",
-            (post, self.choice),
+            (post, choice),
         )
         return voted and (
-            state.one(ForumData, score, post)
-            == state.initial.one(ForumData, score, post) + self.choice
+            state.one(ForumData, score, post) == state.initial.one(ForumData, score, post) + choice
         )
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
-        word = "upvoted" if self.choice > 0 else "downvoted"
-        step = done_when(page, f"You {word} this post.") or open_post(page, params["title"])
-        if step:
-            return step
-        return page.button("Upvote" if self.choice > 0 else "Downvote")
-
-
-@register
-class Downvote(Vote):
-    id = "forum/downvote"
-    intent = "Downvote the post '{title}' in f/{forum}."
-    choice = -1
+        step = done_when(page, f"You {params['action'].lower()}d this post.") or open_post(
+            page, params["title"]
+        )
+        return step or page.button(params["action"])
 
 
 def forum_id(name: str) -> int:
@@ -523,6 +522,7 @@ def forum_id(name: str) -> int:
 @register
 class Subscribe(ForumTemplate):
     id = "forum/subscribe"
+    slot = 62
     kind = "change"
     intent = "Subscribe to f/{forum}."
 
@@ -550,6 +550,7 @@ class Subscribe(ForumTemplate):
 @register
 class SwitchSubscription(ForumTemplate):
     id = "forum/switch-subscription"
+    slot = 63
     kind = "change"
     intent = "Unsubscribe from f/{old} and subscribe to f/{new} instead."
 
@@ -584,6 +585,7 @@ class SwitchSubscription(ForumTemplate):
 @register
 class SubmitPost(ForumTemplate):
     id = "forum/submit-post"
+    slot = 64
     kind = "change"
     intent = "Post to f/{forum} with the title '{title}' and the text '{text}'."
 
@@ -630,6 +632,7 @@ class SubmitPost(ForumTemplate):
 @register
 class CommentOnPost(PostTemplate):
     id = "forum/comment-post"
+    slot = 65
     kind = "change"
     intent = "Comment '{text}' on the post '{title}' in f/{forum}."
 
@@ -661,6 +664,7 @@ class CommentOnPost(PostTemplate):
 @register
 class ReplyToComment(CommentOnPost):
     id = "forum/reply-comment"
+    slot = 54
     intent = "Reply '{text}' to {user}'s comment on the post '{title}' in f/{forum}."
 
     def make_post(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
@@ -701,6 +705,7 @@ class ReplyToComment(CommentOnPost):
 @register
 class EditBiography(TaskTemplate):
     id = "forum/edit-biography"
+    slot = 66
     kind = "change"
     intent = "Change my forum biography to '{text}'."
     sites = ("forum",)

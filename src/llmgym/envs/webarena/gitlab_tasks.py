@@ -164,17 +164,21 @@ class ItemTemplate(TaskTemplate):
 
 
 @register
-class IssueAssignee(ItemTemplate):
-    id = "gitlab/issue-assignee"
-    intent = "Who is assigned to the issue '{title}' in {project}?"
-    field: ClassVar[str] = "Assignee: "
+class IssuePerson(ItemTemplate):
+    id = "gitlab/issue-person"
+    slot = 67
+    intent = "Who {role} the issue '{title}' in {project}?"
+    _ROLES: ClassVar[dict[str, int]] = {"opened": 5, "is assigned to": 6}
+    """Each question and its column of :func:`items`."""
 
     def make_item(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
-        if item[6] is None:
+        role = rng.choice(sorted(self._ROLES))
+        person = item[self._ROLES[role]]
+        if person is None:
             return None
         return self.make(
-            {"title": item[3], "project": item[1]},
-            (StringMatch(must_include=(item[6],)),),
+            {"role": role, "title": item[3], "project": item[1]},
+            (StringMatch(must_include=(person,)),),
             start_url=START,
         )
 
@@ -182,25 +186,8 @@ class IssueAssignee(ItemTemplate):
         step = open_item(page, params["project"], params["title"])
         if step:
             return step
-        return f"stop [{need(page.text(self.field), self.field)}]"
-
-
-@register
-class IssueAuthor(ItemTemplate):
-    id = "gitlab/issue-author"
-    intent = "Who opened the issue '{title}' in {project}?"
-
-    def make_item(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
-        return self.make(
-            {"title": item[3], "project": item[1]},
-            (StringMatch(must_include=(item[5],)),),
-            start_url=START,
-        )
-
-    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
-        step = open_item(page, params["project"], params["title"])
-        if step:
-            return step
+        if params["role"] == "is assigned to":
+            return f"stop [{need(page.text('Assignee: '), 'assignee')}]"
         byline = need(page.find("StaticText", prefix="Issue #"), "byline")
         return f"stop [{need(page.find('link', after=byline), 'author').name}]"
 
@@ -208,6 +195,7 @@ class IssueAuthor(ItemTemplate):
 @register
 class MergeRequestBranch(ItemTemplate):
     id = "gitlab/mr-source-branch"
+    slot = 68
     intent = "What is the source branch of the merge request '{title}' in {project}?"
     table = "merge_requests"
 
@@ -244,6 +232,7 @@ class ProjectTemplate(TaskTemplate):
 @register
 class ProjectStars(ProjectTemplate):
     id = "gitlab/project-stars"
+    slot = 69
     intent = "How many stars does the project {project} have?"
 
     def make_project(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
@@ -257,36 +246,74 @@ class ProjectStars(ProjectTemplate):
 
 
 @register
-class LabelIssueCount(ProjectTemplate):
-    id = "gitlab/label-issue-count"
-    intent = "How many open issues labelled '{label}' does {project} have?"
+class OpenIssueCount(ProjectTemplate):
+    id = "gitlab/open-issue-count"
+    slot = 70
+    intent = "How many open issues of {project} have the {filter} {value}?"
 
     def make_project(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
-        label_id, label = rng.choice(
-            data.all(GitlabData, "SELECT id, name FROM labels WHERE project_id = ?", pid)
+        if rng.random() < 0.5:
+            label_id, value = rng.choice(
+                data.all(GitlabData, "SELECT id, name FROM labels WHERE project_id = ?", pid)
+            )
+            count = data.one(
+                GitlabData,
+                "SELECT count(*) FROM issue_labels il JOIN issues i ON i.id = il.issue_id "
+                "WHERE il.label_id = ? AND i.state = 'opened'",
+                label_id,
+            )
+            return self.make(
+                {"project": path, "filter": "label", "value": value},
+                (StringMatch(exact=str(count)),),
+                start_url=START,
+            )
+        user_id, value = rng.choice(
+            data.all(
+                GitlabData,
+                "SELECT u.id, u.name FROM members m JOIN users u ON u.id = m.user_id "
+                "WHERE m.project_id = ?",
+                pid,
+            )
         )
         count = data.one(
             GitlabData,
-            "SELECT count(*) FROM issue_labels il JOIN issues i ON i.id = il.issue_id "
-            "WHERE il.label_id = ? AND i.state = 'opened'",
-            label_id,
+            "SELECT count(*) FROM issues WHERE project_id = ? AND assignee_id = ? "
+            "AND state = 'opened'",
+            pid,
+            user_id,
         )
         return self.make(
-            {"label": label, "project": path}, (StringMatch(exact=str(count)),), start_url=START
+            {"project": path, "filter": "assignee", "value": value},
+            (StringMatch(exact=str(count)),),
+            start_url=START,
         )
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
-        step = project_tab(page, params["project"], "Labels")
+        if params["filter"] == "label":
+            step = project_tab(page, params["project"], "Labels")
+            return step or f"stop [{table_row(page, params['value'])[1]}]"
+        step = project_tab(page, params["project"], "Issues")
         if step:
             return step
-        return f"stop [{table_row(page, params['label'])[1]}]"
+        assignee = need(page.find("combobox", "Assignee"), "assignee filter")
+        if page.query.get("assignee_username") and page.selected(assignee) == params["value"]:
+            if page.query.get("state", "opened") == "opened":
+                return f"stop [{count_text(page, 'issues')}]"
+            return page.link("Open ", prefix=True)
+        return page.choose(assignee, params["value"]) or page.button("Filter results")
 
 
 @register
-class MilestoneIssues(ProjectTemplate):
-    id = "gitlab/milestone-open-issues"
-    intent = "How many open issues are there in the milestone {milestone} of {project}?"
-    column: ClassVar[int] = 3
+class MilestoneFact(ProjectTemplate):
+    id = "gitlab/milestone-fact"
+    slot = 71
+    intent = "What is the {fact} of the milestone {milestone} in {project}?"
+    _FACTS: ClassVar[dict[str, int]] = {
+        "due date": 1,
+        "number of open issues": 3,
+        "number of closed issues": 4,
+    }
+    """Each fact and its column of the Milestones table."""
 
     def make_project(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
         milestone_id, title, due = rng.choice(
@@ -294,33 +321,36 @@ class MilestoneIssues(ProjectTemplate):
                 GitlabData, "SELECT id, title, due_date FROM milestones WHERE project_id = ?", pid
             )
         )
-        count = data.one(
-            GitlabData,
-            "SELECT count(*) FROM issues WHERE milestone_id = ? AND state = 'opened'",
-            milestone_id,
-        )
-        answer = str(count) if self.column == 3 else due
+        fact = rng.choice(sorted(self._FACTS))
+        if fact == "due date":
+            answer = due
+        else:
+            state = "opened" if "open" in fact else "closed"
+            answer = str(
+                data.one(
+                    GitlabData,
+                    "SELECT count(*) FROM issues WHERE milestone_id = ? AND state = ?",
+                    milestone_id,
+                    state,
+                )
+            )
         return self.make(
-            {"milestone": title, "project": path}, (StringMatch(exact=answer),), start_url=START
+            {"fact": fact, "milestone": title, "project": path},
+            (StringMatch(exact=answer),),
+            start_url=START,
         )
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         step = project_tab(page, params["project"], "Milestones")
         if step:
             return step
-        return f"stop [{table_row(page, params['milestone'])[self.column]}]"
-
-
-@register
-class MilestoneDue(MilestoneIssues):
-    id = "gitlab/milestone-due"
-    intent = "When is the milestone {milestone} of {project} due (YYYY-MM-DD)?"
-    column = 1
+        return f"stop [{table_row(page, params['milestone'])[self._FACTS[params['fact']]]}]"
 
 
 @register
 class MemberRole(ProjectTemplate):
     id = "gitlab/member-role"
+    slot = 72
     intent = "What is the role of {user} in the project {project}?"
 
     def make_project(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
@@ -343,137 +373,44 @@ class MemberRole(ProjectTemplate):
         return f"stop [{table_row(page, params['user'])[2]}]"
 
 
-@register
-class AssigneeIssueCount(ProjectTemplate):
-    id = "gitlab/assignee-issue-count"
-    intent = "How many open issues of {project} are assigned to {user}?"
-
-    def make_project(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
-        user_id, name = rng.choice(
-            data.all(
-                GitlabData,
-                "SELECT u.id, u.name FROM members m JOIN users u ON u.id = m.user_id "
-                "WHERE m.project_id = ?",
-                pid,
-            )
-        )
-        count = data.one(
-            GitlabData,
-            "SELECT count(*) FROM issues WHERE project_id = ? AND assignee_id = ? "
-            "AND state = 'opened'",
-            pid,
-            user_id,
-        )
-        return self.make(
-            {"user": name, "project": path}, (StringMatch(exact=str(count)),), start_url=START
-        )
-
-    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
-        step = project_tab(page, params["project"], "Issues")
-        if step:
-            return step
-        assignee = need(page.find("combobox", "Assignee"), "assignee filter")
-        if page.query.get("assignee_username") and page.selected(assignee) == params["user"]:
-            if page.query.get("state", "opened") == "opened":
-                return f"stop [{count_text(page, 'issues')}]"
-            return page.link("Open ", prefix=True)
-        return page.choose(assignee, params["user"]) or page.button("Filter results")
-
-
-@register
-class MostStarred(TaskTemplate):
-    id = "gitlab/most-starred"
-    intent = "Which project in the {namespace} namespace has the most stars?"
-    sites = ("gitlab",)
-
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        namespace = rng.choice(
-            data.all(
-                GitlabData,
-                "SELECT path FROM namespaces WHERE id IN "
-                "(SELECT namespace_id FROM projects GROUP BY namespace_id "
-                "HAVING count(*) > 1)",
-            )
-        )[0]
-        rows = data.all(
-            GitlabData,
-            "SELECT n.path || '/' || p.path, (SELECT count(*) FROM stars s WHERE "
-            "s.project_id = p.id) AS stars FROM projects p JOIN namespaces n ON "
-            "n.id = p.namespace_id WHERE n.path = ? ORDER BY stars DESC LIMIT 2",
-            namespace,
-        )
-        if rows[0][1] == rows[1][1]:
-            return None
-        return self.make(
-            {"namespace": namespace}, (StringMatch(must_include=(rows[0][0],)),), start_url=START
-        )
-
-    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
-        if page.path != f"/{params['namespace']}":
-            return f"goto [{GITLAB}/{params['namespace']}]"
-        rows = [[cell.name for cell in row] for row in page.rows()]
-        best = max(rows, key=lambda row: int(row[2]))
-        return f"stop [{best[0]}]"
-
-
 # ---------------------------------------------------------------------------- navigation
 @register
-class LabelIssues(ProjectTemplate):
-    id = "gitlab/nav-label-issues"
+class FilteredIssues(ProjectTemplate):
+    id = "gitlab/nav-filtered-issues"
+    slot = 73
     kind = "navigation"
-    intent = "Show me the open issues labelled '{label}' in {project}."
+    intent = "Show me the issues of {project} with the {filter} {value}."
+    _FILTERS: ClassVar[dict[str, tuple[str, str, str]]] = {
+        "label": ("label_name", "Labels", "SELECT name FROM labels WHERE project_id = ?"),
+        "milestone": (
+            "milestone_title",
+            "Milestones",
+            "SELECT title FROM milestones WHERE project_id = ?",
+        ),
+    }
+    """Each filter: its query parameter, the project page listing its values, their query."""
 
     def make_project(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
-        label = rng.choice(
-            data.all(GitlabData, "SELECT name FROM labels WHERE project_id = ?", pid)
-        )
-        query = urlencode({"label_name": label[0]})
+        kind = rng.choice(sorted(self._FILTERS))
+        parameter, _, query = self._FILTERS[kind]
+        value = rng.choice(data.all(GitlabData, query, pid))[0]
         return self.make(
-            {"label": label[0], "project": path},
-            (UrlMatch(f"{GITLAB}/{path}/-/issues?{query}"),),
+            {"project": path, "filter": kind, "value": value},
+            (UrlMatch(f"{GITLAB}/{path}/-/issues?{urlencode({parameter: value})}"),),
             start_url=START,
         )
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
-        if page.path.endswith("/-/issues") and page.query.get("label_name") == params["label"]:
+        parameter, tab, _ = self._FILTERS[params["filter"]]
+        if page.path.endswith("/-/issues") and page.query.get(parameter) == params["value"]:
             return "stop []"
-        step = project_tab(page, params["project"], "Labels")
-        if step:
-            return step
-        return page.link(params["label"])
-
-
-@register
-class MilestoneIssueList(ProjectTemplate):
-    id = "gitlab/nav-milestone-issues"
-    kind = "navigation"
-    intent = "Show me the issues of {project} in the milestone {milestone}."
-
-    def make_project(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
-        title = rng.choice(
-            data.all(GitlabData, "SELECT title FROM milestones WHERE project_id = ?", pid)
-        )[0]
-        return self.make(
-            {"milestone": title, "project": path},
-            (UrlMatch(f"{GITLAB}/{path}/-/issues?{urlencode({'milestone_title': title})}"),),
-            start_url=START,
-        )
-
-    def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
-        if (
-            page.path.endswith("/-/issues")
-            and page.query.get("milestone_title") == params["milestone"]
-        ):
-            return "stop []"
-        step = project_tab(page, params["project"], "Milestones")
-        if step:
-            return step
-        return page.link(params["milestone"])
+        return project_tab(page, params["project"], tab) or page.link(params["value"])
 
 
 @register
 class MergeRequestsByState(ProjectTemplate):
     id = "gitlab/nav-merge-requests"
+    slot = 74
     kind = "navigation"
     intent = "Show me the {state} merge requests of {project}."
 
@@ -500,6 +437,7 @@ class MergeRequestsByState(ProjectTemplate):
 @register
 class OpenIssue(ItemTemplate):
     id = "gitlab/nav-issue"
+    slot = 75
     kind = "navigation"
     intent = "Open the issue '{title}' of {project}."
 
@@ -525,49 +463,45 @@ def issue_state(state: Data, issue_id: int) -> tuple | None:
 
 
 @register
-class CloseIssue(ItemTemplate):
-    id = "gitlab/close-issue"
+class IssueState(ItemTemplate):
+    id = "gitlab/issue-state"
+    slot = 76
     kind = "change"
-    intent = "Close the issue '{title}' in {project}."
-    before: ClassVar[str] = "opened"
-    button: ClassVar[str] = "Close issue"
-    message: ClassVar[str] = "The issue was closed."
+    intent = "{action} the issue '{title}' in {project}."
+    _ACTIONS: ClassVar[dict[str, tuple[str, str]]] = {
+        "opened": ("Close", "closed"),
+        "closed": ("Reopen", "opened"),
+    }
+    """By the issue's state: the action and the state after it."""
 
     def make_item(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
-        if item[4] != self.before:
-            return None
         return self.make(
-            {"title": item[3], "project": item[1]},
+            {"action": self._ACTIONS[item[4]][0], "title": item[3], "project": item[1]},
             (ProgramCheck(),),
             start_url=START,
             reference={"issue_id": item[0]},
         )
 
     def check(self, state: Data, instance: Instance) -> bool:
-        after = "closed" if self.before == "opened" else "opened"
-        # The site stamps every issue it changes with today's noon; generated issues are older.
+        after = "closed" if instance.params["action"] == "Close" else "opened"
+        # The site stamps every issue it changes with GITLAB_NOW; generated issues are older.
         changed = state.all(
             GitlabData, "SELECT id, state FROM issues WHERE updated_at >= ?", GITLAB_NOW
         )
         return changed == [(instance.reference["issue_id"], after)]
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
-        step = done_when(page, self.message) or open_item(page, params["project"], params["title"])
-        return step or page.button(self.button)
-
-
-@register
-class ReopenIssue(CloseIssue):
-    id = "gitlab/reopen-issue"
-    intent = "Reopen the issue '{title}' in {project}."
-    before = "closed"
-    button = "Reopen issue"
-    message = "The issue was reopened."
+        done = "closed" if params["action"] == "Close" else "reopened"
+        step = done_when(page, f"The issue was {done}.") or open_item(
+            page, params["project"], params["title"]
+        )
+        return step or page.button(f"{params['action']} issue")
 
 
 @register
 class CommentOnIssue(ItemTemplate):
     id = "gitlab/comment-issue"
+    slot = 77
     kind = "change"
     intent = "Comment '{text}' on the issue '{title}' in {project}."
 
@@ -597,6 +531,7 @@ class CommentOnIssue(ItemTemplate):
 @register
 class AssignIssue(ItemTemplate):
     id = "gitlab/assign-issue"
+    slot = 78
     kind = "change"
     intent = "Assign the issue '{title}' in {project} to {user}."
 
@@ -639,6 +574,7 @@ class AssignIssue(ItemTemplate):
 @register
 class CreateIssue(ProjectTemplate):
     id = "gitlab/create-issue"
+    slot = 79
     kind = "change"
     intent = "Create an issue in {project} titled '{title}' with the label '{label}'."
 
@@ -688,6 +624,7 @@ class CreateIssue(ProjectTemplate):
 @register
 class AddMember(ProjectTemplate):
     id = "gitlab/add-member"
+    slot = 80
     kind = "change"
     intent = "Add the user {username} to the project {project} as a {role}."
 
@@ -727,6 +664,7 @@ class AddMember(ProjectTemplate):
 @register
 class StarProject(ProjectTemplate):
     id = "gitlab/star-project"
+    slot = 81
     kind = "change"
     intent = "Star the project {project}."
 
@@ -753,6 +691,7 @@ class StarProject(ProjectTemplate):
 @register
 class CreateProject(TaskTemplate):
     id = "gitlab/create-project"
+    slot = 82
     kind = "change"
     intent = "Create a new {visibility} project named '{name}' in my namespace."
     sites = ("gitlab",)
@@ -793,6 +732,7 @@ class CreateProject(TaskTemplate):
 @register
 class MergeMergeRequest(ItemTemplate):
     id = "gitlab/merge-mr"
+    slot = 83
     kind = "change"
     intent = "Merge the merge request '{title}' in {project}."
     table = "merge_requests"

@@ -116,6 +116,7 @@ class InfoboxFact(TaskTemplate):
 @register
 class CityPopulation(InfoboxFact):
     id = "wiki/city-population"
+    slot = 84
     intent = "According to the wiki, how many people live in {title}?"
     article_kind = "city"
     field = "Population"
@@ -124,6 +125,7 @@ class CityPopulation(InfoboxFact):
 @register
 class CityFounded(InfoboxFact):
     id = "wiki/city-founded"
+    slot = 85
     intent = "In which year was the city of {title} founded?"
     article_kind = "city"
     field = "Founded"
@@ -132,6 +134,7 @@ class CityFounded(InfoboxFact):
 @register
 class BirthYear(InfoboxFact):
     id = "wiki/person-birth-year"
+    slot = 86
     intent = "In which year was the {occupation} {title} born?"
     article_kind = "person"
     field = "Born"
@@ -150,6 +153,7 @@ class BirthYear(InfoboxFact):
 @register
 class CountryCapital(InfoboxFact):
     id = "wiki/country-capital"
+    slot = 87
     intent = "What is the capital of {title}?"
     article_kind = "country"
     field = "Capital"
@@ -165,6 +169,7 @@ class Measurement(InfoboxFact):
 @register
 class RiverLength(Measurement):
     id = "wiki/river-length"
+    slot = 88
     intent = "How long is the {title}, in kilometres?"
     article_kind = "river"
     field = "Length"
@@ -173,6 +178,7 @@ class RiverLength(Measurement):
 @register
 class MountainElevation(Measurement):
     id = "wiki/mountain-elevation"
+    slot = 89
     intent = "How high is {title}, in metres?"
     article_kind = "mountain"
     field = "Elevation"
@@ -181,6 +187,7 @@ class MountainElevation(Measurement):
 @register
 class FirstAscent(InfoboxFact):
     id = "wiki/first-ascent"
+    slot = 90
     intent = "Who made the first ascent of {title}?"
     article_kind = "mountain"
     field = "First ascent"
@@ -233,6 +240,7 @@ class TwoHops(TaskTemplate):
 @register
 class BirthplaceRiver(TwoHops):
     id = "wiki/birthplace-river"
+    slot = 91
     intent = "On which river lies the city where {title} was born?"
     article_kind = "person"
     via = "Born"
@@ -242,6 +250,7 @@ class BirthplaceRiver(TwoHops):
 @register
 class CapitalPopulation(TwoHops):
     id = "wiki/capital-population"
+    slot = 92
     intent = "What is the population of the capital of {title}?"
     article_kind = "country"
     via = "Capital"
@@ -251,6 +260,7 @@ class CapitalPopulation(TwoHops):
 @register
 class HighestInRange(TaskTemplate):
     id = "wiki/highest-in-range"
+    slot = 93
     intent = "Which is the highest mountain of the {range}?"
     sites = ("wiki",)
 
@@ -290,6 +300,7 @@ class HighestInRange(TaskTemplate):
 @register
 class MissingCity(TaskTemplate):
     id = "wiki/missing-city-population"
+    slot = 94
     intent = "According to the wiki, how many people live in {title}?"
     sites = ("wiki",)
 
@@ -314,6 +325,7 @@ class MissingCity(TaskTemplate):
 @register
 class OpenArticle(TaskTemplate):
     id = "wiki/nav-article"
+    slot = 95
     kind = "navigation"
     intent = "Open the wiki article about {title}."
     sites = ("wiki",)
@@ -332,6 +344,7 @@ class OpenArticle(TaskTemplate):
 @register
 class CountryCities(TaskTemplate):
     id = "wiki/nav-country-cities"
+    slot = 96
     kind = "navigation"
     intent = "Show me the wiki's list of cities in {country}."
     sites = ("wiki",)
@@ -352,6 +365,7 @@ class CountryCities(TaskTemplate):
 @register
 class OccupationCategory(TaskTemplate):
     id = "wiki/nav-occupation"
+    slot = 97
     kind = "navigation"
     intent = "Open the wiki's category of all {group}."
     sites = ("wiki",)
@@ -374,6 +388,7 @@ class OccupationCategory(TaskTemplate):
 @register
 class SearchWiki(TaskTemplate):
     id = "wiki/nav-search"
+    slot = 98
     kind = "navigation"
     intent = "Search the wiki for '{query}'."
     sites = ("wiki",)
