@@ -14,6 +14,7 @@ import argparse
 import sqlite3
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,7 @@ from llmgym.envs.webarena.database import SESSION_SCHEMA
 from llmgym.envs.webarena.env import WebArenaEnv, instances
 from llmgym.envs.webarena.forum_data import ForumData
 from llmgym.envs.webarena.gitlab_data import GitlabData
-from llmgym.envs.webarena.tasks import templates
+from llmgym.envs.webarena.tasks import Instance, templates
 from llmgym.envs.webarena.wiki_data import WikiData
 
 SITES = {"forum": ForumData, "gitlab": GitlabData, "wiki": WikiData}
@@ -48,6 +49,16 @@ def build_seconds(dataset: type) -> tuple[float, dict[str, int]]:
     ]
     counts = {t: db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
     return best, counts
+
+
+def by_task_id(env: WebArenaEnv, split: str) -> dict[str, Instance]:
+    """The split's instances by task id (``instances`` gives a mapping by task id, or a tuple
+    in task-id order)."""
+    config = env.config
+    listed = instances(config.data_seed, config.train_per_template, config.eval_per_template)[split]
+    if isinstance(listed, Mapping):
+        return dict(listed)
+    return dict(zip(env.task_ids(split), listed, strict=True))
 
 
 def play(env: WebArenaEnv, task_ids: list[str]) -> tuple[int, int, float]:
@@ -91,16 +102,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     pin_to_one_core()
     env = WebArenaEnv()
-    split = instances(0, env.config.train_per_template, env.config.eval_per_template)
-    eval_ids = env.task_ids("eval")
+    split = {name: by_task_id(env, name) for name in ("train", "eval")}
     results: dict[str, dict] = {}
     for site, dataset in SITES.items():
         seconds, rows = build_seconds(dataset)
         site_templates = [t.id for t in templates() if t.id.startswith(f"{site}/")]
-        mine = [
-            eval_ids[i] for i, inst in enumerate(split["eval"]) if inst.template in site_templates
-        ]
-        train = sum(inst.template in site_templates for inst in split["train"])
+        mine = [task for task, inst in split["eval"].items() if inst.template in site_templates]
+        train = sum(inst.template in site_templates for inst in split["train"].values())
         solved, steps, spent = play(env, mine)
         random_count, random_spent = random_steps(env, mine)
         results[site] = {

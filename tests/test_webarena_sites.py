@@ -7,7 +7,7 @@ import dataclasses
 import re
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from urllib.parse import urlencode
 from wsgiref.simple_server import WSGIRequestHandler, make_server
@@ -344,10 +344,24 @@ def test_the_sites_answer_a_real_http_client_with_sign_in_and_sessions() -> None
 
 
 # ---------------------------------------------------------------------------- templates
-def test_the_sites_bring_enough_templates_of_every_kind() -> None:
-    split = instances(0, 40, 10)
-    mine = [i for s in split.values() for i in s if i.template.split("/")[0] in SITES]
-    assert len(MY_TEMPLATES) >= 20 and len(mine) >= 500
+def _by_task_id(env: WebArenaEnv, split: str) -> dict[str, Instance]:
+    """The split's instances by task id (``instances`` gives a mapping by task id, or a tuple
+    in task-id order)."""
+    config = env.config
+    chosen = instances(config.data_seed, config.train_per_template, config.eval_per_template)
+    listed = chosen[split]
+    if isinstance(listed, Mapping):
+        return dict(listed)
+    return dict(zip(env.task_ids(split), listed, strict=True))
+
+
+def _mine(instance: Instance) -> bool:
+    return instance.template.split("/")[0] in SITES
+
+
+def test_the_sites_bring_enough_templates_of_every_kind(env: WebArenaEnv) -> None:
+    mine = [i for split in ("train", "eval") for i in _by_task_id(env, split).values() if _mine(i)]
+    assert len(MY_TEMPLATES) >= 40 and len(mine) >= 1_500
     for site in SITES:
         kinds = {t.kind for t in templates() if t.id.startswith(f"{site}/")}
         # The wiki is read-only, as WebArena's Kiwix is: it has no change tasks.
@@ -388,10 +402,9 @@ def _forged(instance: Instance) -> Instance:
 def _first_task(env: WebArenaEnv, template_id: str) -> str:
     """The template's first eval task (its first train task if the eval split has none)."""
     for split in ("eval", "train"):
-        ids, chosen = env.task_ids(split), instances(0, 40, 10)[split]
-        for index, instance in enumerate(chosen):
+        for task_id, instance in _by_task_id(env, split).items():
             if instance.template == template_id:
-                return ids[index]
+                return task_id
     raise LookupError(template_id)
 
 
@@ -411,8 +424,6 @@ def test_the_oracle_solves_each_template_and_never_reads_the_answer_key(
 
 @pytest.mark.slow
 def test_the_oracle_solves_at_least_95_percent_of_the_sites_eval_tasks(env: WebArenaEnv) -> None:
-    ids = env.task_ids("eval")
-    chosen = instances(0, 40, 10)["eval"]
-    mine = [ids[i] for i, inst in enumerate(chosen) if inst.template.split("/")[0] in SITES]
+    mine = [task_id for task_id, inst in _by_task_id(env, "eval").items() if _mine(inst)]
     solved = sum(_play(env, task_id)[1]["success"] for task_id in mine)
     assert solved >= 0.95 * len(mine), (solved, len(mine))
