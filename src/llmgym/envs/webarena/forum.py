@@ -98,6 +98,7 @@ class Forum(Site):
         params: tuple,
         path: str,
         intro: str = "",
+        in_forum: str = "",
     ) -> Response:
         sort = request.arg("sort", "hot")
         if sort not in FORUM_SORTS:
@@ -122,14 +123,16 @@ class Forum(Site):
         body = h("h1", esc(title)) + intro + sorts
         if not rows:
             body += h("p", "There are no submissions to show.")
-        body += self._posts(rows) + pager(path, {"sort": sort}, page, pages)
+        body += self._posts(rows, in_forum) + pager(path, {"sort": sort}, page, pages)
         return self.page(request, title, body)
 
     @staticmethod
-    def _posts(rows: list[tuple]) -> str:
+    def _posts(rows: list[tuple], in_forum: str = "") -> str:
+        """The listing of ``rows``; within one forum (``in_forum``) posts do not repeat it."""
         items = []
         for post_id, title, score, created, comments, author, forum in rows:
             noun = "comment" if comments == 1 else "comments"
+            where = "" if forum == in_forum else " to " + link(f"/f/{forum}", f"f/{forum}")
             items.append(
                 h(
                     "li",
@@ -138,8 +141,7 @@ class Forum(Site):
                         "p",
                         esc(f"Score: {score} · submitted on {created[:10]} by ")
                         + link(f"/user/{author}", author)
-                        + " to "
-                        + link(f"/f/{forum}", f"f/{forum}"),
+                        + where,
                     )
                     + link(f"/f/{forum}/{post_id}", f"{comments} {noun}"),
                 )
@@ -196,8 +198,9 @@ class Forum(Site):
                 "post",
             )
             intro += link(f"/submit?forum={row['name']}", "Submit a post")
+        name = row["name"]
         return self._listing(
-            request, f"f/{row['name']}", "p.forum_id = ?", (row["id"],), f"/f/{row['name']}", intro
+            request, f"f/{name}", "p.forum_id = ?", (row["id"],), f"/f/{name}", intro, name
         )
 
     @route("/f/<forum>/subscribe", methods=("POST",))
