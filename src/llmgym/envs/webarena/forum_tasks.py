@@ -9,6 +9,7 @@ subscriptions, a new post, a comment, a reply, the biography).
 from __future__ import annotations
 
 import re
+from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -139,10 +140,12 @@ class PostTemplate(TaskTemplate):
 
     def draw(self, data: Data, rng: TaskRng) -> Instance | None:
         post = rng.choice(posts(data))
-        return self.make_post(data, rng, post)
+        return self.about(data, rng, post)
 
-    def make_post(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
-        raise NotImplementedError
+    @abstractmethod
+    def about(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
+        """The instance about the drawn ``post`` (a row of :func:`posts`; ``None``: draw
+        again)."""
 
 
 @register
@@ -156,7 +159,7 @@ class PostAuthor(PostTemplate):
             return self._missing(rng)
         return super().draw(data, rng)
 
-    def make_post(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
         return self.make(
             {"title": post[1], "forum": post[2]},
             (StringMatch(exact=post[3]),),
@@ -199,7 +202,7 @@ class PostStat(PostTemplate):
     _STATS: ClassVar[dict[str, int]] = {"score": 4, "number of comments": 5}
     """Each statistic and its column of :func:`posts`."""
 
-    def make_post(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
         stat = rng.choice(sorted(self._STATS))
         return self.make(
             {"stat": stat, "title": post[1], "forum": post[2]},
@@ -223,7 +226,7 @@ class CommentText(PostTemplate):
     slot = 52
     intent = "What did {user} comment on the post '{title}' in f/{forum}?"
 
-    def make_post(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
         comments = data.all(
             ForumData,
             "SELECT u.username, c.body FROM comments c JOIN users u ON u.id = c.user_id "
@@ -258,10 +261,11 @@ class ForumTemplate(TaskTemplate):
 
     def draw(self, data: Data, rng: TaskRng) -> Instance | None:
         forum = rng.choice(forum_names())
-        return self.make_forum(data, rng, forum)
+        return self.about(data, rng, forum)
 
-    def make_forum(self, data: Data, rng: TaskRng, forum: str) -> Instance | None:
-        raise NotImplementedError
+    @abstractmethod
+    def about(self, data: Data, rng: TaskRng, forum: str) -> Instance | None:
+        """The instance about the drawn ``forum`` (its name; ``None``: draw again)."""
 
 
 @register
@@ -276,7 +280,7 @@ class ForumFact(ForumTemplate):
     }
     """Each fact and the listing order that shows it first (none: the forum's header)."""
 
-    def make_forum(self, data: Data, rng: TaskRng, forum: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, forum: str) -> Instance | None:
         fact = rng.choice(sorted(self._FACTS))
         sort = self._FACTS[fact]
         if not sort:
@@ -384,7 +388,7 @@ class ForumSorted(ForumTemplate):
     kind = "navigation"
     intent = "Show me the {order} posts of f/{forum}."
 
-    def make_forum(self, data: Data, rng: TaskRng, forum: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, forum: str) -> Instance | None:
         sort = rng.choice(sorted(_SORT_WORDS))
         return self.make(
             {"order": _SORT_WORDS[sort], "forum": forum},
@@ -409,7 +413,7 @@ class AuthorPage(PostTemplate):
     kind = "navigation"
     intent = "Open the profile page of the user who submitted '{title}' in f/{forum}."
 
-    def make_post(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
         return self.make(
             {"title": post[1], "forum": post[2]},
             (UrlMatch(f"{FORUM}/user/{post[3]}"),),
@@ -453,7 +457,7 @@ class SearchPosts(PostTemplate):
     kind = "navigation"
     intent = "Search the forum for posts about '{query}'."
 
-    def make_post(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
         words = [w for w in post[1].rstrip("?!").split() if w.isalpha() and len(w) > 3]
         if len(words) < 2:
             return None
@@ -484,7 +488,7 @@ class Vote(PostTemplate):
     intent = "{action} the post '{title}' in f/{forum}."
     _CHOICES: ClassVar[dict[str, int]] = {"Upvote": 1, "Downvote": -1}
 
-    def make_post(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
         voted = data.one(ForumData, "SELECT 1 FROM post_votes WHERE post_id = ?", post[0])
         if voted:
             return None
@@ -526,7 +530,7 @@ class Subscribe(ForumTemplate):
     kind = "change"
     intent = "Subscribe to f/{forum}."
 
-    def make_forum(self, data: Data, rng: TaskRng, forum: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, forum: str) -> Instance | None:
         if forum_id(forum) in subscriptions(data):
             return None
         return self.make(
@@ -554,7 +558,7 @@ class SwitchSubscription(ForumTemplate):
     kind = "change"
     intent = "Unsubscribe from f/{old} and subscribe to f/{new} instead."
 
-    def make_forum(self, data: Data, rng: TaskRng, forum: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, forum: str) -> Instance | None:
         subscribed = sorted(subscriptions(data))
         if forum_id(forum) in subscribed:
             return None
@@ -589,7 +593,7 @@ class SubmitPost(ForumTemplate):
     kind = "change"
     intent = "Post to f/{forum} with the title '{title}' and the text '{text}'."
 
-    def make_forum(self, data: Data, rng: TaskRng, forum: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, forum: str) -> Instance | None:
         noun = rng.choice(next(f for f in FORUMS if f[0] == forum)[2].split())
         title = rng.choice(
             (
@@ -636,7 +640,7 @@ class CommentOnPost(PostTemplate):
     kind = "change"
     intent = "Comment '{text}' on the post '{title}' in f/{forum}."
 
-    def make_post(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
         return self.make(
             {"text": rng.choice(_COMMENTS), "title": post[1], "forum": post[2]},
             (ProgramCheck(),),
@@ -667,7 +671,7 @@ class ReplyToComment(CommentOnPost):
     slot = 54
     intent = "Reply '{text}' to {user}'s comment on the post '{title}' in f/{forum}."
 
-    def make_post(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
         comments = data.all(
             ForumData,
             "SELECT c.id, u.username FROM comments c JOIN users u ON u.id = c.user_id "

@@ -9,6 +9,7 @@ project; create a project; merge a merge request).
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import urlencode
@@ -157,10 +158,12 @@ class ItemTemplate(TaskTemplate):
     table: ClassVar[str] = "issues"
 
     def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        return self.make_item(data, rng, rng.choice(items(data, self.table)))
+        return self.about(data, rng, rng.choice(items(data, self.table)))
 
-    def make_item(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
-        raise NotImplementedError
+    @abstractmethod
+    def about(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
+        """The instance about the drawn ``item`` (a row of :func:`items`; ``None``: draw
+        again)."""
 
 
 @register
@@ -171,7 +174,7 @@ class IssuePerson(ItemTemplate):
     _ROLES: ClassVar[dict[str, int]] = {"opened": 5, "is assigned to": 6}
     """Each question and its column of :func:`items`."""
 
-    def make_item(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
         role = rng.choice(sorted(self._ROLES))
         person = item[self._ROLES[role]]
         if person is None:
@@ -199,7 +202,7 @@ class MergeRequestBranch(ItemTemplate):
     intent = "What is the source branch of the merge request '{title}' in {project}?"
     table = "merge_requests"
 
-    def make_item(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
         branch = data.one(
             GitlabData, "SELECT source_branch FROM merge_requests WHERE id = ?", item[0]
         )
@@ -223,10 +226,11 @@ class ProjectTemplate(TaskTemplate):
 
     def draw(self, data: Data, rng: TaskRng) -> Instance | None:
         pid, path = rng.choice(projects(data))
-        return self.make_project(data, rng, pid, path)
+        return self.about(data, rng, pid, path)
 
-    def make_project(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
-        raise NotImplementedError
+    @abstractmethod
+    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
+        """The instance about the drawn project (``pid``, ``path``; ``None``: draw again)."""
 
 
 @register
@@ -235,7 +239,7 @@ class ProjectStars(ProjectTemplate):
     slot = 69
     intent = "How many stars does the project {project} have?"
 
-    def make_project(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
         stars = data.one(GitlabData, "SELECT count(*) FROM stars WHERE project_id = ?", pid)
         return self.make({"project": path}, (StringMatch(exact=str(stars)),), start_url=START)
 
@@ -251,7 +255,7 @@ class OpenIssueCount(ProjectTemplate):
     slot = 70
     intent = "How many open issues of {project} have the {filter} {value}?"
 
-    def make_project(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
         if rng.random() < 0.5:
             label_id, value = rng.choice(
                 data.all(GitlabData, "SELECT id, name FROM labels WHERE project_id = ?", pid)
@@ -315,7 +319,7 @@ class MilestoneFact(ProjectTemplate):
     }
     """Each fact and its column of the Milestones table."""
 
-    def make_project(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
         milestone_id, title, due = rng.choice(
             data.all(
                 GitlabData, "SELECT id, title, due_date FROM milestones WHERE project_id = ?", pid
@@ -353,7 +357,7 @@ class MemberRole(ProjectTemplate):
     slot = 72
     intent = "What is the role of {user} in the project {project}?"
 
-    def make_project(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
         name, role = rng.choice(
             data.all(
                 GitlabData,
@@ -390,7 +394,7 @@ class FilteredIssues(ProjectTemplate):
     }
     """Each filter: its query parameter, the project page listing its values, their query."""
 
-    def make_project(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
         kind = rng.choice(sorted(self._FILTERS))
         parameter, _, query = self._FILTERS[kind]
         value = rng.choice(data.all(GitlabData, query, pid))[0]
@@ -414,7 +418,7 @@ class MergeRequestsByState(ProjectTemplate):
     kind = "navigation"
     intent = "Show me the {state} merge requests of {project}."
 
-    def make_project(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
         state = rng.choice(sorted(_MR_STATES))
         return self.make(
             {"state": _MR_STATES[state], "project": path},
@@ -441,7 +445,7 @@ class OpenIssue(ItemTemplate):
     kind = "navigation"
     intent = "Open the issue '{title}' of {project}."
 
-    def make_item(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
         return self.make(
             {"title": item[3], "project": item[1]},
             (UrlMatch(f"{GITLAB}/{item[1]}/-/issues/{item[2]}"),),
@@ -474,7 +478,7 @@ class IssueState(ItemTemplate):
     }
     """By the issue's state: the action and the state after it."""
 
-    def make_item(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
         return self.make(
             {"action": self._ACTIONS[item[4]][0], "title": item[3], "project": item[1]},
             (ProgramCheck(),),
@@ -505,7 +509,7 @@ class CommentOnIssue(ItemTemplate):
     kind = "change"
     intent = "Comment '{text}' on the issue '{title}' in {project}."
 
-    def make_item(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
         return self.make(
             {"text": rng.choice(NOTES), "title": item[3], "project": item[1]},
             (ProgramCheck(),),
@@ -535,7 +539,7 @@ class AssignIssue(ItemTemplate):
     kind = "change"
     intent = "Assign the issue '{title}' in {project} to {user}."
 
-    def make_item(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
         pid = project_id(data, item[1])
         user_id, name = rng.choice(
             data.all(
@@ -578,7 +582,7 @@ class CreateIssue(ProjectTemplate):
     kind = "change"
     intent = "Create an issue in {project} titled '{title}' with the label '{label}'."
 
-    def make_project(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
         label = rng.choice(
             data.all(GitlabData, "SELECT name FROM labels WHERE project_id = ?", pid)
         )
@@ -628,7 +632,7 @@ class AddMember(ProjectTemplate):
     kind = "change"
     intent = "Add the user {username} to the project {project} as a {role}."
 
-    def make_project(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
         user_id, username = data.all(
             GitlabData, "SELECT id, username FROM users WHERE id = ?", rng.randint(2, 300)
         )[0]
@@ -668,7 +672,7 @@ class StarProject(ProjectTemplate):
     kind = "change"
     intent = "Star the project {project}."
 
-    def make_project(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
         if data.one(GitlabData, "SELECT 1 FROM stars WHERE user_id = 1 AND project_id = ?", pid):
             return None
         return self.make(
@@ -737,7 +741,7 @@ class MergeMergeRequest(ItemTemplate):
     intent = "Merge the merge request '{title}' in {project}."
     table = "merge_requests"
 
-    def make_item(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
         if item[4] != "opened":
             return None
         return self.make(
