@@ -11,8 +11,16 @@ import numpy as np
 
 from llmgym.core import EnvConfig, Task, TextEnv, Transition, knob
 from llmgym.core.tasks import TaskRng, split_of
-from llmgym.envs.webarena import admin_tasks, shop_tasks  # noqa: F401 (they register templates)
+from llmgym.envs.webarena import (  # noqa: F401 (they register templates)
+    admin_tasks,
+    forum_tasks,
+    gitlab_tasks,
+    shop_tasks,
+    wiki_tasks,
+)
 from llmgym.envs.webarena.browser import ACTION_HELP, Browser, parse_action
+from llmgym.envs.webarena.forum_data import FORUM_SESSION
+from llmgym.envs.webarena.gitlab_data import GITLAB_SESSION
 from llmgym.envs.webarena.shop_data import ADMIN_SESSION, SHOP_SESSION
 from llmgym.envs.webarena.sites import Web
 from llmgym.envs.webarena.tasks import (
@@ -34,6 +42,8 @@ MAX_STALE_DRAWS = 100
 START_COOKIES = {
     "localhost:7770": {"shop_sid": SHOP_SESSION},
     "localhost:7780": {"admin_sid": ADMIN_SESSION},
+    "localhost:9999": {"forum_sid": FORUM_SESSION},
+    "localhost:8023": {"gitlab_sid": GITLAB_SESSION},
 }
 """The sessions every episode starts with: signed in to every site, as in WebArena."""
 

@@ -12,12 +12,15 @@ from typing import Any
 
 from llmgym.envs.webarena.admin import ShopAdmin
 from llmgym.envs.webarena.database import Database, Dataset
+from llmgym.envs.webarena.forum import Forum
+from llmgym.envs.webarena.gitlab import Gitlab
 from llmgym.envs.webarena.shop import Shop
 from llmgym.envs.webarena.web import Site
+from llmgym.envs.webarena.wiki import Wiki
 
 __all__ = ["SITE_CLASSES", "Web", "site_class"]
 
-SITE_CLASSES: tuple[type[Site], ...] = (Shop, ShopAdmin)
+SITE_CLASSES: tuple[type[Site], ...] = (Shop, ShopAdmin, Forum, Gitlab, Wiki)
 """Every site, in the order ``llmgym webarena serve`` lists them."""
 
 

@@ -123,6 +123,12 @@ class Request:
         """A form field, stripped (``""`` if absent)."""
         return self.form.get(name, "").strip()
 
+    def pagination(self, total: int, per_page: int) -> tuple[int, int]:
+        """``(page, pages)`` of a listing of ``total`` rows: the ``page`` parameter, clamped to
+        the pages there are (at least one)."""
+        pages = max(1, -(-total // per_page))
+        return min(self.int_arg("page", 1), pages), pages
+
 
 def _first_values(lists: Mapping[str, list[str]]) -> dict[str, str]:
     return {key: values[0] for key, values in lists.items() if values}
