@@ -652,7 +652,30 @@ def _webarena() -> list[str]:
         f"The store's data: {store['products']:,} products in {store['categories']} categories, "
         f"{store['customers']:,} customers, {store['orders']:,} orders ({store['order_items']:,} "
         f"lines), {store['reviews']:,} reviews; {store['database_bytes'] / 1e6:.1f} MB of sqlite",
+        *_webarena_sites(),
     ]
+
+
+def _webarena_sites() -> list[str]:
+    data = load("webarena_sites.json")
+    if not data:
+        return []
+    lines = []
+    for name, site in data["sites"].items():
+        rows = ", ".join(
+            f"{count:,} {table.replace('_', ' ')}" for table, count in site["rows"].items()
+        )
+        lines.append(
+            f"The {name} site: {rows}, built in {site['build_seconds']:.2f} s; "
+            f"{site['templates']} templates ({', '.join(site['kinds'])}), "
+            f"{site['train_instances']:,} train and {site['eval_instances']:,} eval instances; "
+            f"the oracle solves {site['oracle_solved']} of {site['eval_instances']} eval tasks at "
+            f"{site['oracle_steps_per_second']:,} steps/s (random actions: "
+            f"{site['random_steps_per_second']:,} steps/s; load average "
+            f"{data['machine'].get('load_average_1m', '?')}) "
+            "— `python benchmarks/webarena_sites.py`"
+        )
+    return lines
 
 
 def _sql() -> list[str]:

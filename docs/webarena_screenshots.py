@@ -24,6 +24,9 @@ PORT_OFFSET = 1_000
 SHOTS = {
     "shop": "/search?q=cat+litter",
     "admin": "/sales/orders",
+    "forum": "/f/books",
+    "gitlab": "/geoatlas/open-log-api/-/issues",
+    "wiki": "/wiki/Chekreith",
 }
 """The page shown of each site."""
 FLAGS = [

@@ -250,7 +250,7 @@ def test_reset_restores_the_data_and_copies_carry_the_changes(env: WebArenaEnv) 
 
 # ---------------------------------------------------------------------------- real HTTP
 def test_the_served_sites_answer_over_http_with_sessions_redirects_and_errors() -> None:
-    running = serve_sites(port_offset=None)
+    running = serve_sites(("shop", "admin"), port_offset=None)
     try:
         shop, admin = (served.url for served in running)
         with httpx.Client(base_url=shop) as client:

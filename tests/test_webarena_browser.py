@@ -48,6 +48,17 @@ PAGES = {
         "/reports/bestsellers",
         "/reports/sales",
     ],
+    "forum": ["/", "/all?sort=new", "/forums", "/f/books", "/search?q=review", "/submit"],
+    "gitlab": [
+        "/",
+        "/explore/projects",
+        "/dashboard/issues",
+        "/geoatlas/open-log-api",
+        "/geoatlas/open-log-api/-/issues",
+        "/geoatlas/open-log-api/-/merge_requests",
+        "/geoatlas/open-log-api/-/project_members",
+    ],
+    "wiki": ["/", "/wiki/Chekreith", "/search?q=river"],
 }
 ROLES = (
     "link",

@@ -111,26 +111,37 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
     ## Description
     An offline rebuild of WebArena (Zhou et al., 2024). The sites are real web applications —
     WSGI apps rendering HTML from sqlite databases generated from a seed — modelled on
-    WebArena's: an online store (``localhost:7770``: 3,000 products in 156 categories, search,
-    sort, price filters, pages, cart, checkout, customer account with order history, wish list,
-    reviews) and its admin back office (``localhost:7780``: order, product, customer and review
-    grids with edit pages, order actions, best-seller and sales reports). The environment drives
-    them in-process through a small browser (tabs, history, cookies, forms) that turns each page
-    into WebArena's accessibility tree; ``llmgym webarena serve`` serves the same sites on
+    WebArena's: an online store (``localhost:7770``: products in categories, search, sort,
+    price filters, pages, cart, checkout, customer account with order history, wish list,
+    reviews), its admin back office (``localhost:7780``: order, product, customer and review
+    grids with edit pages, order actions, best-seller and sales reports), a forum in the manner
+    of Postmill (``localhost:9999``: forums, posts, threaded comments, votes, subscriptions,
+    user pages, hot/new/top sorting, search, submissions), a code-hosting site in the manner of
+    GitLab (``localhost:8023``: groups, projects, issues with labels, assignees and milestones,
+    merge requests, members and roles, stars, search and filters) and a read-only wiki in the
+    manner of WebArena's Kiwix Wikipedia (``localhost:8888``: articles about invented places
+    and people with infoboxes, sections, links, categories and search). The environment drives
+    them in-process through a small browser (tabs, history, cookies, forms) that turns each
+    page into WebArena's accessibility tree; ``llmgym webarena serve`` serves the same sites on
     their ports for a real browser. Every episode starts signed in (the store as its customer
-    Emma Lopez, the back office as ``admin``), and the databases are restored to their
-    generated state on reset (a copy only when the episode wrote something).
+    Emma Lopez, the back office as ``admin``, the forum as ``MarvelsGrantMan136``, the code
+    host as ``byteblaze``), and the databases are restored to their generated state on reset
+    (a copy only when the episode wrote something). The sizes of the generated data are
+    measured under "Measured" below.
 
     ![The store's search results in Chromium](img/webarena_shop.png)
     ![The back office's order grid in Chromium](img/webarena_admin.png)
+    ![A forum in Chromium](img/webarena_forum.png)
+    ![A project's issue list on the code host in Chromium](img/webarena_gitlab.png)
+    ![A wiki article in Chromium](img/webarena_wiki.png)
 
     Tasks come from intent templates of WebArena's three kinds — information seeking,
     navigation, and content or configuration changes — each with its evaluator and an oracle
     that plays through the action grammar by reading the tree (elements found by role and
     name, never by the answer key).
 
-    What differs from WebArena: the sites are small generated rebuilds, not Magento, Postmill
-    or GitLab (same kinds of pages, far fewer features, no JavaScript); the tree comes from
+    What differs from WebArena: the sites are small generated rebuilds, not Magento, Postmill,
+    GitLab or Kiwix (same kinds of pages, far fewer features, no JavaScript); the tree comes from
     the HTML, not from Chromium (a test checks that Chromium shows every element it lists);
     ``type`` replaces a field's text instead of appending to it; an id outside the viewport
     is refused rather than clicked blind; a page's ids are numbered from 1 in document order;
