@@ -99,6 +99,7 @@ class ClientSpec:
     observe: str = "cached"
     reward_field: str = "reward"
     state_field: str = "observation"
+    done_field: str = "done"
     reset_extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -168,6 +169,19 @@ CLIENTS: dict[str, ClientSpec] = {
         create_id=int,
         observe="get",
     ),
+    "webarena": ClientSpec(
+        "env_idx",
+        "idx",
+        parse=lambda reply: reply if re.findall(r"```(.*?)```", reply, re.DOTALL) else None,
+        reply=lambda action: (
+            "Let's think step-by-step. In summary, the next action I will perform is "
+            f"```{action}```"
+        ),
+        create_id=lambda answer: int(answer["env_idx"]),
+        observe="get",
+        done_field="terminated",
+        reset_extra={"seed": 0},
+    ),
 }
 
 
@@ -227,7 +241,8 @@ class AgentGymClient:
             return "Error: Only one 'Action' is allowed per response.", 0.0, False, None
         answer = self._post("step", {"action": action})
         self.info.update(answer)
-        return answer[self.spec.state_field], answer[self.spec.reward_field], answer["done"], action
+        state, done = answer[self.spec.state_field], answer[self.spec.done_field]
+        return state, answer[self.spec.reward_field], done, action
 
     def close(self) -> None:
         """The client's ``close`` (AgentGym's evaluation loop never calls it)."""
@@ -380,8 +395,6 @@ def test_errors_are_non_200_with_a_json_body(served, maze) -> None:
     http, handle = maze
     root = f"{served.url}/agentgym"
     _error(http.post(f"{root}/nosuchgym/create"), 404, "not_found")
-    webarena = _error(http.post(f"{root}/webarena/create"), 404, "family_unavailable")
-    assert "WebArena" in webarena["message"]
     _error(http.post("/step", json={"id": handle + 1, "action": "move up"}), 404, "not_found")
     _error(http.post("/step", json={"action": "move up"}), 422, "invalid_request")
     _error(http.post("/step", json={"id": "one", "action": "move up"}), 422, "invalid_request")

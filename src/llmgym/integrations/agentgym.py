@@ -36,7 +36,6 @@ from llmgym.suites import load_suite
 __all__ = [
     "FAMILIES",
     "TRAIN_OFFSET",
-    "UNAVAILABLE",
     "Family",
     "agenteval_items",
     "family_for_env",
@@ -258,17 +257,19 @@ FAMILIES: dict[str, Family] = {
             create_task_field="id",
             max_rounds=5,
         ),
+        Family(
+            "webarena",
+            "llmgym/WebArena-v0",
+            handle_field="env_idx",
+            task_field="idx",
+            create=("env_idx",),
+            reset=("observation", "sites", "object"),
+            step=("observation", "reward", "terminated", "truncated", "info"),
+            max_rounds=25,
+        ),
     )
 }
 """AgentGym's families, by the name in their URL and item ids."""
-
-UNAVAILABLE: dict[str, str] = {
-    "webarena": (
-        "llmgym has no WebArena environment yet (AgentGym's needs WebArena's self-hosted docker "
-        "sites); the other families are served under /agentgym/<family>"
-    ),
-}
-"""AgentGym families llmgym does not serve, and why (their routes answer 404 saying so)."""
 
 _ALIASES = {
     "lmrlgym_maze": "maze",

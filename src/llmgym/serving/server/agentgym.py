@@ -47,7 +47,6 @@ from fastapi.responses import Response
 from llmgym.core.tasks import TaskIdRange
 from llmgym.integrations.agentgym import (
     FAMILIES,
-    UNAVAILABLE,
     Family,
     Shape,
     find_family,
@@ -142,8 +141,10 @@ FIELDS: dict[str, Callable[[_Handle], Any]] = {
     "state": lambda h: h.observation,
     "reward": lambda h: h.reward,
     "done": lambda h: h.done,
-    "terminated": lambda h: h.terminated,
+    "terminated": lambda h: h.done,
     "truncated": lambda h: h.truncated,
+    "sites": lambda h: re.findall(r"^URL: https?://([^/\s]+)", h.first_observation, re.M)[:1],
+    "object": lambda h: h.instruction,
     "score": _Handle.current_score,
     "info": lambda h: None,
     "deleted": lambda h: False,
@@ -153,8 +154,10 @@ FIELDS: dict[str, Callable[[_Handle], Any]] = {
     "task_name": lambda h: h.task_id,
     "var_num": lambda h: h.task_index,
 }
-"""What each field of AgentGym's replies holds (``terminated`` and ``truncated`` are
-WebArena's, for the family llmgym does not have yet). ``task_type``, ``task_name`` and
+"""What each field of AgentGym's replies holds. ``terminated``, ``truncated``, ``sites`` and
+``object`` are WebArena's: its client ends an episode on ``terminated`` alone, so that is
+true on truncation too; ``sites`` is the host of the task's start page and ``object`` the
+objective. ``task_type``, ``task_name`` and
 ``var_num`` (ALFWorld's and ScienceWorld's bookkeeping, which AgentGym's clients do not read)
 hold the instruction, the task id and the index."""
 
@@ -442,9 +445,6 @@ def _family_route(store: SessionStore, path: str) -> tuple[Family, str]:
         name, _, route = route.partition("/")
     family = find_family(name)
     if family is None:
-        why = UNAVAILABLE.get(name.lower())
-        if why is not None:
-            raise _NotFoundError(f"{name}: {why}", code="family_unavailable")
         raise _NotFoundError(
             f"no AgentGym family {name!r}; served here: "
             f"{', '.join(f for f, v in FAMILIES.items() if v.env_id in store.served)}",
