@@ -445,7 +445,11 @@ class CrafterPixelsEnv(_CrafterEnvBase[np.ndarray, PixelAction], PixelEnv[Crafte
     inventory) and its 17 discrete actions. It works in gymnasium vector environments
     (``gymnasium.make_vec("llmgym/CrafterPixels-v0", num_envs=8)``) and passes
     stable-baselines3's ``check_env``. Frames, rewards and dynamics equal ``crafter.Env``'s for
-    the same seed and actions (crafter's own despawn order aside, see Crafter-v0). Registered
+    the same seed and actions (crafter's own despawn order aside, see Crafter-v0). The frames
+    are drawn from a cached texture atlas with array operations instead of crafter's
+    cell-by-cell drawing and PIL lighting: the same bytes, night noise and sleep included
+    (tests/test_crafter_frames.py compares them with crafter's own renderer), in a fraction of
+    the time (measured: see docs/environments/crafterpixels.md). Registered
     with ``target="none"``: episodes run like Crafter's (to death or ``length`` steps) unless a
     config sets a target.
 
