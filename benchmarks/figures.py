@@ -88,6 +88,10 @@ def readme_speed() -> str:
             f"reset {speedups['reset_speedup']:.0f}× faster, "
             f"step {speedups['text_step_speedup']:.0f}× faster | `crafter_speed.py` |"
         )
+        rows.append(
+            "| Crafter (pixels, the same frames) against Crafter itself | "
+            f"step {speedups['pixel_step_speedup']:.1f}× faster | `crafter_speed.py` |"
+        )
     textworld = load("textworld_overhead.json")
     if textworld:
         rows.append(

@@ -449,7 +449,7 @@ class CrafterPixelsEnv(_CrafterEnvBase[np.ndarray, PixelAction], PixelEnv[Crafte
     are drawn from a cached texture atlas with array operations instead of crafter's
     cell-by-cell drawing and PIL lighting: the same bytes, night noise and sleep included
     (tests/test_crafter_frames.py compares them with crafter's own renderer), in a fraction of
-    the time (measured: see docs/environments/crafterpixels.md). Registered
+    the time (see Measured). Registered
     with ``target="none"``: episodes run like Crafter's (to death or ``length`` steps) unless a
     config sets a target.
 

@@ -11,12 +11,13 @@ computes the same image with array operations:
   ``_draw_alpha``;
 * the local view is one fancy-indexing gather of the atlas by the material ids around the player,
   with the few cells holding an object (creature, arrow, plant) copied over;
-* crafter's lighting is elementwise, so by day the desaturated, tinted "night" image of every tile
-  is cached too and the frame is ``daylight * view + (1 - daylight) * night`` in float64, the
-  same operations in the same order as crafter's ``LocalView._light``; at night the noise is drawn
-  from the world's random stream exactly as crafter draws it (same call, same shape, same point of
-  the step) and the whole view goes through the pipeline; PIL's ``ImageEnhance.Color`` is
-  replaced by its integer luminance and float32 blend (equal for all 2**24 colours);
+* crafter's lighting is elementwise, so by day each tile is lit once per daylight value
+  (``daylight * tile + (1 - daylight) * night``, with ``night`` the tile desaturated and tinted,
+  in float64: the operations of crafter's ``LocalView._light``, then the frame's cast to uint8)
+  and the lit tiles are gathered; at night the noise is drawn from the world's random stream
+  exactly as crafter draws it (same call, same shape, same point of the step) and the whole view
+  is lit after gathering; PIL's ``ImageEnhance.Color`` becomes a table of its integer luminance
+  and float32 blend (equal for all 2**24 colours), and the sleeping view a table of the grey;
 * the inventory rows are gathered from tiles of (slot, item, amount), reused while the inventory
   does not change.
 """
