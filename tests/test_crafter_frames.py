@@ -74,6 +74,27 @@ def test_frames_equal_crafters_through_a_night_and_sleep() -> None:
     assert seen["frames"] == 321 and seen["night"] > 50 and seen["asleep"] > 0, seen
 
 
+@pytest.mark.parametrize("size", [64, 37])
+def test_frames_equal_crafters_at_the_edges_of_the_world(size: int) -> None:
+    """Cells outside the world are crafter's grey; the player stands in each corner and by
+    each side, by day, at night and asleep."""
+    game = CrafterGame(render_size=size)
+    game.reset(crafter_world_seed(5), CrafterConfig())
+    world, player = game.world, game.player
+    for x, y in [(0, 0), (63, 63), (0, 63), (63, 0), (2, 30), (40, 1), (61, 62)]:
+        occupant = world[(x, y)][1]
+        if occupant is not None and occupant is not player:
+            world.remove(occupant)
+        world[(x, y)] = "grass"
+        world.move(player, (x, y))
+        for daylight, sleeping in [(1.0, False), (0.7, False), (0.2, False), (0.2, True)]:
+            world.daylight, player.sleeping = daylight, sleeping
+            before = world.random.get_state()
+            expected = game.env.render()
+            world.random.set_state(before)
+            np.testing.assert_array_equal(game.render(), expected)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("size", [64, 96, 37])
 def test_frames_equal_crafters_over_many_seeds_and_steps(size: int) -> None:
