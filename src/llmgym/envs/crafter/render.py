@@ -117,7 +117,8 @@ class _Atlas:
 
     def item(self, slot: int, name: str, amount: int) -> np.ndarray:
         """Inventory slot ``slot`` showing ``amount`` of ``name``, drawn by crafter's own
-        ``ItemView`` (icon, then the count over it) and cut out of its canvas."""
+        ``ItemView`` (icon, then the count over it) and cut out of its canvas: the icon (0.8 of
+        a cell at 0.1) and the count (0.6 at 0.4), both rounded down, stay inside the cell."""
         key = (slot, name, amount)
         if key not in self._items:
             (ux, uy), (columns, rows) = self.unit, self.item_grid
