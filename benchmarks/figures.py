@@ -88,6 +88,10 @@ def readme_speed() -> str:
             f"reset {speedups['reset_speedup']:.0f}× faster, "
             f"step {speedups['text_step_speedup']:.0f}× faster | `crafter_speed.py` |"
         )
+        rows.append(
+            "| Crafter (pixels, the same frames) against Crafter itself | "
+            f"step {speedups['pixel_step_speedup']:.1f}× faster | `crafter_speed.py` |"
+        )
     textworld = load("textworld_overhead.json")
     if textworld:
         rows.append(
@@ -581,8 +585,14 @@ def _crafter_speed(*keys: str) -> list[str]:
     data = load("crafter_speed.json")
     if not data:
         return []
-    what = {"reset_speedup": "reset", "text_step_speedup": "step", "pixel_step_speedup": "step"}
-    faster = " and ".join(f"{what[key]} {data['speedups'][key]:.1f}×" for key in keys)
+    what = {
+        "reset_speedup": "reset",
+        "text_step_speedup": "step",
+        "pixel_step_speedup": "step",
+        "frame_speedup": "drawing a frame",
+    }
+    shown = [f"{what[key]} {data['speedups'][key]:.1f}×" for key in keys if key in data["speedups"]]
+    faster = ", ".join(shown[:-1]) + f" and {shown[-1]}" if len(shown) > 1 else shown[0]
     return [
         f"Against Crafter {data['crafter_version']} itself: {faster} faster — "
         "`python benchmarks/crafter_speed.py`"
@@ -704,7 +714,9 @@ EXTRAS = {
     "llmgym/Crafter-v0": lambda: (
         _crafter_oracle() + _crafter_speed("reset_speedup", "text_step_speedup")
     ),
-    "llmgym/CrafterPixels-v0": lambda: _crafter_speed("reset_speedup", "pixel_step_speedup"),
+    "llmgym/CrafterPixels-v0": lambda: _crafter_speed(
+        "reset_speedup", "pixel_step_speedup", "frame_speedup"
+    ),
     "llmgym/TextWorld-v0": _textworld,
     "llmgym/WebShop-v0": _webshop,
     "llmgym/WebArena-v0": _webarena,

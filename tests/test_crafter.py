@@ -138,6 +138,7 @@ def test_text_and_pixel_games_stay_identical_and_text_never_renders() -> None:
     def refuse_to_render(*args, **kwargs):
         raise AssertionError("text mode rendered pixels")
 
+    text.game.render = refuse_to_render
     text.game.env.render = refuse_to_render
     rng = np.random.default_rng(0)
     darkest = 1.0

@@ -243,6 +243,72 @@ class TestRuleBasedDesigner:
         rounds = [[d.config["width"] for d in designer.propose(zero)] for _ in range(3)]
         assert rounds == [[3, 4], [5, 6], [3, 4]]
 
+    def test_first_call_walks_down_the_tech_tree(self) -> None:
+        """Skills ordered by their prerequisites, not by declaration: one skill per depth
+        first (the one more skills need), then the next of each depth."""
+        skills = ("diamond", "drink", "pickaxe", "stone", "table", "wood")
+        spec = DesignSpec(
+            env_id="x",
+            name="x",
+            description="",
+            skills=skills,
+            config_class=MazeConfig,
+            practice={s: {"width": w} for w, s in enumerate(skills, 3)},
+            requirements={
+                "diamond": ("pickaxe", "stone"),
+                "pickaxe": ("table", "wood"),
+                "stone": ("pickaxe",),
+                "table": ("wood",),
+            },
+        )
+        assert spec.depths() == {
+            "diamond": 4, "drink": 0, "pickaxe": 2, "stone": 3, "table": 1, "wood": 0
+        }  # fmt: skip
+        assert spec.tech_tree_order() == ("wood", "table", "pickaxe", "stone", "diamond", "drink")
+        designs = RuleBasedDesigner(spec, n=3).propose()
+        assert [d.purpose for d in designs] == [
+            "Practise wood.", "Practise table.", "Practise pickaxe."
+        ]  # fmt: skip
+        assert [d.config["width"] for d in designs] == [8, 7, 5]
+
+    def test_requirements_must_be_skills_without_cycles(self) -> None:
+        base = {"env_id": "x", "name": "x", "description": "", "config_class": MazeConfig}
+        cyclic = DesignSpec(
+            **base, skills=("a", "b", "c"), requirements={"a": ("b",), "b": ("c",), "c": ("a",)}
+        )
+        with pytest.raises(ValueError, match="cycle: a -> b -> c -> a"):
+            cyclic.depths()
+        with pytest.raises(ValueError, match="'a' requires 'z', which is not a skill"):
+            DesignSpec(**base, skills=("a",), requirements={"a": ("z",)}).tech_tree_order()
+
+    def test_crafter_first_call_follows_its_recipes(self) -> None:
+        """Crafter's depths come from crafter's own recipes (data.yaml), so the first call
+        practises wood, table, wood pickaxe and stone rather than the alphabetical coal,
+        diamond, drink and iron."""
+        pytest.importorskip("crafter")
+        spec = DesignSpec.from_env_id("llmgym/Crafter-v0")
+        depths = spec.depths()
+        assert [depths[s] for s in ("collect_wood", "place_table", "make_wood_pickaxe")] == [
+            0,
+            1,
+            2,
+        ]
+        assert depths["collect_stone"] == depths["collect_coal"] == 3
+        assert depths["collect_iron"] == 5 and depths["make_iron_pickaxe"] == 6
+        assert max(depths.values()) == depths["collect_diamond"] == 7
+        assert depths["eat_cow"] == depths["wake_up"] == depths["collect_drink"] == 0
+        designs = RuleBasedDesigner(spec).propose()
+        practised = ["collect_wood", "place_table", "make_wood_pickaxe", "collect_stone"]
+        assert [d.purpose for d in designs] == [f"Practise {s}." for s in practised]
+        assert [d.config for d in designs] == [dict(spec.practice[s]) for s in practised]
+        second = RuleBasedDesigner(spec, run=RunLog(None))
+        second.propose()
+        later = [d.purpose for d in second.propose()]
+        assert later == [
+            f"Practise {s}."
+            for s in ("make_stone_pickaxe", "collect_iron", "make_iron_pickaxe", "collect_diamond")
+        ]
+
     def test_size_curriculum_without_practice_configs(self) -> None:
         designer = RuleBasedDesigner(_spec(), n=2)
         easy = designer.propose(SkillStats({"success": (10.0, 0.0)}))

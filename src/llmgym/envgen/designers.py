@@ -255,10 +255,11 @@ class LLMDesigner(Designer):
 class RuleBasedDesigner(Designer):
     """The offline designer (and the curriculum baseline EnvGen compares with): it reads the same
     per-skill success rates and proposes the environment's ``skill_practice`` configs for the
-    weakest skills (equally weak ones in turn across calls). Where the environment declares no
-    practice configs, it scales the numeric
-    knobs away from their defaults — smaller while the agent mostly fails, larger once it mostly
-    succeeds — a generic size curriculum."""
+    weakest skills, equally weak ones in turn across calls, in tech-tree order
+    (:meth:`DesignSpec.tech_tree_order`: the first call, knowing no rates, practises the roots
+    of the tree and the way down it). Where the environment declares no practice configs, it
+    scales the numeric knobs away from their defaults — smaller while the agent mostly fails,
+    larger once it mostly succeeds — a generic size curriculum."""
 
     name = "offline"
 
@@ -267,7 +268,7 @@ class RuleBasedDesigner(Designer):
         stats = stats or SkillStats({})
         # Equally weak skills are taken in turn across calls, so that a run where many skills
         # sit at 0% practises all of them rather than the first few forever.
-        skills = [skill for skill in self.spec.skills if skill in self.spec.practice]
+        skills = [skill for skill in self.spec.tech_tree_order() if skill in self.spec.practice]
         if skills:
             shift = (self.run.calls * self.n) % len(skills)
             skills = skills[shift:] + skills[:shift]

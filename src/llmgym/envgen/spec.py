@@ -28,7 +28,8 @@ class DesignSpec:
 
     Built from the registered class alone (:meth:`from_env_id`), so any registered environment
     with a config works: its docstring's *Description*, its ``skills`` (``("success",)`` when it
-    declares none), ``config_class`` and its JSON Schema, ``design_notes`` and ``skill_practice``.
+    declares none), ``config_class`` and its JSON Schema, ``design_notes``, ``skill_practice``
+    and ``skill_requirements`` (each skill's prerequisite skills, the game's tech tree).
     """
 
     env_id: str
@@ -38,6 +39,7 @@ class DesignSpec:
     config_class: type[EnvConfig]
     notes: str = ""
     practice: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    requirements: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
     @classmethod
     def from_env_id(cls, env_id: str) -> DesignSpec:
@@ -57,11 +59,61 @@ class DesignSpec:
             config_class=config_class,
             notes=str(getattr(env_class, "design_notes", "") or ""),
             practice=dict(getattr(env_class, "skill_practice", {}) or {}),
+            requirements=dict(getattr(env_class, "skill_requirements", {}) or {}),
         )
 
     @property
     def schema(self) -> dict[str, Any]:
         return self.config_class.json_schema()
+
+    def depths(self) -> dict[str, int]:
+        """Each skill's tech-tree depth: 0 without prerequisites, else one more than its deepest
+        prerequisite (``requirements``; skills it does not list have none).
+
+        Raises:
+            ValueError: For a prerequisite that is not a skill, or a cycle of prerequisites.
+        """
+        depths: dict[str, int] = {}
+
+        def depth(skill: str, path: tuple[str, ...]) -> int:
+            if skill in path:
+                cycle = " -> ".join((*path[path.index(skill) :], skill))
+                raise ValueError(f"{self.env_id}: skill requirements form a cycle: {cycle}")
+            if skill not in depths:
+                needs = tuple(self.requirements.get(skill, ()))
+                unknown = sorted(set(needs) - set(self.skills))
+                if unknown:
+                    raise ValueError(
+                        f"{self.env_id}: {skill!r} requires {unknown[0]!r}, which is not a skill"
+                    )
+                depths[skill] = 1 + max((depth(n, (*path, skill)) for n in needs), default=-1)
+            return depths[skill]
+
+        return {skill: depth(skill, ()) for skill in self.skills}
+
+    def tech_tree_order(self) -> tuple[str, ...]:
+        """The skills as a walk down the tech tree: the first pass takes one skill per depth,
+        shallowest first, then the next pass the next skill of each depth, and so on. Within a
+        depth, skills that more skills need (directly or through others) come first, then
+        declaration order. Without ``requirements`` this is the declaration order.
+
+        For Crafter the first pass is collect_wood, place_table, make_wood_pickaxe,
+        collect_stone, make_stone_pickaxe, collect_iron, make_iron_pickaxe, collect_diamond.
+        """
+        depths = self.depths()
+        needed_by: dict[str, set[str]] = {skill: set() for skill in self.skills}
+        for skill in sorted(self.skills, key=depths.__getitem__, reverse=True):
+            for need in self.requirements.get(skill, ()):
+                needed_by[need] |= {skill} | needed_by[skill]
+        levels: dict[int, list[str]] = {}
+        for skill in self.skills:
+            levels.setdefault(depths[skill], []).append(skill)
+        for level in levels.values():
+            level.sort(key=lambda skill: -len(needed_by[skill]))  # stable: declaration order
+        passes = max(len(level) for level in levels.values())
+        return tuple(
+            levels[d][i] for i in range(passes) for d in sorted(levels) if i < len(levels[d])
+        )
 
     def parameter_lines(self) -> list[str]:
         """One line per config knob: ``- name: allowed (default d). description``."""
