@@ -95,7 +95,7 @@ def test_play_in_a_terminal() -> None:
         + "\n"
     )
     result = subprocess.run(
-        [sys.executable, "-m", "llmgym.cli", "play", "llmgym/Wordle-v0", "--task-id", "eval/00000"],
+        [sys.executable, "-m", "llmgym", "play", "llmgym/Wordle-v0", "--task-id", "eval/00000"],
         input=moves,
         capture_output=True,
         text=True,
