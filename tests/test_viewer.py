@@ -376,3 +376,16 @@ def test_view_names_a_taken_port(
     finally:
         taken.server_close()
     assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+def test_view_says_how_to_see_the_turns_of_a_bare_results_file(
+    tmp_path: Path, two_runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = tmp_path / "r.json"
+    assert main(["eval", "llmgym/Wordle-v0", "--episodes", "1", "--json", str(results)]) == 0
+    taken = make_server(TrajectoryStore([two_runs[0]]), port=0)
+    try:
+        assert main(["view", str(results), "--port", str(taken.server_address[1])]) == 2
+    finally:
+        taken.server_close()
+    assert "r.json names no trajectory file" in capsys.readouterr().err

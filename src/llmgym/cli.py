@@ -800,6 +800,12 @@ def _cmd_view(args: argparse.Namespace) -> int:
                 "(skipped)",
                 file=sys.stderr,
             )
+        if run.kind == "results":
+            print(
+                f"llmgym: {run.path} names no trajectory file, so episodes show as summaries; "
+                "evaluate with --trajectories PATH as well to see every turn",
+                file=sys.stderr,
+            )
     try:
         server = make_server(store, args.host, args.port)
     except OSError as error:

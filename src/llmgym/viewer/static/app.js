@@ -313,6 +313,8 @@ function episodeView(record, prefix) {
   if (record.summary) {
     return { node: el("div", {}, header, el("div", { class: "box" },
       el("h3", {}, "Summary (from a results file: no turns recorded)"),
+      el("p", {}, "To see every turn, evaluate with --trajectories t.jsonl as well: "
+        + "llmgym eval ... --json r.json --trajectories t.jsonl"),
       el("pre", { class: "summary" }, JSON.stringify(record.summary, null, 2)))), stop: null };
   }
   const body = el("div", {},
