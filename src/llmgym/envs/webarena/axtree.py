@@ -19,7 +19,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from llmgym.core.cache import LruCache
 
@@ -158,7 +158,17 @@ class AxPage:
         return {value_id: box for box, value_id in self.value_ids.items()}
 
     def lines(self, state: FormState) -> list[tuple[int, str]]:
-        """``(node id, text)`` of each line of the tree drawn with ``state``."""
+        """``(node id, text)`` of each line of the tree drawn with ``state`` (read only: the
+        lines of the page as loaded are drawn once and shared)."""
+        if state == self.initial:
+            return self._initial_lines
+        return self._draw(state)
+
+    @cached_property
+    def _initial_lines(self) -> list[tuple[int, str]]:
+        return self._draw(self.initial)
+
+    def _draw(self, state: FormState) -> list[tuple[int, str]]:
         out: list[tuple[int, str]] = []
         value_of, focused = self._value_of, state.focused
         for node, base in zip(self.nodes, self._bases, strict=True):
@@ -396,7 +406,9 @@ class _Parser:
             self.select_stack.pop()
 
 
+@lru_cache(maxsize=8192)
 def _attributes(raw: str) -> dict[str, str]:
+    """The attributes in an opening tag's ``raw`` text (shared between equal tags: read only)."""
     out = {}
     for match in _ATTRIBUTE.finditer(raw):
         value = match.group(2)

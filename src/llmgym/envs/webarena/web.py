@@ -413,9 +413,11 @@ BASE_STYLE = (
 # ---------------------------------------------------------------------------- HTML helpers
 def esc(value: object) -> str:
     """HTML-escape ``value``'s text."""
-    if type(value) is int:
-        return str(value)
-    return html.escape(str(value), quote=True)
+    text = value if type(value) is str else str(value)
+    # Most texts (urls, names, numbers) have nothing to escape: testing is cheaper than escaping.
+    if "&" in text or "<" in text or ">" in text or '"' in text or "'" in text:
+        return html.escape(text, quote=True)
+    return text
 
 
 @lru_cache(maxsize=256)
