@@ -9,7 +9,6 @@ subscriptions, a new post, a comment, a reply, the biography).
 from __future__ import annotations
 
 import re
-from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -23,15 +22,16 @@ from llmgym.envs.webarena.forum_data import (
     TITLE_TEMPLATES,
     ForumData,
 )
-from llmgym.envs.webarena.shop_tasks import done_when
 from llmgym.envs.webarena.tasks import (
     Data,
     Instance,
     PageView,
     ProgramCheck,
     StringMatch,
+    SubjectTemplate,
     TaskTemplate,
     UrlMatch,
+    done_when,
     need,
     register,
 )
@@ -133,19 +133,14 @@ def first_submission(page: PageView) -> str:
 
 
 # ---------------------------------------------------------------------------- information
-class PostTemplate(TaskTemplate):
-    """A template about one post named by its (unique) title and forum."""
+class PostTemplate(SubjectTemplate):
+    """A template about one post named by its (unique) title and forum: :meth:`about` gets a
+    row of :func:`posts`."""
 
     sites = ("forum",)
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        post = rng.choice(posts(data))
-        return self.about(data, rng, post)
-
-    @abstractmethod
-    def about(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
-        """The instance about the drawn ``post`` (a row of :func:`posts`; ``None``: draw
-        again)."""
+    def subject(self, data: Data, rng: TaskRng) -> tuple:
+        return rng.choice(posts(data))
 
 
 @register
@@ -254,18 +249,13 @@ class CommentText(PostTemplate):
         return f"stop [{need(page.find('StaticText', after=meta), 'comment text').name}]"
 
 
-class ForumTemplate(TaskTemplate):
-    """A template about one forum."""
+class ForumTemplate(SubjectTemplate):
+    """A template about one forum: :meth:`about` gets its name."""
 
     sites = ("forum",)
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        forum = rng.choice(forum_names())
-        return self.about(data, rng, forum)
-
-    @abstractmethod
-    def about(self, data: Data, rng: TaskRng, forum: str) -> Instance | None:
-        """The instance about the drawn ``forum`` (its name; ``None``: draw again)."""
+    def subject(self, data: Data, rng: TaskRng) -> str:
+        return rng.choice(forum_names())
 
 
 @register

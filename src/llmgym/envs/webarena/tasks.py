@@ -41,8 +41,10 @@ __all__ = [
     "PageView",
     "ProgramCheck",
     "StringMatch",
+    "SubjectTemplate",
     "TaskTemplate",
     "UrlMatch",
+    "done_when",
     "need",
     "normalize_answer",
 ]
@@ -360,6 +362,28 @@ class TaskTemplate(ABC):
 
 
 _TEMPLATES: dict[str, TaskTemplate] = {}
+
+
+class SubjectTemplate(TaskTemplate):
+    """A template about one subject drawn at random (a product, a customer, a post, a project):
+    :meth:`subject` draws it, :meth:`about` makes the instance about it."""
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        subject = self.subject(data, rng)
+        return None if subject is None else self.about(data, rng, subject)
+
+    @abstractmethod
+    def subject(self, data: Data, rng: TaskRng) -> Any:
+        """The subject drawn with ``rng`` (typically a row; ``None``: draw again)."""
+
+    @abstractmethod
+    def about(self, data: Data, rng: TaskRng, subject: Any) -> Instance | None:
+        """The instance about ``subject`` (``None``: draw again)."""
+
+
+def done_when(page: PageView, message: str) -> str | None:
+    """``stop []`` once the page shows ``message`` (a site's confirmation)."""
+    return "stop []" if page.find("StaticText", message) else None
 
 
 def register(cls: type[TaskTemplate]) -> type[TaskTemplate]:
