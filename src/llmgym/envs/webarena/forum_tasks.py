@@ -133,6 +133,19 @@ def first_submission(page: PageView) -> str:
 
 
 # ---------------------------------------------------------------------------- information
+def lone_comments(data: Data, post_id: int, excluded: str) -> list[tuple[int, str, str]]:
+    """``(id, author, text)`` of the comments on a post by users who commented on it once (a
+    comment named by its author is unambiguous), except ``excluded``'s."""
+    comments = data.all(
+        ForumData,
+        "SELECT c.id, u.username, c.body FROM comments c JOIN users u ON u.id = c.user_id "
+        "WHERE c.post_id = ? ORDER BY c.id",
+        post_id,
+    )
+    authors = [author for _, author, _ in comments]
+    return [row for row in comments if authors.count(row[1]) == 1 and row[1] != excluded]
+
+
 class PostTemplate(SubjectTemplate):
     """A template about one post named by its (unique) title and forum: :meth:`about` gets a
     row of :func:`posts`."""
@@ -222,17 +235,10 @@ class CommentText(PostTemplate):
     intent = "What did {user} comment on the post '{title}' in f/{forum}?"
 
     def about(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
-        comments = data.all(
-            ForumData,
-            "SELECT u.username, c.body FROM comments c JOIN users u ON u.id = c.user_id "
-            "WHERE c.post_id = ? ORDER BY c.id",
-            post[0],
-        )
-        authors = [author for author, _ in comments]
-        unique = [(a, text) for a, text in comments if authors.count(a) == 1 and a != post[3]]
+        unique = lone_comments(data, post[0], post[3])
         if not unique:
             return None
-        author, text = rng.choice(unique)
+        _, author, text = rng.choice(unique)
         return self.make(
             {"user": author, "title": post[1], "forum": post[2]},
             (StringMatch(fuzzy=text),),
@@ -662,17 +668,10 @@ class ReplyToComment(CommentOnPost):
     intent = "Reply '{text}' to {user}'s comment on the post '{title}' in f/{forum}."
 
     def about(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
-        comments = data.all(
-            ForumData,
-            "SELECT c.id, u.username FROM comments c JOIN users u ON u.id = c.user_id "
-            "WHERE c.post_id = ? ORDER BY c.id",
-            post[0],
-        )
-        authors = [author for _, author in comments]
-        unique = [(i, a) for i, a in comments if authors.count(a) == 1 and a != FORUM_USER]
+        unique = lone_comments(data, post[0], FORUM_USER)
         if not unique:
             return None
-        comment_id, author = rng.choice(unique)
+        comment_id, author, _ = rng.choice(unique)
         return self.make(
             {"text": rng.choice(_COMMENTS), "user": author, "title": post[1], "forum": post[2]},
             (ProgramCheck(),),
