@@ -52,9 +52,7 @@ class Dataset(ABC):
 
 
 def _connect() -> sqlite3.Connection:
-    db = sqlite3.connect(
-        ":memory:", check_same_thread=False, isolation_level=None, cached_statements=1024
-    )
+    db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
     db.execute("PRAGMA foreign_keys = ON")
     return db
 
