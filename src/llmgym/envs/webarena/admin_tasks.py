@@ -192,20 +192,14 @@ class ProductStock(TaskTemplate):
 
 
 def _bestsellers(data: Data, year: str) -> list[tuple]:
-    """The year's best sellers, as the report ranks them (memoised per seed and year)."""
-    key = (data.seed, year)
-    if key not in _BESTSELLERS:
-        _BESTSELLERS[key] = data.all(
-            ShopData,
-            "SELECT i.name, sum(i.qty) AS sold FROM order_items i JOIN orders o ON o.id = "
-            "i.order_id WHERE o.status != 'canceled' AND substr(o.created_at, 1, 4) = ? "
-            "GROUP BY i.product_id ORDER BY sold DESC, i.name LIMIT 20",
-            year,
-        )
-    return _BESTSELLERS[key]
-
-
-_BESTSELLERS: dict[tuple[int, str], list[tuple]] = {}
+    """The year's best sellers, as the report ranks them."""
+    return data.generated(
+        ShopData,
+        "SELECT i.name, sum(i.qty) AS sold FROM order_items i JOIN orders o ON o.id = "
+        "i.order_id WHERE o.status != 'canceled' AND substr(o.created_at, 1, 4) = ? "
+        "GROUP BY i.product_id ORDER BY sold DESC, i.name LIMIT 20",
+        year,
+    )
 
 
 @register

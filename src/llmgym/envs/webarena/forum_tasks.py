@@ -68,19 +68,13 @@ _BIOGRAPHIES = (
 
 # ---------------------------------------------------------------------------- draws
 def posts(data: Data) -> list[tuple]:
-    """Posts whose title no other post has: (id, title, forum, author, score, comments),
-    memoised per seed."""
-    if data.seed not in _POSTS:
-        _POSTS[data.seed] = data.all(
-            ForumData,
-            "SELECT p.id, p.title, f.name, u.username, p.score, p.comment_count FROM posts p "
-            "JOIN forums f ON f.id = p.forum_id JOIN users u ON u.id = p.user_id WHERE p.title "
-            "IN (SELECT title FROM posts GROUP BY title HAVING count(*) = 1) ORDER BY p.id",
-        )
-    return _POSTS[data.seed]
-
-
-_POSTS: dict[int, list[tuple]] = {}
+    """Posts whose title no other post has: (id, title, forum, author, score, comments)."""
+    return data.generated(
+        ForumData,
+        "SELECT p.id, p.title, f.name, u.username, p.score, p.comment_count FROM posts p "
+        "JOIN forums f ON f.id = p.forum_id JOIN users u ON u.id = p.user_id WHERE p.title "
+        "IN (SELECT title FROM posts GROUP BY title HAVING count(*) = 1) ORDER BY p.id",
+    )
 
 
 def forum_names() -> list[str]:
@@ -318,17 +312,12 @@ class ForumFact(ForumTemplate):
 
 
 def active_users(data: Data) -> list[tuple[str, int]]:
-    """Users with at least one post, and their post counts (memoised per seed)."""
-    if data.seed not in _ACTIVE:
-        _ACTIVE[data.seed] = data.all(
-            ForumData,
-            "SELECT u.username, count(*) FROM posts p JOIN users u ON u.id = p.user_id "
-            "WHERE u.id != 1 GROUP BY u.id ORDER BY u.id",
-        )
-    return _ACTIVE[data.seed]
-
-
-_ACTIVE: dict[int, list[tuple[str, int]]] = {}
+    """Users with at least one post, and their post counts."""
+    return data.generated(
+        ForumData,
+        "SELECT u.username, count(*) FROM posts p JOIN users u ON u.id = p.user_id "
+        "WHERE u.id != 1 GROUP BY u.id ORDER BY u.id",
+    )
 
 
 @register

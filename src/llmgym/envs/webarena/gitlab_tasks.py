@@ -57,34 +57,25 @@ _TABS = {
 
 # ---------------------------------------------------------------------------- draws
 def projects(data: Data) -> list[tuple[int, str]]:
-    """Every project: (id, full path), memoised per seed."""
-    if data.seed not in _PROJECTS:
-        _PROJECTS[data.seed] = data.all(
-            GitlabData,
-            "SELECT p.id, n.path || '/' || p.path FROM projects p JOIN namespaces n ON "
-            "n.id = p.namespace_id ORDER BY p.id",
-        )
-    return _PROJECTS[data.seed]
+    """Every project: (id, full path)."""
+    return data.generated(
+        GitlabData,
+        "SELECT p.id, n.path || '/' || p.path FROM projects p JOIN namespaces n ON "
+        "n.id = p.namespace_id ORDER BY p.id",
+    )
 
 
 def items(data: Data, kind: str) -> list[tuple]:
     """Issues (``kind="issues"``) or merge requests whose title is unique in their project:
-    (id, project path, iid, title, state, author name, assignee name), memoised per seed."""
-    key = (data.seed, kind)
-    if key not in _ITEMS:
-        _ITEMS[key] = data.all(
-            GitlabData,
-            f"SELECT i.id, n.path || '/' || p.path, i.iid, i.title, i.state, a.name, b.name "
-            f"FROM {kind} i JOIN projects p ON p.id = i.project_id JOIN namespaces n ON "
-            "n.id = p.namespace_id JOIN users a ON a.id = i.author_id LEFT JOIN users b ON "
-            f"b.id = i.assignee_id WHERE (i.project_id, i.title) IN (SELECT project_id, title "
-            f"FROM {kind} GROUP BY project_id, title HAVING count(*) = 1) ORDER BY i.id",
-        )
-    return _ITEMS[key]
-
-
-_PROJECTS: dict[int, list[tuple[int, str]]] = {}
-_ITEMS: dict[tuple[int, str], list[tuple]] = {}
+    (id, project path, iid, title, state, author name, assignee name)."""
+    return data.generated(
+        GitlabData,
+        f"SELECT i.id, n.path || '/' || p.path, i.iid, i.title, i.state, a.name, b.name "
+        f"FROM {kind} i JOIN projects p ON p.id = i.project_id JOIN namespaces n ON "
+        "n.id = p.namespace_id JOIN users a ON a.id = i.author_id LEFT JOIN users b ON "
+        f"b.id = i.assignee_id WHERE (i.project_id, i.title) IN (SELECT project_id, title "
+        f"FROM {kind} GROUP BY project_id, title HAVING count(*) = 1) ORDER BY i.id",
+    )
 
 
 def project_id(data: Data, path: str) -> int:

@@ -182,6 +182,17 @@ class Data:
     def all(self, dataset: type[Dataset], sql: str, *params: object) -> list[tuple]:
         return self[dataset].execute(sql, params).fetchall()
 
+    def generated(self, dataset: type[Dataset], sql: str, *params: object) -> list[tuple]:
+        """The rows of ``sql`` over the generated data of this seed, memoised per process (the
+        lists draws pick from, again and again)."""
+        key = (dataset, self.seed, sql, params)
+        if key not in _GENERATED:
+            _GENERATED[key] = pristine(dataset, self.seed).execute(sql, params).fetchall()
+        return _GENERATED[key]
+
+
+_GENERATED: dict[tuple[type[Dataset], int, str, tuple[object, ...]], list[tuple]] = {}
+
 
 # ---------------------------------------------------------------------------- the oracle's view
 def need(found: T | None, what: str) -> T:
