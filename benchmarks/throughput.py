@@ -77,8 +77,8 @@ TARGETS: dict[str, dict[str, float]] = {
     },
     # Issue 19: at least 1,000 steps/s in-process on a typical page. A step that loads a page
     # runs the site's WSGI app (sqlite queries, HTML), parses the HTML into the accessibility
-    # tree (cached per page) and draws the tree in view; a reset that follows a write copies
-    # the store's database back (sqlite backup, a few ms).
+    # tree (cached per page) and draws the tree in view; a reset that follows a write reloads
+    # the written databases from their pristine serialized images.
     "llmgym/WebArena-v0": {
         "oracle_steps_per_s": 1_000,
         "random_steps_per_s": 1_000,

@@ -22,6 +22,7 @@ from llmgym.envs.webarena.web import (
     Site,
     button,
     esc,
+    flash_box,
     form,
     h,
     link,
@@ -87,7 +88,7 @@ class ShopAdmin(Site):
     def layout(self, request: Request | None, title: str, body: str) -> str:
         signed_in = request is not None and request.user_id is not None
         menu = _MENU if signed_in else ""
-        flash = h("div", esc(request.flash), class_="flash") if request and request.flash else ""
+        flash = flash_box(request)
         header = h("header", link("/", self.title))
         return self.document(f"{title} / {self.title}", header + menu + h("main", flash + body))
 

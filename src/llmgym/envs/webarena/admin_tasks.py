@@ -7,7 +7,6 @@ and comments, customer details, review moderation).
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, ClassVar
@@ -22,8 +21,10 @@ from llmgym.envs.webarena.tasks import (
     PageView,
     ProgramCheck,
     StringMatch,
+    SubjectTemplate,
     TaskTemplate,
     UrlMatch,
+    done_when,
     need,
     register,
 )
@@ -50,17 +51,12 @@ def unique_customer(data: Data, rng: TaskRng) -> tuple | None:
     return row if twins == 1 else None
 
 
-class CustomerTemplate(TaskTemplate):
+class CustomerTemplate(SubjectTemplate):
     """A template about one customer whose full name no other has, drawn at random; :meth:`about`
     makes the instance from its row ``(id, full name, email, phone)``."""
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        row = unique_customer(data, rng)
-        return None if row is None else self.about(data, rng, row)
-
-    @abstractmethod
-    def about(self, data: Data, rng: TaskRng, row: tuple) -> Instance | None:
-        """The instance about the customer ``row`` (``None``: draw again)."""
+    def subject(self, data: Data, rng: TaskRng) -> tuple | None:
+        return unique_customer(data, rng)
 
 
 def grid_search(page: PageView, menu: str, path: str, keyword: str, **choices: str) -> str | None:
@@ -119,10 +115,6 @@ def _ids(data: Data, table: str, condition: str) -> frozenset[int]:
 def _initial_ids(seed: int, table: str, condition: str) -> frozenset[int]:
     """:func:`_ids` of the generated data of ``seed`` (which never changes)."""
     return _ids(Data.pristine(seed), table, condition)
-
-
-def saved(page: PageView, message: str) -> str | None:
-    return "stop []" if page.find("StaticText", message) else None
 
 
 # ---------------------------------------------------------------------------- information
@@ -200,20 +192,14 @@ class ProductStock(TaskTemplate):
 
 
 def _bestsellers(data: Data, year: str) -> list[tuple]:
-    """The year's best sellers, as the report ranks them (memoised per seed and year)."""
-    key = (data.seed, year)
-    if key not in _BESTSELLERS:
-        _BESTSELLERS[key] = data.all(
-            ShopData,
-            "SELECT i.name, sum(i.qty) AS sold FROM order_items i JOIN orders o ON o.id = "
-            "i.order_id WHERE o.status != 'canceled' AND substr(o.created_at, 1, 4) = ? "
-            "GROUP BY i.product_id ORDER BY sold DESC, i.name LIMIT 20",
-            year,
-        )
-    return _BESTSELLERS[key]
-
-
-_BESTSELLERS: dict[tuple[int, str], list[tuple]] = {}
+    """The year's best sellers, as the report ranks them."""
+    return data.generated(
+        ShopData,
+        "SELECT i.name, sum(i.qty) AS sold FROM order_items i JOIN orders o ON o.id = "
+        "i.order_id WHERE o.status != 'canceled' AND substr(o.created_at, 1, 4) = ? "
+        "GROUP BY i.product_id ORDER BY sold DESC, i.name LIMIT 20",
+        year,
+    )
 
 
 @register
@@ -334,7 +320,7 @@ class SetPrice(TaskTemplate):
 
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         return _open_product_editor(page, params["sku"], 2) or (
-            saved(page, "You saved the product.")
+            done_when(page, "You saved the product.")
             or page.fill({"Price": params["price"]})
             or page.button("Save")
         )
@@ -367,7 +353,7 @@ class DisableProduct(ProductTemplate):
             return step
         status = need(page.find("combobox", "Enable Product"), "status")
         return (
-            saved(page, "You saved the product.")
+            done_when(page, "You saved the product.")
             or page.choose(status, "Disabled")
             or page.button("Save")
         )
@@ -425,7 +411,7 @@ class CancelOrder(TaskTemplate):
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         label, _, status = ORDER_ACTIONS[self.action]
         step = _open_order(page, params["number"])
-        return step or saved(page, f"The order is now {status}.") or page.button(label)
+        return step or done_when(page, f"The order is now {status}.") or page.button(label)
 
 
 @register
@@ -518,7 +504,7 @@ class CommentOrder(TaskTemplate):
         if step:
             return step
         return (
-            saved(page, "You added a comment to the order.")
+            done_when(page, "You added a comment to the order.")
             or page.fill({"Comment": params["comment"]})
             or page.button("Submit Comment")
         )
@@ -550,7 +536,7 @@ class UpdateCustomerPhone(CustomerTemplate):
     def oracle(self, page: PageView, params: Mapping[str, Any], memory: dict[str, Any]) -> str:
         if page.path.startswith("/customer/"):
             return (
-                saved(page, "You saved the customer.")
+                done_when(page, "You saved the customer.")
                 or page.fill({"Phone Number": params["phone"]})
                 or page.button("Save Customer")
             )

@@ -19,7 +19,7 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from llmgym.core.cache import LruCache
 
@@ -158,7 +158,17 @@ class AxPage:
         return {value_id: box for box, value_id in self.value_ids.items()}
 
     def lines(self, state: FormState) -> list[tuple[int, str]]:
-        """``(node id, text)`` of each line of the tree drawn with ``state``."""
+        """``(node id, text)`` of each line of the tree drawn with ``state`` (read only: the
+        lines of the page as loaded are drawn once and shared)."""
+        if state == self.initial:
+            return self._initial_lines
+        return self._draw(state)
+
+    @cached_property
+    def _initial_lines(self) -> list[tuple[int, str]]:
+        return self._draw(self.initial)
+
+    def _draw(self, state: FormState) -> list[tuple[int, str]]:
         out: list[tuple[int, str]] = []
         value_of, focused = self._value_of, state.focused
         for node, base in zip(self.nodes, self._bases, strict=True):
@@ -218,16 +228,16 @@ class _Parser:
         self.textarea: int = 0
 
     def page(self) -> AxPage:
-        for match in _TOKEN.finditer(self.body):
-            closing, tag, attributes, text = match.groups()
-            if text is not None:
-                self._text(text)
-            elif tag is None:
+        on_text, on_open, on_close = self._text, self._open, self._close
+        for closing, tag, attributes, text in _TOKEN.findall(self.body):
+            if text:
+                on_text(text)
+            elif not tag:
                 continue
             elif closing:
-                self._close(tag.lower())
+                on_close(tag.lower())
             else:
-                self._open(tag.lower(), attributes or "")
+                on_open(tag.lower(), attributes)
         for node, parts in self.collectors:
             node.name = _join(parts)
         forms = tuple(
@@ -242,19 +252,17 @@ class _Parser:
         return AxPage(self.title, tuple(self.nodes), forms, initial, options, self.value_ids)
 
     # ------------------------------------------------------------------ tokens
-    def _parent(self) -> tuple[int, int]:
-        """(id, depth) of the nearest open element that made a node."""
-        node_id = self.stack[-1][2]
-        return node_id, self.nodes[node_id - 1].depth
-
     def _add(
         self, role: str, name: str, tag: str = "", attrs: dict[str, str] | None = None
     ) -> Node:
-        parent, depth = self._parent()
-        node = Node(len(self.nodes) + 1, role, name, depth + 1, parent, tag, attrs or {})
-        if self.form_stack and tag:
+        """A new node, child of the nearest open element that made one."""
+        nodes = self.nodes
+        parent = self.stack[-1][2]
+        depth = nodes[parent - 1].depth + 1
+        node = Node(len(nodes) + 1, role, name, depth, parent, tag, attrs or {})
+        if tag and self.form_stack:
             node.form = self.form_stack[-1]
-        self.nodes.append(node)
+        nodes.append(node)
         return node
 
     def _text(self, raw: str) -> None:
@@ -271,7 +279,7 @@ class _Parser:
         self._add("StaticText", text)
 
     def _open(self, tag: str, raw_attributes: str) -> None:
-        attrs = _attributes(raw_attributes) if raw_attributes.strip() else {}
+        attrs = _attributes(raw_attributes) if raw_attributes else {}
         if "hidden" in attrs or attrs.get("aria-hidden") == "true":
             if tag not in _VOID:
                 self.stack.append((tag, 0, self.stack[-1][2]))
@@ -369,10 +377,6 @@ class _Parser:
             value.depth, value.parent = node.depth + 1, node.id
             self.value_ids[node.id] = value.id
 
-    def _names_of(self, node_id: int) -> bool:
-        """Whether the node is named by its text (its name parts are open while it is)."""
-        return self.nodes[node_id - 1].role in _TEXT_NAMED_ROLES
-
     def _close(self, tag: str) -> None:
         if tag == "textarea" and self.textarea:
             box = self.nodes[self.textarea - 1]
@@ -381,12 +385,14 @@ class _Parser:
             value.depth, value.parent = box.depth + 1, box.id
             self.value_ids[box.id] = value.id
             self.textarea = 0
-        for index in range(len(self.stack) - 1, 0, -1):
-            if self.stack[index][0] == tag:
-                for _, node_id, _ in self.stack[index:]:
-                    if node_id and self.open_names and self._names_of(node_id):
-                        self.open_names.pop()
-                del self.stack[index:]
+        stack, nodes, open_names = self.stack, self.nodes, self.open_names
+        for index in range(len(stack) - 1, 0, -1):
+            if stack[index][0] == tag:
+                # A node named by its text stops collecting its name parts when it closes.
+                for _, node_id, _ in stack[index:]:
+                    if node_id and open_names and nodes[node_id - 1].role in _TEXT_NAMED_ROLES:
+                        open_names.pop()
+                del stack[index:]
                 break
         else:
             return
@@ -396,7 +402,9 @@ class _Parser:
             self.select_stack.pop()
 
 
+@lru_cache(maxsize=8192)
 def _attributes(raw: str) -> dict[str, str]:
+    """The attributes in an opening tag's ``raw`` text (shared between equal tags: read only)."""
     out = {}
     for match in _ATTRIBUTE.finditer(raw):
         value = match.group(2)
@@ -406,6 +414,7 @@ def _attributes(raw: str) -> dict[str, str]:
     return out
 
 
+@lru_cache(maxsize=8192)
 def _text(raw: str) -> str:
     text = _SPACE.sub(" ", raw).strip()
     return html.unescape(text) if "&" in text else text

@@ -22,12 +22,13 @@ from llmgym.envs.webarena.web import (
     Site,
     button,
     esc,
+    flash_box,
     form,
     h,
     link,
     pager,
-    password_hash,
     route,
+    search_form,
     select,
     table,
     textarea,
@@ -68,17 +69,13 @@ class Forum(Site):
             if user
             else link("/login", "Log in")
         )
-        search = form(
-            "/search",
-            textbox("q", "Search query", request.arg("q") if request else "") + button("Search"),
-            role="search",
-        )
+        search = search_form(request, "q", "Search query")
         nav = h(
             "nav",
             link("/", "Home") + link("/all", "All") + link("/forums", "Forums"),
             aria_label="Main",
         )
-        flash = h("div", esc(request.flash), class_="flash") if request and request.flash else ""
+        flash = flash_box(request)
         header = h("header", link("/", self.title) + account + search)
         return self.document(f"{title} | {self.title}", header + nav + h("main", flash + body))
 
@@ -534,29 +531,17 @@ class Forum(Site):
     # ------------------------------------------------------------------ sign in
     @route("/login", methods=("GET", "POST"))
     def login(self, request: Request) -> Response:
-        message = ""
-        if request.method == "POST":
-            username = request.field("username")
-            row = self.db.execute(
-                "SELECT id, password_hash FROM users WHERE username = ?", (username,)
-            ).fetchone()
-            password = request.form.get("password", "")
-            if row and row[1] == password_hash(password, username.lower()):
-                self.log_in(request, row[0])
-                return Response.redirect("/")
-            message = h("p", "Invalid username or password.", class_="flash")
-        body = (
-            h("h1", "Log in")
-            + message
-            + form(
-                "/login",
-                textbox("username", "Username")
-                + textbox("password", "Password", kind="password")
-                + button("Log in"),
-                "post",
-            )
+        return self.sign_in(
+            request,
+            heading="Log in",
+            field="username",
+            label="Username",
+            lookup="SELECT id, password_hash FROM users WHERE username = ?",
+            landing="/",
+            submit="Log in",
+            refused="Invalid username or password.",
+            match_case=True,
         )
-        return self.page(request, "Log in", body)
 
     @route("/logout")
     def logout(self, request: Request) -> Response:

@@ -15,6 +15,7 @@ from typing import ClassVar
 
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.webarena.database import Dataset
+from llmgym.envs.webarena.generation import random_datetime, wordlist
 from llmgym.envs.webarena.web import password_hash
 
 __all__ = [
@@ -25,7 +26,6 @@ __all__ = [
     "FORUM_USER",
     "ForumData",
     "hot_rank",
-    "wordlist",
 ]
 
 FORUM_TODAY = "2023-12-31"
@@ -120,11 +120,6 @@ FORUMS: tuple[tuple[str, str, str], ...] = (
     ("running", "Running", "sneaker stopwatch 10k trail interval shoe marathon track"),
 )
 """Each forum: name, title and its topic nouns (space-separated)."""
-
-
-def wordlist(text: str) -> tuple[str, ...]:
-    """The words of ``text`` (long word lists stay readable as one string)."""
-    return tuple(text.split())
 
 
 ADJECTIVES = wordlist(
@@ -254,7 +249,7 @@ class ForumData(Dataset):
                     title,
                     f"A place to talk about {title.lower()}: {', '.join(nouns.split()[:3])} "
                     "and more.",
-                    _datetime(rng, 2015, 2020),
+                    random_datetime(rng, 2015, 2020),
                 )
                 for index, (name, title, nouns) in enumerate(FORUMS, start=1)
             ],
@@ -287,7 +282,7 @@ class ForumData(Dataset):
                     name,
                     password_hash(FORUM_PASSWORD, name.lower()),
                     bio,
-                    _datetime(rng, 2012, 2021),
+                    random_datetime(rng, 2012, 2021),
                 )
             )
         db.executemany("INSERT INTO users VALUES (?, ?, ?, ?, ?)", rows)
@@ -313,7 +308,7 @@ class ForumData(Dataset):
             sentences = rng.sample(BODY_SENTENCES, rng.randint(1, 3))
             body = " ".join(s.format(**words) for s in sentences)
             author = 1 if index % (self.posts // self.own_posts) == 0 else _author(rng, self.users)
-            created = _datetime(rng, 2022, 2023)
+            created = random_datetime(rng, 2022, 2023)
             score = _score(rng)
             comments = rng.weighted_choice((0, 1, 2, 3, 5, 8, 13), (3, 4, 4, 3, 3, 2, 1))
             comment_counts.append(comments)
@@ -405,13 +400,6 @@ def _author(rng: TaskRng, users: int) -> int:
 def _score(rng: TaskRng) -> int:
     magnitude = rng.weighted_choice((3, 10, 40, 150, 600, 2500), (30, 30, 20, 12, 6, 2))
     return rng.randint(-magnitude // 6, magnitude)
-
-
-def _datetime(rng: TaskRng, first_year: int, last_year: int) -> str:
-    return (
-        f"{rng.randint(first_year, last_year)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d} "
-        f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}"
-    )
 
 
 def _later(rng: TaskRng, created: str) -> str:

@@ -9,7 +9,6 @@ subscriptions, a new post, a comment, a reply, the biography).
 from __future__ import annotations
 
 import re
-from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -23,15 +22,16 @@ from llmgym.envs.webarena.forum_data import (
     TITLE_TEMPLATES,
     ForumData,
 )
-from llmgym.envs.webarena.shop_tasks import done_when
 from llmgym.envs.webarena.tasks import (
     Data,
     Instance,
     PageView,
     ProgramCheck,
     StringMatch,
+    SubjectTemplate,
     TaskTemplate,
     UrlMatch,
+    done_when,
     need,
     register,
 )
@@ -68,19 +68,13 @@ _BIOGRAPHIES = (
 
 # ---------------------------------------------------------------------------- draws
 def posts(data: Data) -> list[tuple]:
-    """Posts whose title no other post has: (id, title, forum, author, score, comments),
-    memoised per seed."""
-    if data.seed not in _POSTS:
-        _POSTS[data.seed] = data.all(
-            ForumData,
-            "SELECT p.id, p.title, f.name, u.username, p.score, p.comment_count FROM posts p "
-            "JOIN forums f ON f.id = p.forum_id JOIN users u ON u.id = p.user_id WHERE p.title "
-            "IN (SELECT title FROM posts GROUP BY title HAVING count(*) = 1) ORDER BY p.id",
-        )
-    return _POSTS[data.seed]
-
-
-_POSTS: dict[int, list[tuple]] = {}
+    """Posts whose title no other post has: (id, title, forum, author, score, comments)."""
+    return data.generated(
+        ForumData,
+        "SELECT p.id, p.title, f.name, u.username, p.score, p.comment_count FROM posts p "
+        "JOIN forums f ON f.id = p.forum_id JOIN users u ON u.id = p.user_id WHERE p.title "
+        "IN (SELECT title FROM posts GROUP BY title HAVING count(*) = 1) ORDER BY p.id",
+    )
 
 
 def forum_names() -> list[str]:
@@ -133,19 +127,27 @@ def first_submission(page: PageView) -> str:
 
 
 # ---------------------------------------------------------------------------- information
-class PostTemplate(TaskTemplate):
-    """A template about one post named by its (unique) title and forum."""
+def lone_comments(data: Data, post_id: int, excluded: str) -> list[tuple[int, str, str]]:
+    """``(id, author, text)`` of the comments on a post by users who commented on it once (a
+    comment named by its author is unambiguous), except ``excluded``'s."""
+    comments = data.all(
+        ForumData,
+        "SELECT c.id, u.username, c.body FROM comments c JOIN users u ON u.id = c.user_id "
+        "WHERE c.post_id = ? ORDER BY c.id",
+        post_id,
+    )
+    authors = [author for _, author, _ in comments]
+    return [row for row in comments if authors.count(row[1]) == 1 and row[1] != excluded]
+
+
+class PostTemplate(SubjectTemplate):
+    """A template about one post named by its (unique) title and forum: :meth:`about` gets a
+    row of :func:`posts`."""
 
     sites = ("forum",)
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        post = rng.choice(posts(data))
-        return self.about(data, rng, post)
-
-    @abstractmethod
-    def about(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
-        """The instance about the drawn ``post`` (a row of :func:`posts`; ``None``: draw
-        again)."""
+    def subject(self, data: Data, rng: TaskRng) -> tuple:
+        return rng.choice(posts(data))
 
 
 @register
@@ -227,17 +229,10 @@ class CommentText(PostTemplate):
     intent = "What did {user} comment on the post '{title}' in f/{forum}?"
 
     def about(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
-        comments = data.all(
-            ForumData,
-            "SELECT u.username, c.body FROM comments c JOIN users u ON u.id = c.user_id "
-            "WHERE c.post_id = ? ORDER BY c.id",
-            post[0],
-        )
-        authors = [author for author, _ in comments]
-        unique = [(a, text) for a, text in comments if authors.count(a) == 1 and a != post[3]]
+        unique = lone_comments(data, post[0], post[3])
         if not unique:
             return None
-        author, text = rng.choice(unique)
+        _, author, text = rng.choice(unique)
         return self.make(
             {"user": author, "title": post[1], "forum": post[2]},
             (StringMatch(fuzzy=text),),
@@ -254,18 +249,13 @@ class CommentText(PostTemplate):
         return f"stop [{need(page.find('StaticText', after=meta), 'comment text').name}]"
 
 
-class ForumTemplate(TaskTemplate):
-    """A template about one forum."""
+class ForumTemplate(SubjectTemplate):
+    """A template about one forum: :meth:`about` gets its name."""
 
     sites = ("forum",)
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        forum = rng.choice(forum_names())
-        return self.about(data, rng, forum)
-
-    @abstractmethod
-    def about(self, data: Data, rng: TaskRng, forum: str) -> Instance | None:
-        """The instance about the drawn ``forum`` (its name; ``None``: draw again)."""
+    def subject(self, data: Data, rng: TaskRng) -> str:
+        return rng.choice(forum_names())
 
 
 @register
@@ -322,17 +312,12 @@ class ForumFact(ForumTemplate):
 
 
 def active_users(data: Data) -> list[tuple[str, int]]:
-    """Users with at least one post, and their post counts (memoised per seed)."""
-    if data.seed not in _ACTIVE:
-        _ACTIVE[data.seed] = data.all(
-            ForumData,
-            "SELECT u.username, count(*) FROM posts p JOIN users u ON u.id = p.user_id "
-            "WHERE u.id != 1 GROUP BY u.id ORDER BY u.id",
-        )
-    return _ACTIVE[data.seed]
-
-
-_ACTIVE: dict[int, list[tuple[str, int]]] = {}
+    """Users with at least one post, and their post counts."""
+    return data.generated(
+        ForumData,
+        "SELECT u.username, count(*) FROM posts p JOIN users u ON u.id = p.user_id "
+        "WHERE u.id != 1 GROUP BY u.id ORDER BY u.id",
+    )
 
 
 @register
@@ -672,17 +657,10 @@ class ReplyToComment(CommentOnPost):
     intent = "Reply '{text}' to {user}'s comment on the post '{title}' in f/{forum}."
 
     def about(self, data: Data, rng: TaskRng, post: tuple) -> Instance | None:
-        comments = data.all(
-            ForumData,
-            "SELECT c.id, u.username FROM comments c JOIN users u ON u.id = c.user_id "
-            "WHERE c.post_id = ? ORDER BY c.id",
-            post[0],
-        )
-        authors = [author for _, author in comments]
-        unique = [(i, a) for i, a in comments if authors.count(a) == 1 and a != FORUM_USER]
+        unique = lone_comments(data, post[0], FORUM_USER)
         if not unique:
             return None
-        comment_id, author = rng.choice(unique)
+        comment_id, author, _ = rng.choice(unique)
         return self.make(
             {"text": rng.choice(_COMMENTS), "user": author, "title": post[1], "forum": post[2]},
             (ProgramCheck(),),

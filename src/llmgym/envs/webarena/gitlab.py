@@ -30,13 +30,14 @@ from llmgym.envs.webarena.web import (
     Site,
     button,
     esc,
+    flash_box,
     form,
     h,
     hidden,
     link,
     pager,
-    password_hash,
     route,
+    search_form,
     select,
     table,
     textarea,
@@ -96,13 +97,7 @@ class Gitlab(Site):
             username = self.db.execute("SELECT username FROM users WHERE id = ?", (user,))
             name = username.fetchone()[0]
             account = link(f"/{name}", f"@{name}") + link("/users/sign_out", "Sign out")
-        search = form(
-            "/search",
-            textbox("search", "Search GitLab", request.arg("search") if request else "")
-            + hidden("scope", "projects")
-            + button("Search"),
-            role="search",
-        )
+        search = search_form(request, "search", "Search GitLab", hidden("scope", "projects"))
         nav = h(
             "nav",
             link("/", "Projects")
@@ -112,7 +107,7 @@ class Gitlab(Site):
             + link("/projects/new", "New project"),
             aria_label="Main",
         )
-        flash = h("div", esc(request.flash), class_="flash") if request and request.flash else ""
+        flash = flash_box(request)
         header = h("header", link("/", self.title) + search + account)
         return self.document(f"{title} · GitLab", header + nav + h("main", flash + body))
 
@@ -415,28 +410,17 @@ class Gitlab(Site):
     # ------------------------------------------------------------------ sign in
     @route("/users/sign_in", methods=("GET", "POST"))
     def login(self, request: Request) -> Response:
-        message = ""
-        if request.method == "POST":
-            username = request.field("username")
-            row = self.db.execute(
-                "SELECT id, password_hash FROM users WHERE username = ?", (username,)
-            ).fetchone()
-            if row and row[1] == password_hash(request.form.get("password", ""), username):
-                self.log_in(request, row[0])
-                return Response.redirect("/")
-            message = h("p", "Invalid login or password.", class_="flash")
-        body = (
-            h("h1", "Sign in")
-            + message
-            + form(
-                "/users/sign_in",
-                textbox("username", "Username or email")
-                + textbox("password", "Password", kind="password")
-                + button("Sign in"),
-                "post",
-            )
+        return self.sign_in(
+            request,
+            heading="Sign in",
+            field="username",
+            label="Username or email",
+            lookup="SELECT id, password_hash FROM users WHERE username = ?",
+            landing="/",
+            submit="Sign in",
+            refused="Invalid login or password.",
+            match_case=True,
         )
-        return self.page(request, "Sign in", body)
 
     @route("/users/sign_out")
     def logout(self, request: Request) -> Response:

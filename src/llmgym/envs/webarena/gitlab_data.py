@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.webarena.database import Dataset
-from llmgym.envs.webarena.forum_data import wordlist
+from llmgym.envs.webarena.generation import random_date, random_datetime, wordlist
 from llmgym.envs.webarena.shop_data import FIRST_NAMES, LAST_NAMES
 from llmgym.envs.webarena.web import password_hash
 
@@ -277,7 +277,13 @@ class GitlabData(Dataset):
         db.executemany(
             "INSERT INTO users VALUES (?, ?, ?, ?, ?)",
             [
-                (index, username, name, password_hash(GITLAB_PASSWORD, username), _date(rng))
+                (
+                    index,
+                    username,
+                    name,
+                    password_hash(GITLAB_PASSWORD, username),
+                    random_date(rng, 2020, 2023),
+                )
                 for index, username, name in rows
             ],
         )
@@ -305,7 +311,7 @@ class GitlabData(Dataset):
                 continue
             seen.add((namespace, path))
             topic, noun = path.split("-")[1:]
-            created = _date(rng)
+            created = random_date(rng, 2020, 2023)
             projects.append(
                 (
                     index,
@@ -314,7 +320,7 @@ class GitlabData(Dataset):
                     f"The {topic} {noun}: small, fast and well tested.",
                     rng.weighted_choice(VISIBILITIES, (2, 1, 5)),
                     created,
-                    max(created, _date(rng)),
+                    max(created, random_date(rng, 2020, 2023)),
                 )
             )
             owner = namespaces[namespace - 1][4]
@@ -340,7 +346,7 @@ class GitlabData(Dataset):
                 label_rows.append((len(label_rows) + 1, project, name, color))
                 labels.setdefault(project, []).append(len(label_rows))
             for title in rng.sample(MILESTONES, rng.randint(1, 4)):
-                due = _date(rng, 2023, 2024)
+                due = random_date(rng, 2023, 2024)
                 state = "closed" if due < "2023-10" else "active"
                 milestone_rows.append((len(milestone_rows) + 1, project, title, due, state))
                 milestones.setdefault(project, []).append(len(milestone_rows))
@@ -359,7 +365,7 @@ class GitlabData(Dataset):
         weights = [rng.randint(1, 12) for _ in range(self.projects)]
         issues, tags, notes = [], [], []
         counters = dict.fromkeys(range(1, self.projects + 1), 0)
-        dates = sorted(_datetime(rng) for _ in range(self.issues))
+        dates = sorted(random_datetime(rng, 2021, 2023) for _ in range(self.issues))
         for index, created in enumerate(dates, start=1):
             project = rng.weighted_choice(range(1, self.projects + 1), weights)
             counters[project] += 1
@@ -401,7 +407,7 @@ class GitlabData(Dataset):
     ) -> None:
         rows = []
         counters = dict.fromkeys(range(1, self.projects + 1), 0)
-        dates = sorted(_datetime(rng) for _ in range(self.merge_requests))
+        dates = sorted(random_datetime(rng, 2021, 2023) for _ in range(self.merge_requests))
         for index, created in enumerate(dates, start=1):
             project = rng.randint(1, self.projects)
             counters[project] += 1
@@ -448,11 +454,3 @@ def _words(rng: TaskRng) -> dict[str, str]:
     picked["Component"] = picked["component"][:1].upper() + picked["component"][1:]
     picked["version"] = f"{bits % 5 + 1}.{bits // 5 % 20}.{bits // 100 % 10}"
     return picked
-
-
-def _date(rng: TaskRng, first_year: int = 2020, last_year: int = 2023) -> str:
-    return f"{rng.randint(first_year, last_year)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
-
-
-def _datetime(rng: TaskRng) -> str:
-    return f"{_date(rng, 2021, 2023)} {rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}"

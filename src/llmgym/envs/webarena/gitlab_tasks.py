@@ -9,7 +9,6 @@ project; create a project; merge a merge request).
 
 from __future__ import annotations
 
-from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
 from urllib.parse import urlencode
@@ -26,15 +25,16 @@ from llmgym.envs.webarena.gitlab_data import (
     VISIBILITIES,
     GitlabData,
 )
-from llmgym.envs.webarena.shop_tasks import done_when
 from llmgym.envs.webarena.tasks import (
     Data,
     Instance,
     PageView,
     ProgramCheck,
     StringMatch,
+    SubjectTemplate,
     TaskTemplate,
     UrlMatch,
+    done_when,
     need,
     register,
 )
@@ -57,34 +57,25 @@ _TABS = {
 
 # ---------------------------------------------------------------------------- draws
 def projects(data: Data) -> list[tuple[int, str]]:
-    """Every project: (id, full path), memoised per seed."""
-    if data.seed not in _PROJECTS:
-        _PROJECTS[data.seed] = data.all(
-            GitlabData,
-            "SELECT p.id, n.path || '/' || p.path FROM projects p JOIN namespaces n ON "
-            "n.id = p.namespace_id ORDER BY p.id",
-        )
-    return _PROJECTS[data.seed]
+    """Every project: (id, full path)."""
+    return data.generated(
+        GitlabData,
+        "SELECT p.id, n.path || '/' || p.path FROM projects p JOIN namespaces n ON "
+        "n.id = p.namespace_id ORDER BY p.id",
+    )
 
 
 def items(data: Data, kind: str) -> list[tuple]:
     """Issues (``kind="issues"``) or merge requests whose title is unique in their project:
-    (id, project path, iid, title, state, author name, assignee name), memoised per seed."""
-    key = (data.seed, kind)
-    if key not in _ITEMS:
-        _ITEMS[key] = data.all(
-            GitlabData,
-            f"SELECT i.id, n.path || '/' || p.path, i.iid, i.title, i.state, a.name, b.name "
-            f"FROM {kind} i JOIN projects p ON p.id = i.project_id JOIN namespaces n ON "
-            "n.id = p.namespace_id JOIN users a ON a.id = i.author_id LEFT JOIN users b ON "
-            f"b.id = i.assignee_id WHERE (i.project_id, i.title) IN (SELECT project_id, title "
-            f"FROM {kind} GROUP BY project_id, title HAVING count(*) = 1) ORDER BY i.id",
-        )
-    return _ITEMS[key]
-
-
-_PROJECTS: dict[int, list[tuple[int, str]]] = {}
-_ITEMS: dict[tuple[int, str], list[tuple]] = {}
+    (id, project path, iid, title, state, author name, assignee name)."""
+    return data.generated(
+        GitlabData,
+        f"SELECT i.id, n.path || '/' || p.path, i.iid, i.title, i.state, a.name, b.name "
+        f"FROM {kind} i JOIN projects p ON p.id = i.project_id JOIN namespaces n ON "
+        "n.id = p.namespace_id JOIN users a ON a.id = i.author_id LEFT JOIN users b ON "
+        f"b.id = i.assignee_id WHERE (i.project_id, i.title) IN (SELECT project_id, title "
+        f"FROM {kind} GROUP BY project_id, title HAVING count(*) = 1) ORDER BY i.id",
+    )
 
 
 def project_id(data: Data, path: str) -> int:
@@ -151,19 +142,15 @@ def table_row(page: PageView, first: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- information
-class ItemTemplate(TaskTemplate):
-    """A template about one issue (or merge request) named by its title and project."""
+class ItemTemplate(SubjectTemplate):
+    """A template about one issue (or merge request) named by its title and project:
+    :meth:`about` gets a row of :func:`items`."""
 
     sites = ("gitlab",)
     table: ClassVar[str] = "issues"
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        return self.about(data, rng, rng.choice(items(data, self.table)))
-
-    @abstractmethod
-    def about(self, data: Data, rng: TaskRng, item: tuple) -> Instance | None:
-        """The instance about the drawn ``item`` (a row of :func:`items`; ``None``: draw
-        again)."""
+    def subject(self, data: Data, rng: TaskRng) -> tuple:
+        return rng.choice(items(data, self.table))
 
 
 @register
@@ -219,18 +206,13 @@ class MergeRequestBranch(ItemTemplate):
         return f"stop [{need(page.text('Source branch: '), 'source branch')}]"
 
 
-class ProjectTemplate(TaskTemplate):
-    """A template about one project."""
+class ProjectTemplate(SubjectTemplate):
+    """A template about one project: :meth:`about` gets its ``(id, full path)``."""
 
     sites = ("gitlab",)
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        pid, path = rng.choice(projects(data))
-        return self.about(data, rng, pid, path)
-
-    @abstractmethod
-    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
-        """The instance about the drawn project (``pid``, ``path``; ``None``: draw again)."""
+    def subject(self, data: Data, rng: TaskRng) -> tuple[int, str]:
+        return rng.choice(projects(data))
 
 
 @register
@@ -239,7 +221,8 @@ class ProjectStars(ProjectTemplate):
     slot = 69
     intent = "How many stars does the project {project} have?"
 
-    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, project: tuple[int, str]) -> Instance | None:
+        pid, path = project
         stars = data.one(GitlabData, "SELECT count(*) FROM stars WHERE project_id = ?", pid)
         return self.make({"project": path}, (StringMatch(exact=str(stars)),), start_url=START)
 
@@ -255,7 +238,8 @@ class OpenIssueCount(ProjectTemplate):
     slot = 70
     intent = "How many open issues of {project} have the {filter} {value}?"
 
-    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, project: tuple[int, str]) -> Instance | None:
+        pid, path = project
         if rng.random() < 0.5:
             label_id, value = rng.choice(
                 data.all(GitlabData, "SELECT id, name FROM labels WHERE project_id = ?", pid)
@@ -319,7 +303,8 @@ class MilestoneFact(ProjectTemplate):
     }
     """Each fact and its column of the Milestones table."""
 
-    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, project: tuple[int, str]) -> Instance | None:
+        pid, path = project
         milestone_id, title, due = rng.choice(
             data.all(
                 GitlabData, "SELECT id, title, due_date FROM milestones WHERE project_id = ?", pid
@@ -357,7 +342,8 @@ class MemberRole(ProjectTemplate):
     slot = 72
     intent = "What is the role of {user} in the project {project}?"
 
-    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, project: tuple[int, str]) -> Instance | None:
+        pid, path = project
         name, role = rng.choice(
             data.all(
                 GitlabData,
@@ -394,7 +380,8 @@ class FilteredIssues(ProjectTemplate):
     }
     """Each filter: its query parameter, the project page listing its values, their query."""
 
-    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, project: tuple[int, str]) -> Instance | None:
+        pid, path = project
         kind = rng.choice(sorted(self._FILTERS))
         parameter, _, query = self._FILTERS[kind]
         value = rng.choice(data.all(GitlabData, query, pid))[0]
@@ -418,7 +405,8 @@ class MergeRequestsByState(ProjectTemplate):
     kind = "navigation"
     intent = "Show me the {state} merge requests of {project}."
 
-    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, project: tuple[int, str]) -> Instance | None:
+        path = project[1]
         state = rng.choice(sorted(_MR_STATES))
         return self.make(
             {"state": _MR_STATES[state], "project": path},
@@ -582,7 +570,8 @@ class CreateIssue(ProjectTemplate):
     kind = "change"
     intent = "Create an issue in {project} titled '{title}' with the label '{label}'."
 
-    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, project: tuple[int, str]) -> Instance | None:
+        pid, path = project
         label = rng.choice(
             data.all(GitlabData, "SELECT name FROM labels WHERE project_id = ?", pid)
         )
@@ -632,7 +621,8 @@ class AddMember(ProjectTemplate):
     kind = "change"
     intent = "Add the user {username} to the project {project} as a {role}."
 
-    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, project: tuple[int, str]) -> Instance | None:
+        pid, path = project
         user_id, username = data.all(
             GitlabData, "SELECT id, username FROM users WHERE id = ?", rng.randint(2, 300)
         )[0]
@@ -672,7 +662,8 @@ class StarProject(ProjectTemplate):
     kind = "change"
     intent = "Star the project {project}."
 
-    def about(self, data: Data, rng: TaskRng, pid: int, path: str) -> Instance | None:
+    def about(self, data: Data, rng: TaskRng, project: tuple[int, str]) -> Instance | None:
+        pid, path = project
         if data.one(GitlabData, "SELECT 1 FROM stars WHERE user_id = 1 AND project_id = ?", pid):
             return None
         return self.make(

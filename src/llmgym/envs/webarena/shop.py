@@ -22,12 +22,14 @@ from llmgym.envs.webarena.web import (
     Site,
     button,
     esc,
+    flash_box,
     form,
     h,
     hidden,
     link,
     pager,
     route,
+    search_form,
     select,
     table,
     textarea,
@@ -80,13 +82,8 @@ class Shop(Site):
             if user
             else link("/login", "Sign In")
         )
-        search = form(
-            "/search",
-            textbox("q", "Search entire store here...", request.arg("q") if request else "")
-            + button("Search"),
-            role="search",
-        )
-        flash = h("div", esc(request.flash), class_="flash") if request and request.flash else ""
+        search = search_form(request, "q", "Search entire store here...")
+        flash = flash_box(request)
         header = h("header", link("/", self.title) + account + search)
         footer = h("footer", esc(f"© {TODAY[:4]} One Stop Market. All rights reserved."))
         return self.document(

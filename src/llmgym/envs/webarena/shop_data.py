@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.webarena.database import Dataset
+from llmgym.envs.webarena.generation import random_date, random_datetime
 from llmgym.envs.webarena.web import password_hash
 from llmgym.envs.webshop.catalogue import Review, generate_product, load_vocabulary
 
@@ -401,7 +402,7 @@ class ShopData(Dataset):
             leaf = category((product.category[0], product.category[-1]))
             quantity = 0 if rng.random() < 0.06 else rng.randint(1, 250)
             status = "Disabled" if rng.random() < 0.03 else "Enabled"
-            created = _date(rng, 2020, 2023)
+            created = random_date(rng, 2020, 2023)
             rows.append(
                 (
                     index + 1,
@@ -446,7 +447,7 @@ class ShopData(Dataset):
                     state,
                     f"{zip3}{rng.randint(10, 99)}",
                     rng.weighted_choice(("General", "Wholesale", "Retailer"), (8, 1, 1)),
-                    _date(rng, 2019, 2021),
+                    random_date(rng, 2019, 2021),
                 )
             )
         db.executemany("INSERT INTO customers VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
@@ -460,7 +461,7 @@ class ShopData(Dataset):
         owners = [1] * self.own_orders + [
             rng.randint(2, self.customers) for _ in range(self.orders - self.own_orders)
         ]
-        dated = sorted((_datetime(rng), owner) for owner in owners)
+        dated = sorted((random_datetime(rng, 2022, 2023, hours=(7, 22)), owner) for owner in owners)
         orders, items = [], []
         for number, (created, owner) in enumerate(dated, start=1):
             customer = customers[owner - 1]
@@ -499,7 +500,7 @@ class ShopData(Dataset):
         wished = rng.sample(range(1, self.products + 1), 3)
         db.executemany(
             "INSERT INTO wishlist_items VALUES (1, ?, ?)",
-            [(product, _date(rng, 2023, 2023)) for product in wished],
+            [(product, random_date(rng, 2023, 2023)) for product in wished],
         )
 
     def _reviews(
@@ -522,7 +523,7 @@ class ShopData(Dataset):
                         stars,
                         rng.choice(REVIEW_TITLES[stars - 1]),
                         body,
-                        _date(rng, 2021, 2023),
+                        random_date(rng, 2021, 2023),
                         status,
                     )
                 )
@@ -531,14 +532,6 @@ class ShopData(Dataset):
             "created_at, status) VALUES (?,?,?,?,?,?,?,?)",
             rows,
         )
-
-
-def _date(rng: TaskRng, first_year: int, last_year: int) -> str:
-    return f"{rng.randint(first_year, last_year)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
-
-
-def _datetime(rng: TaskRng) -> str:
-    return f"{_date(rng, 2022, 2023)} {rng.randint(7, 22):02d}:{rng.randint(0, 59):02d}"
 
 
 def _status(rng: TaskRng, created: str) -> str:

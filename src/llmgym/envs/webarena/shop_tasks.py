@@ -8,7 +8,6 @@ searches, an order's page) and changes (cart, checkout, address, wish list, a re
 from __future__ import annotations
 
 import calendar
-from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -21,8 +20,10 @@ from llmgym.envs.webarena.tasks import (
     PageView,
     ProgramCheck,
     StringMatch,
+    SubjectTemplate,
     TaskTemplate,
     UrlMatch,
+    done_when,
     need,
     register,
 )
@@ -48,20 +49,15 @@ def unique_product(data: Data, rng: TaskRng, where: str = "1") -> tuple | None:
     return data[ShopData].execute(f"{sql} AND {where}", (product_id,)).fetchone()
 
 
-class ProductTemplate(TaskTemplate):
+class ProductTemplate(SubjectTemplate):
     """A template about one product, drawn at random among the enabled products that meet
     ``product_filter`` (an SQL condition); :meth:`about` makes the instance from its row
     ``(id, name, price, sku, quantity)``."""
 
     product_filter: ClassVar[str] = "1"
 
-    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
-        row = unique_product(data, rng, self.product_filter)
-        return None if row is None else self.about(data, rng, row)
-
-    @abstractmethod
-    def about(self, data: Data, rng: TaskRng, row: tuple) -> Instance | None:
-        """The instance about the product ``row`` (``None``: draw again)."""
+    def subject(self, data: Data, rng: TaskRng) -> tuple | None:
+        return unique_product(data, rng, self.product_filter)
 
 
 # ---------------------------------------------------------------------------- oracle helpers
@@ -117,11 +113,6 @@ def next_page(page: PageView) -> str | None:
     """Click ``Next`` of the pagination, if there is one."""
     following = page.find("link", "Next")
     return page.click(following) if following else None
-
-
-def done_when(page: PageView, message: str) -> str | None:
-    """``stop []`` once the page shows ``message`` (a site's confirmation)."""
-    return "stop []" if page.find("StaticText", message) else None
 
 
 # ---------------------------------------------------------------------------- information

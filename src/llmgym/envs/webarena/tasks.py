@@ -41,8 +41,10 @@ __all__ = [
     "PageView",
     "ProgramCheck",
     "StringMatch",
+    "SubjectTemplate",
     "TaskTemplate",
     "UrlMatch",
+    "done_when",
     "need",
     "normalize_answer",
 ]
@@ -179,6 +181,17 @@ class Data:
 
     def all(self, dataset: type[Dataset], sql: str, *params: object) -> list[tuple]:
         return self[dataset].execute(sql, params).fetchall()
+
+    def generated(self, dataset: type[Dataset], sql: str, *params: object) -> list[tuple]:
+        """The rows of ``sql`` over the generated data of this seed, memoised per process (the
+        lists draws pick from, again and again)."""
+        key = (dataset, self.seed, sql, params)
+        if key not in _GENERATED:
+            _GENERATED[key] = pristine(dataset, self.seed).execute(sql, params).fetchall()
+        return _GENERATED[key]
+
+
+_GENERATED: dict[tuple[type[Dataset], int, str, tuple[object, ...]], list[tuple]] = {}
 
 
 # ---------------------------------------------------------------------------- the oracle's view
@@ -360,6 +373,28 @@ class TaskTemplate(ABC):
 
 
 _TEMPLATES: dict[str, TaskTemplate] = {}
+
+
+class SubjectTemplate(TaskTemplate):
+    """A template about one subject drawn at random (a product, a customer, a post, a project):
+    :meth:`subject` draws it, :meth:`about` makes the instance about it."""
+
+    def draw(self, data: Data, rng: TaskRng) -> Instance | None:
+        subject = self.subject(data, rng)
+        return None if subject is None else self.about(data, rng, subject)
+
+    @abstractmethod
+    def subject(self, data: Data, rng: TaskRng) -> Any:
+        """The subject drawn with ``rng`` (typically a row; ``None``: draw again)."""
+
+    @abstractmethod
+    def about(self, data: Data, rng: TaskRng, subject: Any) -> Instance | None:
+        """The instance about ``subject`` (``None``: draw again)."""
+
+
+def done_when(page: PageView, message: str) -> str | None:
+    """``stop []`` once the page shows ``message`` (a site's confirmation)."""
+    return "stop []" if page.find("StaticText", message) else None
 
 
 def register(cls: type[TaskTemplate]) -> type[TaskTemplate]:

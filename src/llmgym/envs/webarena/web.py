@@ -45,6 +45,7 @@ __all__ = [
     "button",
     "checkbox",
     "esc",
+    "flash_box",
     "form",
     "h",
     "hidden",
@@ -52,6 +53,7 @@ __all__ = [
     "pager",
     "password_hash",
     "route",
+    "search_form",
     "select",
     "table",
     "textarea",
@@ -345,18 +347,21 @@ class Site:
         lookup: str,
         landing: str,
         submit: str = "Sign In",
+        refused: str = "The account sign-in was incorrect.",
+        match_case: bool = False,
     ) -> Response:
         """The sign-in page (GET) and its check (POST): ``lookup`` selects ``(id,
-        password_hash)`` by the form's ``field`` (lower-cased), and the password must hash to it
-        (:func:`password_hash` salted with that value); success redirects to ``landing``."""
+        password_hash)`` by the form's ``field`` (lower-cased unless ``match_case``), and the
+        password must hash to it (:func:`password_hash` salted with the lower-cased login);
+        success redirects to ``landing``, failure shows ``refused``."""
         note = ""
         if request.method == "POST":
-            who = request.field(field).lower()
-            row = self.db.execute(lookup, (who,)).fetchone()
-            if row and row[1] == password_hash(request.form.get("password", ""), who):
+            who = request.field(field)
+            row = self.db.execute(lookup, (who if match_case else who.lower(),)).fetchone()
+            if row and row[1] == password_hash(request.form.get("password", ""), who.lower()):
                 self.log_in(request, row[0])
                 return Response.redirect(landing)
-            note = h("div", "The account sign-in was incorrect.", class_="flash")
+            note = h("div", refused, class_="flash")
         inner = textbox(field, label) + textbox("password", "Password", kind="password")
         body = h("h1", esc(heading)) + note + form(request.path, inner + button(submit), "post")
         return self.page(request, heading, body)
@@ -413,9 +418,11 @@ BASE_STYLE = (
 # ---------------------------------------------------------------------------- HTML helpers
 def esc(value: object) -> str:
     """HTML-escape ``value``'s text."""
-    if type(value) is int:
-        return str(value)
-    return html.escape(str(value), quote=True)
+    text = value if type(value) is str else str(value)
+    # Most texts (urls, names, numbers) have nothing to escape: testing is cheaper than escaping.
+    if "&" in text or "<" in text or ">" in text or '"' in text or "'" in text:
+        return html.escape(text, quote=True)
+    return text
 
 
 @lru_cache(maxsize=256)
@@ -492,6 +499,19 @@ def button(text: str, name: str | None = None, value: str | None = None) -> str:
 def form(action: str, inner: str, method: str = "get", **attrs: object) -> str:
     """A form posting (or getting) ``inner``'s fields to ``action``."""
     return h("form", inner, action=action, method=method, **attrs)
+
+
+def search_form(
+    request: Request | None, name: str, label: str, extra: str = "", action: str = "/search"
+) -> str:
+    """A site's search box: the text box ``name`` (showing the request's query) and ``Search``."""
+    box = textbox(name, label, request.arg(name) if request else "")
+    return form(action, box + extra + button("Search"), role="search")
+
+
+def flash_box(request: Request | None) -> str:
+    """The request's flash message (the confirmation of the last change), if it has one."""
+    return h("div", esc(request.flash), class_="flash") if request and request.flash else ""
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]], **attrs: object) -> str:

@@ -18,15 +18,13 @@ from llmgym.envs.webarena.web import (
     Request,
     Response,
     Site,
-    button,
     esc,
-    form,
     h,
     link,
     pager,
     route,
+    search_form,
     table,
-    textbox,
 )
 from llmgym.envs.webarena.wiki_data import WikiData, title_slug
 
@@ -64,12 +62,7 @@ class Wiki(Site):
     stylesheet = "header form{display:inline;margin-left:20px}.infobox{float:right}"
 
     def layout(self, request: Request | None, title: str, body: str) -> str:
-        search = form(
-            "/search",
-            textbox("pattern", "Search Wikipedia", request.arg("pattern") if request else "")
-            + button("Search"),
-            role="search",
-        )
+        search = search_form(request, "pattern", "Search Wikipedia")
         header = h("header", link("/", self.title) + search)
         return self.document(f"{title} - {self.title}", header + h("main", body))
 

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.webarena.database import Dataset
-from llmgym.envs.webarena.forum_data import wordlist
+from llmgym.envs.webarena.generation import wordlist
 from llmgym.envs.webarena.shop_data import FIRST_NAMES
 
 __all__ = ["OCCUPATIONS", "WikiData", "name_maker", "title_slug"]

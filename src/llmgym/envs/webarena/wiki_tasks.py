@@ -33,16 +33,10 @@ SEARCH_BOX = "Search Wikipedia"
 
 
 def articles(data: Data, kind: str) -> list[tuple[int, str]]:
-    """(id, title) of every article of ``kind``, memoised per seed."""
-    key = (data.seed, kind)
-    if key not in _ARTICLES:
-        _ARTICLES[key] = data.all(
-            WikiData, "SELECT id, title FROM articles WHERE kind = ? ORDER BY id", kind
-        )
-    return _ARTICLES[key]
-
-
-_ARTICLES: dict[tuple[int, str], list[tuple[int, str]]] = {}
+    """(id, title) of every article of ``kind``."""
+    return data.generated(
+        WikiData, "SELECT id, title FROM articles WHERE kind = ? ORDER BY id", kind
+    )
 
 
 def fact(data: Data, article_id: int, field: str) -> str | None:
