@@ -8,17 +8,17 @@ import pytest
 
 pytest.importorskip("crafter", reason="needs pip install -e '.[crafter]'")
 
-import llmgym  # noqa: E402,F401
-from llmgym.core.config import ConfigError  # noqa: E402
-from llmgym.envs.crafter import ACHIEVEMENTS  # noqa: E402
-from llmgym.envs.crafter.symbolic import (  # noqa: E402
+import llmgym  # noqa: F401
+from llmgym.core.config import ConfigError
+from llmgym.envs.crafter import ACHIEVEMENTS
+from llmgym.envs.crafter.symbolic import (
     CREATURES,
     INVENTORY,
     MATERIALS,
     SYMBOLIC_SIZE,
     VIEW,
 )
-from llmgym.envs.crafter.vector import CrafterSymbolicVectorEnv  # noqa: E402
+from llmgym.envs.crafter.vector import CrafterSymbolicVectorEnv
 
 CHANNELS = len(MATERIALS) + len(CREATURES)
 GRID = VIEW[0] * VIEW[1] * CHANNELS

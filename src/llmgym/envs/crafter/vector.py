@@ -10,7 +10,7 @@ observations are those of ``llmgym/CrafterSymbolic-v0``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -63,7 +63,7 @@ class CrafterSymbolicVectorEnv(gym.vector.VectorEnv):
         seed: Seeds the draws of worlds and designs.
     """
 
-    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP}
+    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP}
 
     def __init__(
         self,
