@@ -8,7 +8,8 @@ returns one numpy observation batch and resets finished games in the same step
 (clipped surrogate, GAE, value loss, entropy bonus, gradient clipping, per-minibatch advantage
 normalisation); the policy is an MLP with separate policy and value heads on a shared trunk.
 
-Time is accounted in three parts (``PPO.timing``): ``env`` (inside ``vec.step``), ``act``
+Time is accounted in three parts (``PPO.timing``, CPU seconds of this process, so that other
+programs on a shared machine do not blur the split): ``env`` (inside ``vec.step``), ``act``
 (the policy's forward pass and sampling during rollouts, plus buffer bookkeeping) and
 ``update`` (advantages and the gradient epochs).
 """
@@ -121,20 +122,20 @@ class PPO:
         """Train for at least ``total_timesteps`` environment steps (whole rollouts of
         ``n_steps x num_envs``) in ``vec``."""
         if vec is not self._vec or self._last_obs is None:
-            started = time.perf_counter()
+            started = time.process_time()
             obs, _ = vec.reset()
-            self.timing["env"] += time.perf_counter() - started
+            self.timing["env"] += time.process_time() - started
             self._vec, self._last_obs = vec, self._tensor(obs)
         target = self.num_timesteps + total_timesteps
         while self.num_timesteps < target:
             last_values = self._rollout(vec, on_episode)
-            started = time.perf_counter()
+            started = time.process_time()
             self._update(last_values)
-            self.timing["update"] += time.perf_counter() - started
+            self.timing["update"] += time.process_time() - started
 
     @torch.inference_mode()
     def _rollout(self, vec: Any, on_episode: EpisodeCallback | None) -> torch.Tensor:
-        timing, clock = self.timing, time.perf_counter
+        timing, clock = self.timing, time.process_time
         for step in range(self.n_steps):
             started = clock()
             obs = self._last_obs
