@@ -31,7 +31,10 @@ evaluations are what the designer sees.
 
 Schedules: ``paper`` — 4 cycles of 0.12M designed + 0.12M original steps, then 1M original
 steps; PPO with gamma 0.95, GAE lambda 0.65, 4096-step rollouts (512 x 8 environments),
-3 epochs, 8 minibatches, entropy 0.01, clip 0.2, lr 3e-4. ``cpu`` (default) — the same loop and
+3 epochs, 8 minibatches, entropy 0.01, clip 0.2, lr 3e-4. ``heist`` — the paper's Heist
+ratio (5M designed then 20M original steps, one designer call) at a tenth: 0.5M steps in the
+designs, then 2M in Heist's hard distribution (``--obs symbolic --env llmgym/Heist-v0``).
+``cpu`` (default) — the same loop and
 PPO settings scaled down to finish in minutes on a laptop CPU (episodes capped at 1,000 steps).
 Writes ``results.json`` and ``success.png`` (per-skill success per cycle) in ``--out``, and the
 run's result (arm, seed, schedule, steps, score, per-achievement success) to
@@ -44,6 +47,7 @@ one (a run with an overridden knob writes it only where ``--results`` says), fro
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
 import subprocess
@@ -79,6 +83,17 @@ SCHEDULES = {
         "eval_episodes": 12,
         "length": None,
     },
+    "heist": {
+        "cycles": 1,
+        "gen_steps": 500_000,
+        "orig_steps": 0,
+        "final_steps": 2_000_000,
+        "num_envs": 16,
+        "n_steps": 256,
+        "eval_episodes": 12,
+        "length": None,
+        "base": {"distribution": "hard"},
+    },
     "cpu": {
         "cycles": 2,
         "gen_steps": 12_288,
@@ -93,6 +108,7 @@ SCHEDULES = {
 
 SYMBOLIC_LAYOUT = {
     "paper": {"num_envs": 16, "n_steps": 256},
+    "heist": {},
     "cpu": {},
 }
 """The symbolic path's rollout layout: the paper's 4,096-step rollouts as 256 steps x 16 games
@@ -122,6 +138,28 @@ CRAFTER_STAGES: tuple[tuple[str, ...], ...] = (
     ("collect_iron", "make_iron_pickaxe", "make_iron_sword", "collect_diamond"),
 )
 """Crafter's easy-to-hard curriculum: four stages of skills by tech-tree depth, one per cycle."""
+
+
+HEIST_PRACTICE: dict[str, dict[str, Any]] = {
+    "collect_blue_key": {"maze_size": 5, "num_keys": 1},
+    "open_blue_door": {"maze_size": 5, "num_keys": 1, "keys_at_start": 1},
+    "collect_green_key": {"maze_size": 7, "num_keys": 2, "keys_at_start": 1},
+    "open_green_door": {"maze_size": 7, "num_keys": 2, "keys_at_start": 2},
+    "collect_red_key": {"maze_size": 9, "num_keys": 3, "keys_at_start": 2},
+    "open_red_door": {"maze_size": 9, "num_keys": 3, "keys_at_start": 3},
+    "steal_gem": {"maze_size": 5, "num_keys": 0},
+}
+"""Practice levels per Heist skill for the offline designer (Heist-v0 declares none, and the
+designer's fallback — every numeric knob scaled, the gem's reward and the step cap included —
+is no easier level): small mazes, and the keys before the skill's own in hand."""
+
+
+def design_spec(env_id: str) -> DesignSpec:
+    """The designer's view of ``env_id``; Heist-v0 gets :data:`HEIST_PRACTICE`."""
+    spec = DesignSpec.from_env_id(env_id)
+    if env_id == "llmgym/Heist-v0" and not spec.practice:
+        spec = dataclasses.replace(spec, practice=HEIST_PRACTICE)
+    return spec
 
 
 class CurriculumDesigner(Designer):
@@ -197,6 +235,7 @@ def _base_config(args: argparse.Namespace, length: int | None) -> dict[str, Any]
     for Crafter, no target achievement (plain Crafter: survive and explore)."""
     knobs = DesignSpec.from_env_id(args.env).schema["properties"]
     config: dict[str, Any] = {"target": "none"} if "target" in knobs else {}
+    config.update(getattr(args, "base_overrides", {}))
     if length is not None:
         config["length" if "length" in knobs else "max_steps"] = length
     return config
@@ -250,7 +289,7 @@ def score(args: argparse.Namespace, rates: dict[str, float]) -> float:
         from llmgym.envs.crafter import score as crafter_score
 
         return crafter_score(rates)
-    return rates.get("success", 0.0)
+    return rates.get("steal_gem", rates.get("success", 0.0))
 
 
 def plot(results: dict[str, Any], path: Path) -> None:
@@ -394,23 +433,21 @@ class SymbolicTrainer:
         import torch
         from ppo_torch import PPO
 
-        from llmgym.envs.crafter.symbolic import SYMBOLIC_SIZE
-        from llmgym.envs.crafter.vector import CrafterSymbolicVectorEnv
-
         if args.device == "cpu":
             torch.set_num_threads(1)
         self.args, self.schedule = args, schedule
         self.base = _base_config(args, schedule["length"])
-        self._vector = CrafterSymbolicVectorEnv
-        self.vec = CrafterSymbolicVectorEnv(
+        self.skills = DesignSpec.from_env_id(args.env).skills
+        self._vector = symbolic_vector_class(args.env)
+        self.vec = self._vector(
             schedule["num_envs"],
             self.base,
             designs=_with_base(designs, self.base),
             seed=args.seed,
         )
         self.ppo = PPO(
-            SYMBOLIC_SIZE,
-            17,
+            self.vec.single_observation_space.shape[0],
+            int(self.vec.single_action_space.n),
             schedule["num_envs"],
             n_steps=schedule["n_steps"],
             device=args.device,
@@ -426,13 +463,11 @@ class SymbolicTrainer:
         self.vec.ratio = ratio
         on_episode = None
         if episodes is not None:
-            from llmgym.envs.crafter import ACHIEVEMENTS
+            skills = self.skills
 
             def on_episode(episode: dict[str, Any]) -> None:
                 achieved = episode["achievements"]
-                episodes.append(
-                    {name for name, hit in zip(ACHIEVEMENTS, achieved, strict=True) if hit}
-                )
+                episodes.append({name for name, hit in zip(skills, achieved, strict=True) if hit})
 
         before = self.ppo.num_timesteps
         self.ppo.learn(self.vec, steps, on_episode)
@@ -445,8 +480,6 @@ class SymbolicTrainer:
     def evaluate(self, skills: Sequence[str], seed: int) -> SkillStats:
         """One episode in each of ``eval_episodes`` games of the original game, played by the
         current (stochastic) policy without updates."""
-        from llmgym.envs.crafter import ACHIEVEMENTS
-
         count = self.schedule["eval_episodes"]
         vec = self._vector(count, self.base, seed=seed)
         observations, _ = vec.reset()
@@ -456,7 +489,7 @@ class SymbolicTrainer:
             for index in np.flatnonzero(infos.get("_episode", np.zeros(count, bool))):
                 if achieved[index] is None:
                     hits = infos["achievements"][index]
-                    achieved[index] = {n for n, hit in zip(ACHIEVEMENTS, hits, strict=True) if hit}
+                    achieved[index] = {n for n, hit in zip(self.skills, hits, strict=True) if hit}
         return SkillStats.from_episodes(achieved, skills, groups=min(3, count))
 
     def timing(self) -> dict[str, float]:
@@ -465,6 +498,19 @@ class SymbolicTrainer:
     def close(self) -> None:
         if self.progress is not None:
             self.progress.close()
+
+
+def symbolic_vector_class(env_id: str) -> Any:
+    """The batched vector environment of ``--obs symbolic`` for ``env_id``."""
+    if env_id == "llmgym/CrafterSymbolic-v0":
+        from llmgym.envs.crafter.vector import CrafterSymbolicVectorEnv
+
+        return CrafterSymbolicVectorEnv
+    if env_id == "llmgym/Heist-v0":
+        from heist_symbolic import HeistSymbolicVectorEnv
+
+        return HeistSymbolicVectorEnv
+    raise SystemExit(f"--obs symbolic: llmgym/CrafterSymbolic-v0 or llmgym/Heist-v0, not {env_id}")
 
 
 def _total_steps(schedule: dict[str, Any]) -> int:
@@ -480,8 +526,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.env = (
             "llmgym/CrafterSymbolic-v0" if args.obs == "symbolic" else ("llmgym/CrafterPixels-v0")
         )
-    if args.obs == "symbolic" and args.env != "llmgym/CrafterSymbolic-v0":
-        raise SystemExit("--obs symbolic trains on llmgym/CrafterSymbolic-v0 only")
+    if args.obs == "symbolic":
+        symbolic_vector_class(args.env)
     base_schedule = dict(SCHEDULES[args.schedule])
     if args.obs == "symbolic":
         base_schedule.update(SYMBOLIC_LAYOUT[args.schedule])
@@ -500,16 +546,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.length is not None:
         schedule["length"] = args.length or None
     schedule_name = args.schedule if schedule == base_schedule else "custom"
+    args.base_overrides = schedule.get("base", {})
     results_folder = args.results
     if results_folder is None:
         results_folder = ""
         if schedule_name != "custom":
-            results_folder = str(RESULTS / "paper" if schedule_name == "paper" else RESULTS)
+            paper = schedule_name in ("paper", "heist")
+            results_folder = str(RESULTS / "paper" if paper else RESULTS)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     started, commit = time.perf_counter(), _commit()
 
-    spec = DesignSpec.from_env_id(args.env)
+    spec = design_spec(args.env)
     designer: Designer | None = None
     if args.designer == "curriculum":
         designer = CurriculumDesigner(
