@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from llmgym.envs.crafter.config import ITEMS
+
 __all__ = [
     "CREATURES",
     "INVENTORY",
@@ -46,24 +48,7 @@ MATERIALS: tuple[str, ...] = (
 CREATURES: tuple[str, ...] = ("cow", "zombie", "skeleton", "arrow", "plant")
 """The creature (object) channels of the local view; the agent itself is always at the centre."""
 
-INVENTORY: tuple[str, ...] = (
-    "health",
-    "food",
-    "drink",
-    "energy",
-    "sapling",
-    "wood",
-    "stone",
-    "coal",
-    "iron",
-    "diamond",
-    "wood_pickaxe",
-    "stone_pickaxe",
-    "iron_pickaxe",
-    "wood_sword",
-    "stone_sword",
-    "iron_sword",
-)
+INVENTORY: tuple[str, ...] = ("health", "food", "drink", "energy", *ITEMS)
 """The inventory entries, in crafter's order (vitals first)."""
 
 VIEW = (9, 7)
