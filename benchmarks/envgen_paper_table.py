@@ -145,6 +145,9 @@ def markdown(game: str) -> str:
         if never:
             table.append(f"\nThe other {never} skills: 0% in every run.")
         parts.append("\n".join(table))
+        requests = _designer_requests(game)
+        if requests:
+            parts.append(requests)
         minutes = [m for r in done.values() for m in r["minutes"]]
         parts.append(
             f"{sum(len(r['seeds']) for r in done.values())} runs committed "
@@ -153,6 +156,27 @@ def markdown(game: str) -> str:
             "benchmarks/envgen_paper_table.py` draws the plot)."
         )
     return "\n\n".join(parts)
+
+
+def _designer_requests(game: str) -> str:
+    """What the offline designer asked for in each cycle, per committed seed (the purposes of
+    its designs, shortened to the skills they practise)."""
+    runs = load_runs(game).get("ppo-envgen-offline", {})
+    lines = []
+    for seed, run in sorted(runs.items()):
+        cycles = []
+        for cycle in run["cycles"]:
+            skills = [
+                design["purpose"].split(":")[0].removeprefix("Practise ").rstrip(".")
+                for design in cycle["designs"]
+            ]
+            cycles.append(f"cycle {cycle['cycle']}: {', '.join(skills)}")
+        lines.append(f"- seed {seed}: " + "; ".join(cycles))
+    if not lines:
+        return ""
+    return "What the offline designer asked for (the skills its four designs practise):\n\n" + (
+        "\n".join(lines)
+    )
 
 
 def _percent(value: float) -> str:
