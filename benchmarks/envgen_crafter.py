@@ -496,8 +496,12 @@ class SymbolicTrainer:
         return {key: round(value, 1) for key, value in self.ppo.timing.items()}
 
     def close(self) -> None:
+        """Save the policy (``policy.pt`` in ``--out``: the MLP's ``state_dict``)."""
+        import torch
+
         if self.progress is not None:
             self.progress.close()
+        torch.save(self.ppo.net.state_dict(), Path(self.args.out) / "policy.pt")
 
 
 def symbolic_vector_class(env_id: str) -> Any:
