@@ -419,6 +419,9 @@ class SB3Trainer:
     def timing(self) -> dict[str, float]:
         return {}
 
+    def steps_run(self) -> int:
+        return int(self.model.num_timesteps)
+
     def close(self) -> None:
         self.vec.close()
 
@@ -494,6 +497,9 @@ class SymbolicTrainer:
 
     def timing(self) -> dict[str, float]:
         return {key: round(value, 1) for key, value in self.ppo.timing.items()}
+
+    def steps_run(self) -> int:
+        return self.ppo.num_timesteps
 
     def close(self) -> None:
         """Save the policy (``policy.pt`` in ``--out``: the MLP's ``state_dict``)."""
@@ -616,6 +622,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "cycles": cycles,
         "final": {"episodes": len(episodes), "success": rates, "score": score(args, rates)},
         "total_steps": _total_steps(schedule),
+        "steps_run": trainer.steps_run(),
         "seconds": seconds,
         "timing": trainer.timing(),
     }
@@ -633,6 +640,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "schedule": schedule,
                 "seed": args.seed,
                 "total_steps": results["total_steps"],
+                "steps_run": results["steps_run"],
                 "score": results["final"]["score"],
                 "final_episodes": results["final"]["episodes"],
                 "success": rates,
