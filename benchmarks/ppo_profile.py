@@ -1,6 +1,7 @@
 """Where a PPO step's time goes on symbolic Crafter: the environment, the network, the framework.
 
     python benchmarks/ppo_profile.py                 # writes benchmarks/results/ppo_profile.json
+    python benchmarks/ppo_profile.py --policy runs/paper-curriculum-s0/policy.pt   # + trained
 
 On one CPU thread (``torch.set_num_threads(1)``), with the paper's PPO settings (4,096-step
 rollouts as 256 steps x 16 games, 3 epochs, 8 minibatches) and a 256x256 MLP policy:
@@ -15,7 +16,8 @@ rollouts as 256 steps x 16 games, 3 epochs, 8 minibatches) and a 256x256 MLP pol
   ``train``, and the rest of ``collect_rollouts``: SB3's forward pass, buffers, callbacks).
 
 Each prints steps/s and the split, in CPU seconds of this process (``time.process_time``, one
-thread: what the run itself spent, whatever else the shared machine runs) and, for reference,
+thread: what the run itself spent; on a shared virtual machine even these grow with the load,
+so compare the loops within one run of this script) and, for reference,
 wall-clock seconds; ``torch_over_sb3`` is the whole-loop speed ratio (CPU time) in one run.
 """
 
@@ -72,6 +74,31 @@ def env_speed(steps: int) -> dict[str, float]:
         "batched_steps_per_s": round(batched, 1),
         "sync_vector_env_steps_per_s": round(synced, 1),
         "batched_over_sync": round(batched / synced, 2),
+    }
+
+
+def env_speed_under_policy(steps: int, policy: str) -> dict[str, float]:
+    """Steps per CPU second of the batched env when a trained policy (``policy.pt`` saved by
+    ``envgen_crafter.py --obs symbolic``) chooses the actions; its forward pass is not counted.
+    Trained agents live longer, place plants and tables and meet more creatures than random
+    ones, so the game costs more per step than under random actions."""
+    ppo = PPO(SYMBOLIC_SIZE, 17, NUM_ENVS, n_steps=N_STEPS)
+    ppo.net.load_state_dict(torch.load(policy))
+    vec = CrafterSymbolicVectorEnv(NUM_ENVS, seed=1)
+    observations, _ = vec.reset()
+    spent, episodes, lengths = 0.0, 0, 0
+    for _ in range(steps // NUM_ENVS):
+        actions = ppo.act(observations)
+        started = time.process_time()
+        observations, _, _, _, infos = vec.step(actions)
+        spent += time.process_time() - started
+        if "_episode" in infos:
+            episodes += int(infos["_episode"].sum())
+            lengths += int(infos["episode"]["l"].sum())
+    return {
+        "policy": policy,
+        "steps_per_s": round(steps / spent, 1),
+        "mean_episode_length": round(lengths / episodes, 1) if episodes else None,
     }
 
 
@@ -190,10 +217,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=8 * N_STEPS * NUM_ENVS)
     parser.add_argument("--json", default="benchmarks/results/ppo_profile.json")
+    parser.add_argument("--policy", help="a trained policy.pt: also time the env under it")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     load_before = machine().get("load_average_1m")
     env = env_speed(args.steps // 2)
+    if args.policy:
+        env["trained_policy"] = env_speed_under_policy(args.steps, args.policy)
     print(f"env alone: {env}", flush=True)
     ours = torch_ppo(args.steps)
     print(f"torch PPO: {ours}", flush=True)

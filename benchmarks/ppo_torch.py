@@ -8,8 +8,8 @@ returns one numpy observation batch and resets finished games in the same step
 (clipped surrogate, GAE, value loss, entropy bonus, gradient clipping, per-minibatch advantage
 normalisation); the policy is an MLP with separate policy and value heads on a shared trunk.
 
-Time is accounted in three parts (``PPO.timing``, CPU seconds of this process, so that other
-programs on a shared machine do not blur the split): ``env`` (inside ``vec.step``), ``act``
+Time is accounted in three parts (``PPO.timing``, CPU seconds of this process, which other
+programs on a shared machine blur less than wall-clock time): ``env`` (inside ``vec.step``), ``act``
 (the policy's forward pass and sampling during rollouts, plus buffer bookkeeping) and
 ``update`` (advantages and the gradient epochs).
 """
