@@ -80,8 +80,8 @@ def env_speed(steps: int) -> dict[str, float]:
 def env_speed_under_policy(steps: int, policy: str) -> dict[str, float]:
     """Steps per CPU second of the batched env when a trained policy (``policy.pt`` saved by
     ``envgen_crafter.py --obs symbolic``) chooses the actions; its forward pass is not counted.
-    Trained agents live longer, place plants and tables and meet more creatures than random
-    ones, so the game costs more per step than under random actions."""
+    The game's cost per step depends on what the agent does (episode length, so resets; plants,
+    tables and creatures near it), so a trained policy is the training regime's measure."""
     ppo = PPO(SYMBOLIC_SIZE, 17, NUM_ENVS, n_steps=N_STEPS)
     ppo.net.load_state_dict(torch.load(policy))
     vec = CrafterSymbolicVectorEnv(NUM_ENVS, seed=1)
