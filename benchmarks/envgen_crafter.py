@@ -1,10 +1,24 @@
-"""EnvGen's training loop with stable-baselines3 PPO on llmgym's pixel environments.
+"""EnvGen's training loop with PPO on llmgym's Crafter (pixels or symbolic) and Heist.
 
     pip install -e '.[crafter,train]'
     python benchmarks/envgen_crafter.py                        # CPU-sized, offline designer
     python benchmarks/envgen_crafter.py --designer none        # plain PPO, same total steps
-    python benchmarks/envgen_crafter.py --schedule paper --designer openai:gpt-4o   # the paper's
+    python benchmarks/envgen_crafter.py --schedule paper --obs symbolic --seed 0 --designer offline
+    python benchmarks/envgen_crafter.py --schedule paper --designer openai:gpt-4o --device cuda
     python benchmarks/envgen_crafter.py --env llmgym/HeistPixels-v0                # Heist
+
+Two training paths. ``--obs pixels`` (default; the paper's setting): stable-baselines3 PPO with
+its CNN on ``CrafterPixels-v0`` frames (``--device cuda`` for a GPU). ``--obs symbolic``: the
+small PyTorch PPO of ``benchmarks/ppo_torch.py`` (an MLP) on ``CrafterSymbolic-v0``'s vectors,
+all games stepped in one process by ``CrafterSymbolicVectorEnv`` — the path that runs the
+paper's 1.96M steps in under half an hour on one CPU core (``benchmarks/ppo_profile.py``
+measures why: per-step framework overhead, not the network, is what a CPU pays for with
+stable-baselines3 at this scale).
+
+Designers: ``offline`` (llmgym's rule-based designer, adapting to the per-skill success),
+``openai:MODEL``, ``replay:FOLDER`` (a recorded run), ``curriculum`` (a fixed easy-to-hard
+sequence of practice environments that ignores the agent's success, the paper's easy-to-hard
+baseline) and ``none`` (plain PPO in the original game for the same steps).
 
 For each cycle: train in the designed environments, train in the original game, evaluate the
 per-skill success (Crafter's 22 achievements) in the original game, and give it to the designer
@@ -17,18 +31,23 @@ evaluations are what the designer sees.
 
 Schedules: ``paper`` — 4 cycles of 0.12M designed + 0.12M original steps, then 1M original
 steps; PPO with gamma 0.95, GAE lambda 0.65, 4096-step rollouts (512 x 8 environments),
-3 epochs, 8 minibatches, entropy 0.01, clip 0.2, lr 3e-4. ``cpu`` (default) — the same loop and
+3 epochs, 8 minibatches, entropy 0.01, clip 0.2, lr 3e-4. ``heist`` — the paper's Heist
+ratio (5M designed then 20M original steps, one designer call) at a tenth: 0.5M steps in the
+designs, then 2M in Heist's hard distribution (``--obs symbolic --env llmgym/Heist-v0``).
+``cpu`` (default) — the same loop and
 PPO settings scaled down to finish in minutes on a laptop CPU (episodes capped at 1,000 steps).
 Writes ``results.json`` and ``success.png`` (per-skill success per cycle) in ``--out``, and the
 run's result (arm, seed, schedule, steps, score, per-achievement success) to
 ``benchmarks/results/envgen/<env>-<arm>-<schedule>-seed<seed>.json`` when the schedule is a named
 one (a run with an overridden knob writes it only where ``--results`` says), from which
-``python docs/generate.py`` builds the table in docs/envgen.md.
+``python docs/generate.py`` builds the table in docs/envgen.md. Paper-schedule runs go to
+``benchmarks/results/envgen/paper/``; ``benchmarks/envgen_paper_table.py`` aggregates them.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
 import subprocess
@@ -44,12 +63,14 @@ sb3 = optional_import("stable_baselines3", extra="train", package="stable-baseli
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_utils, also when the tests load us
 
 import gymnasium as gym  # noqa: E402
+import numpy as np  # noqa: E402
 from bench_utils import write_json  # noqa: E402
 from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv  # noqa: E402
 
 import llmgym  # noqa: E402
 from llmgym.envgen import ConfigMixture, Design, DesignSpec, SkillStats, make_designer  # noqa: E402
+from llmgym.envgen.designers import Designer, RunLog, _scaled_config  # noqa: E402
 
 SCHEDULES = {
     "paper": {
@@ -61,6 +82,17 @@ SCHEDULES = {
         "n_steps": 512,
         "eval_episodes": 12,
         "length": None,
+    },
+    "heist": {
+        "cycles": 1,
+        "gen_steps": 500_000,
+        "orig_steps": 0,
+        "final_steps": 2_000_000,
+        "num_envs": 16,
+        "n_steps": 256,
+        "eval_episodes": 12,
+        "length": None,
+        "base": {"distribution": "hard"},
     },
     "cpu": {
         "cycles": 2,
@@ -74,19 +106,92 @@ SCHEDULES = {
     },
 }
 
+SYMBOLIC_LAYOUT = {
+    "paper": {"num_envs": 16, "n_steps": 256},
+    "heist": {},
+    "cpu": {},
+}
+"""The symbolic path's rollout layout: the paper's 4,096-step rollouts as 256 steps x 16 games
+(the same rollout size; more games per policy call halve the per-step overhead)."""
 
 RESULTS = Path(__file__).resolve().parent / "results" / "envgen"
 
 
 def arm(designer: str) -> str:
-    """The arm a run belongs to: ``ppo`` (no designer) or ``ppo-envgen-<designer kind>``."""
-    return "ppo" if designer == "none" else f"ppo-envgen-{designer.split(':')[0]}"
+    """The arm a run belongs to: ``ppo`` (no designer), ``ppo-curriculum`` or
+    ``ppo-envgen-<designer kind>``."""
+    if designer in ("none", "curriculum"):
+        return {"none": "ppo", "curriculum": "ppo-curriculum"}[designer]
+    return f"ppo-envgen-{designer.split(':')[0]}"
 
 
 def result_name(env_id: str, designer: str, schedule: str, seed: int) -> str:
     """``crafterpixels-ppo-envgen-offline-cpu-seed0.json``: one file per run."""
     env = env_id.split("/")[-1].split("-")[0].lower()
     return f"{env}-{arm(designer)}-{schedule}-seed{seed}.json"
+
+
+CRAFTER_STAGES: tuple[tuple[str, ...], ...] = (
+    ("collect_wood", "collect_sapling", "collect_drink", "place_table"),
+    ("make_wood_pickaxe", "make_wood_sword", "eat_cow", "collect_stone"),
+    ("place_stone", "place_furnace", "make_stone_pickaxe", "collect_coal"),
+    ("collect_iron", "make_iron_pickaxe", "make_iron_sword", "collect_diamond"),
+)
+"""Crafter's easy-to-hard curriculum: four stages of skills by tech-tree depth, one per cycle."""
+
+
+HEIST_PRACTICE: dict[str, dict[str, Any]] = {
+    "collect_blue_key": {"maze_size": 5, "num_keys": 1},
+    "open_blue_door": {"maze_size": 5, "num_keys": 1, "keys_at_start": 1},
+    "collect_green_key": {"maze_size": 7, "num_keys": 2, "keys_at_start": 1},
+    "open_green_door": {"maze_size": 7, "num_keys": 2, "keys_at_start": 2},
+    "collect_red_key": {"maze_size": 9, "num_keys": 3, "keys_at_start": 2},
+    "open_red_door": {"maze_size": 9, "num_keys": 3, "keys_at_start": 3},
+    "steal_gem": {"maze_size": 5, "num_keys": 0},
+}
+"""Practice levels per Heist skill for the offline designer (Heist-v0 declares none, and the
+designer's fallback — every numeric knob scaled, the gem's reward and the step cap included —
+is no easier level): small mazes, and the keys before the skill's own in hand."""
+
+
+def design_spec(env_id: str) -> DesignSpec:
+    """The designer's view of ``env_id``; Heist-v0 gets :data:`HEIST_PRACTICE`."""
+    spec = DesignSpec.from_env_id(env_id)
+    if env_id == "llmgym/Heist-v0" and not spec.practice:
+        spec = dataclasses.replace(spec, practice=HEIST_PRACTICE)
+    return spec
+
+
+class CurriculumDesigner(Designer):
+    """The easy-to-hard curriculum baseline: call ``k`` returns stage ``k``'s practice
+    environments whatever the agent's success (Crafter: :data:`CRAFTER_STAGES`, the skills'
+    ``skill_practice`` configs). An environment without practice configs for those skills gets
+    its numeric knobs scaled from small (easy) up to the defaults across the ``cycles`` calls."""
+
+    name = "curriculum"
+
+    def __init__(
+        self, spec: DesignSpec, *, n: int = 4, cycles: int = 4, run_folder: Path | None = None
+    ) -> None:
+        super().__init__(spec, n=n, run=RunLog(run_folder))
+        self.cycles = cycles
+        self._call = 0
+
+    def _design(self, stats: SkillStats | None) -> list[Design]:
+        call = self._call
+        self._call += 1
+        if all(skill in self.spec.practice for stage in CRAFTER_STAGES for skill in stage):
+            stage = CRAFTER_STAGES[min(call, len(CRAFTER_STAGES) - 1)]
+            return [
+                Design(f"Curriculum stage {call + 1}: practise {skill}.", self.spec.practice[skill])
+                for skill in stage[: self.n]
+            ]
+        factor = min(1.0, (call + 1) / self.cycles)
+        design = Design(
+            f"Curriculum stage {call + 1}: every size knob x{factor:.2f}.",
+            _scaled_config(self.spec, factor),
+        )
+        return [design] * self.n
 
 
 def _commit() -> str | None:
@@ -130,6 +235,7 @@ def _base_config(args: argparse.Namespace, length: int | None) -> dict[str, Any]
     for Crafter, no target achievement (plain Crafter: survive and explore)."""
     knobs = DesignSpec.from_env_id(args.env).schema["properties"]
     config: dict[str, Any] = {"target": "none"} if "target" in knobs else {}
+    config.update(getattr(args, "base_overrides", {}))
     if length is not None:
         config["length" if "length" in knobs else "max_steps"] = length
     return config
@@ -183,7 +289,7 @@ def score(args: argparse.Namespace, rates: dict[str, float]) -> float:
         from llmgym.envs.crafter import score as crafter_score
 
         return crafter_score(rates)
-    return rates.get("success", 0.0)
+    return rates.get("steal_gem", rates.get("success", 0.0))
 
 
 def plot(results: dict[str, Any], path: Path) -> None:
@@ -224,9 +330,22 @@ def plot(results: dict[str, Any], path: Path) -> None:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--env", default="llmgym/CrafterPixels-v0")
     parser.add_argument(
-        "--designer", default="offline", help="offline, openai:MODEL, replay:FOLDER or none"
+        "--env",
+        help="default: llmgym/CrafterPixels-v0 (--obs pixels) or llmgym/CrafterSymbolic-v0",
+    )
+    parser.add_argument(
+        "--obs",
+        choices=("pixels", "symbolic"),
+        default="pixels",
+        help="pixels: stable-baselines3's CNN on frames (the paper's setting); symbolic: the "
+        "small PyTorch PPO on CrafterSymbolic-v0, all games in one process",
+    )
+    parser.add_argument("--device", default="cpu", help="torch device: cpu or cuda")
+    parser.add_argument(
+        "--designer",
+        default="offline",
+        help="offline, openai:MODEL, replay:FOLDER, curriculum or none",
     )
     parser.add_argument("--base-url", help="chat-completions API root for openai:MODEL")
     parser.add_argument("--schedule", choices=sorted(SCHEDULES), default="cpu")
@@ -251,9 +370,178 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+class SB3Trainer:
+    """stable-baselines3 PPO with its CNN on a pixel environment (the paper's setting)."""
+
+    def __init__(
+        self, args: argparse.Namespace, schedule: dict[str, Any], designs: Sequence[Design]
+    ) -> None:
+        self.args, self.schedule = args, schedule
+        self.vec = make_vec_env(args, schedule, designs, args.seed)
+        batch = schedule["n_steps"] * schedule["num_envs"]
+        self.model = sb3.PPO(
+            "CnnPolicy",
+            self.vec,
+            gamma=0.95,
+            gae_lambda=0.65,
+            n_steps=schedule["n_steps"],
+            batch_size=batch // 8,
+            n_epochs=3,
+            ent_coef=0.01,
+            clip_range=0.2,
+            learning_rate=3e-4,
+            max_grad_norm=0.5,
+            vf_coef=0.5,
+            seed=args.seed,
+            verbose=0,
+            device=args.device,
+        )
+
+    def learn(self, steps: int, ratio: float, episodes: list[set[str]] | None = None) -> None:
+        self.vec.set_attr("ratio", ratio)
+        tracker = SkillTracker() if episodes is not None else None
+        self.model.learn(
+            total_timesteps=steps,
+            reset_num_timesteps=False,
+            callback=tracker,
+            progress_bar=not self.args.quiet,
+        )
+        if tracker is not None and episodes is not None:
+            episodes.extend(tracker.episodes)
+
+    def set_designs(self, designs: Sequence[Design]) -> None:
+        base = _base_config(self.args, self.schedule["length"])
+        self.vec.env_method("set_designs", _with_base(designs, base))
+
+    def evaluate(self, skills: Sequence[str], seed: int) -> SkillStats:
+        return evaluate(self.model, self.args, self.schedule, skills, seed)
+
+    def timing(self) -> dict[str, float]:
+        return {}
+
+    def steps_run(self) -> int:
+        return int(self.model.num_timesteps)
+
+    def close(self) -> None:
+        self.vec.close()
+
+
+class SymbolicTrainer:
+    """The small PyTorch PPO (``ppo_torch.py``, an MLP) on Crafter's symbolic observation, all
+    games stepped in one process by ``CrafterSymbolicVectorEnv``."""
+
+    def __init__(
+        self, args: argparse.Namespace, schedule: dict[str, Any], designs: Sequence[Design]
+    ) -> None:
+        import torch
+        from ppo_torch import PPO
+
+        if args.device == "cpu":
+            torch.set_num_threads(1)
+        self.args, self.schedule = args, schedule
+        self.base = _base_config(args, schedule["length"])
+        self.skills = DesignSpec.from_env_id(args.env).skills
+        self._vector = symbolic_vector_class(args.env)
+        self.vec = self._vector(
+            schedule["num_envs"],
+            self.base,
+            designs=_with_base(designs, self.base),
+            seed=args.seed,
+        )
+        self.ppo = PPO(
+            self.vec.single_observation_space.shape[0],
+            int(self.vec.single_action_space.n),
+            schedule["num_envs"],
+            n_steps=schedule["n_steps"],
+            device=args.device,
+            seed=args.seed,
+        )
+        self.progress = None
+        if not args.quiet:
+            from tqdm import tqdm
+
+            self.progress = tqdm(total=_total_steps(schedule), unit="step", smoothing=0.05)
+
+    def learn(self, steps: int, ratio: float, episodes: list[set[str]] | None = None) -> None:
+        self.vec.ratio = ratio
+        on_episode = None
+        if episodes is not None:
+            skills = self.skills
+
+            def on_episode(episode: dict[str, Any]) -> None:
+                achieved = episode["achievements"]
+                episodes.append({name for name, hit in zip(skills, achieved, strict=True) if hit})
+
+        before = self.ppo.num_timesteps
+        self.ppo.learn(self.vec, steps, on_episode)
+        if self.progress is not None:
+            self.progress.update(self.ppo.num_timesteps - before)
+
+    def set_designs(self, designs: Sequence[Design]) -> None:
+        self.vec.set_designs(_with_base(designs, self.base))
+
+    def evaluate(self, skills: Sequence[str], seed: int) -> SkillStats:
+        """One episode in each of ``eval_episodes`` games of the original game, played by the
+        current (stochastic) policy without updates."""
+        count = self.schedule["eval_episodes"]
+        vec = self._vector(count, self.base, seed=seed)
+        observations, _ = vec.reset()
+        achieved: list[set[str] | None] = [None] * count
+        while any(a is None for a in achieved):
+            observations, _, _, _, infos = vec.step(self.ppo.act(observations))
+            for index in np.flatnonzero(infos.get("_episode", np.zeros(count, bool))):
+                if achieved[index] is None:
+                    hits = infos["achievements"][index]
+                    achieved[index] = {n for n, hit in zip(self.skills, hits, strict=True) if hit}
+        return SkillStats.from_episodes(achieved, skills, groups=min(3, count))
+
+    def timing(self) -> dict[str, float]:
+        return {key: round(value, 1) for key, value in self.ppo.timing.items()}
+
+    def steps_run(self) -> int:
+        return self.ppo.num_timesteps
+
+    def close(self) -> None:
+        """Save the policy (``policy.pt`` in ``--out``: the MLP's ``state_dict``)."""
+        import torch
+
+        if self.progress is not None:
+            self.progress.close()
+        torch.save(self.ppo.net.state_dict(), Path(self.args.out) / "policy.pt")
+
+
+def symbolic_vector_class(env_id: str) -> Any:
+    """The batched vector environment of ``--obs symbolic`` for ``env_id``."""
+    if env_id == "llmgym/CrafterSymbolic-v0":
+        from llmgym.envs.crafter.vector import CrafterSymbolicVectorEnv
+
+        return CrafterSymbolicVectorEnv
+    if env_id == "llmgym/Heist-v0":
+        from heist_symbolic import HeistSymbolicVectorEnv
+
+        return HeistSymbolicVectorEnv
+    raise SystemExit(f"--obs symbolic: llmgym/CrafterSymbolic-v0 or llmgym/Heist-v0, not {env_id}")
+
+
+def _total_steps(schedule: dict[str, Any]) -> int:
+    return (
+        schedule["cycles"] * (schedule["gen_steps"] + schedule["orig_steps"])
+        + schedule["final_steps"]
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    schedule = dict(SCHEDULES[args.schedule])
+    if args.env is None:
+        args.env = (
+            "llmgym/CrafterSymbolic-v0" if args.obs == "symbolic" else ("llmgym/CrafterPixels-v0")
+        )
+    if args.obs == "symbolic":
+        symbolic_vector_class(args.env)
+    base_schedule = dict(SCHEDULES[args.schedule])
+    if args.obs == "symbolic":
+        base_schedule.update(SYMBOLIC_LAYOUT[args.schedule])
+    schedule = dict(base_schedule)
     for key in (
         "cycles",
         "gen_steps",
@@ -267,17 +555,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             schedule[key] = getattr(args, key)
     if args.length is not None:
         schedule["length"] = args.length or None
-    schedule_name = args.schedule if schedule == SCHEDULES[args.schedule] else "custom"
+    schedule_name = args.schedule if schedule == base_schedule else "custom"
+    args.base_overrides = schedule.get("base", {})
     results_folder = args.results
     if results_folder is None:
-        results_folder = str(RESULTS) if schedule_name != "custom" else ""
+        results_folder = ""
+        if schedule_name != "custom":
+            paper = schedule_name in ("paper", "heist")
+            results_folder = str(RESULTS / "paper" if paper else RESULTS)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     started, commit = time.perf_counter(), _commit()
 
-    spec = DesignSpec.from_env_id(args.env)
-    designer = None
-    if args.designer != "none":
+    spec = design_spec(args.env)
+    designer: Designer | None = None
+    if args.designer == "curriculum":
+        designer = CurriculumDesigner(
+            spec, n=args.n_designs, cycles=schedule["cycles"], run_folder=out / "designer"
+        )
+    elif args.designer != "none":
         designer = make_designer(
             spec,
             args.designer,
@@ -286,77 +582,50 @@ def main(argv: Sequence[str] | None = None) -> int:
             base_url=args.base_url,
         )
     designs = designer.propose() if designer else []
-    vec = make_vec_env(args, schedule, designs, args.seed)
-    batch = schedule["n_steps"] * schedule["num_envs"]
-    model = sb3.PPO(
-        "CnnPolicy",
-        vec,
-        gamma=0.95,
-        gae_lambda=0.65,
-        n_steps=schedule["n_steps"],
-        batch_size=batch // 8,
-        n_epochs=3,
-        ent_coef=0.01,
-        clip_range=0.2,
-        learning_rate=3e-4,
-        max_grad_norm=0.5,
-        vf_coef=0.5,
-        seed=args.seed,
-        verbose=0,
-        device="cpu",
-    )
-
-    def learn(steps: int, ratio: float, tracker: SkillTracker | None = None) -> None:
-        vec.set_attr("ratio", ratio)
-        model.learn(
-            total_timesteps=steps,
-            reset_num_timesteps=False,
-            callback=tracker,
-            progress_bar=not args.quiet,
-        )
+    trainer: SB3Trainer | SymbolicTrainer
+    if args.obs == "symbolic":
+        trainer = SymbolicTrainer(args, schedule, designs)
+    else:
+        trainer = SB3Trainer(args, schedule, designs)
 
     cycles = []
     for cycle in range(1, schedule["cycles"] + 1):
-        if designer:
-            learn(schedule["gen_steps"], ratio=1.0)
-        else:  # the baseline spends the same steps in the original game
-            learn(schedule["gen_steps"], ratio=0.0)
-        learn(schedule["orig_steps"], ratio=0.0)
-        stats = evaluate(model, args, schedule, spec.skills, seed=10_000 * cycle)
-        record = {
-            "cycle": cycle,
-            "designs": [d.to_dict() for d in designs],
-            "eval": stats.to_dict(),
-        }
-        cycles.append(record)
+        # the baseline spends the designed phase's steps in the original game
+        trainer.learn(schedule["gen_steps"], ratio=1.0 if designer else 0.0)
+        trainer.learn(schedule["orig_steps"], ratio=0.0)
+        stats = trainer.evaluate(spec.skills, seed=10_000 * cycle)
+        cycles.append(
+            {"cycle": cycle, "designs": [d.to_dict() for d in designs], "eval": stats.to_dict()}
+        )
         if not args.quiet:
             top = sorted(stats.rates.items(), key=lambda item: -item[1][0])[:5]
             print(f"cycle {cycle}: " + ", ".join(f"{k} {m:.0f}%" for k, (m, _) in top), flush=True)
         if designer and cycle < schedule["cycles"]:
-            designs = designer.propose(stats)
-            vec.env_method(
-                "set_designs", _with_base(designs, _base_config(args, schedule["length"]))
-            )
+            designs = designer.propose(None if args.designer == "curriculum" else stats)
+            trainer.set_designs(designs)
 
-    tracker = SkillTracker()
-    learn(schedule["final_steps"], ratio=0.0, tracker=tracker)
-    final = SkillStats.from_episodes(tracker.episodes, spec.skills, groups=1)
+    episodes: list[set[str]] = []
+    trainer.learn(schedule["final_steps"], ratio=0.0, episodes=episodes)
+    trainer.close()
+    final = SkillStats.from_episodes(episodes, spec.skills, groups=1)
     rates = {skill: mean for skill, (mean, _) in final.rates.items()}
+    seconds = round(time.perf_counter() - started, 1)
     results = {
         "benchmark": "envgen",
         "llmgym_version": llmgym.__version__,
         "env": args.env,
+        "obs": args.obs,
         "designer": args.designer,
         "schedule": schedule,
         "seed": args.seed,
         "skills": list(spec.skills),
         "cycles": cycles,
-        "final": {"episodes": len(tracker.episodes), "success": rates, "score": score(args, rates)},
-        "total_steps": schedule["cycles"] * (schedule["gen_steps"] + schedule["orig_steps"])
-        + schedule["final_steps"],
-        "seconds": round(time.perf_counter() - started, 1),
+        "final": {"episodes": len(episodes), "success": rates, "score": score(args, rates)},
+        "total_steps": _total_steps(schedule),
+        "steps_run": trainer.steps_run(),
+        "seconds": seconds,
+        "timing": trainer.timing(),
     }
-    vec.close()
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     if results_folder:
         write_json(
@@ -364,12 +633,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             {
                 "benchmark": "envgen",
                 "env": args.env,
+                "obs": args.obs,
                 "arm": arm(args.designer),
                 "designer": args.designer,
                 "schedule_name": schedule_name,
                 "schedule": schedule,
                 "seed": args.seed,
                 "total_steps": results["total_steps"],
+                "steps_run": results["steps_run"],
                 "score": results["final"]["score"],
                 "final_episodes": results["final"]["episodes"],
                 "success": rates,
@@ -377,15 +648,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                     {"cycle": c["cycle"], "designs": c["designs"], "eval": c["eval"]}
                     for c in cycles
                 ],
-                "seconds": results["seconds"],
+                "seconds": seconds,
+                "steps_per_s": round(results["total_steps"] / seconds, 1),
+                "timing": results["timing"],
+                "device": args.device,
+                "command": "python benchmarks/envgen_crafter.py "
+                + " ".join(sys.argv[1:] if argv is None else argv),
                 "commit": commit,
                 "date": datetime.date.today().isoformat(),
             },
         )
     plot(results, out / "success.png")
     print(
-        f"final score {results['final']['score']:.2f} over {len(tracker.episodes)} episodes; "
-        f"wrote {out / 'results.json'}"
+        f"final score {results['final']['score']:.2f} over {len(episodes)} episodes in "
+        f"{seconds / 60:.1f} minutes; wrote {out / 'results.json'}"
     )
     return 0
 

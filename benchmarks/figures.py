@@ -276,6 +276,75 @@ def _envgen_achievements(runs: dict[tuple[str, int], dict[str, Any]]) -> str:
     return "\n".join(rows) + f"\n\nThe other {never} achievements: 0% in every run."
 
 
+def envgen_paper(game: str) -> str:
+    """EnvGen at the paper's schedule on ``game`` (``crafter`` or ``heist``): the table of
+    ``benchmarks/envgen_paper_table.py`` from the committed runs."""
+    from benchmarks import envgen_paper_table
+
+    return envgen_paper_table.markdown(game)
+
+
+def ppo_profile() -> str:
+    """Where a PPO step's time goes (``benchmarks/ppo_profile.py``), torch PPO vs SB3."""
+    data = load("ppo_profile.json")
+    if not data:
+        return "Not measured yet: `python benchmarks/ppo_profile.py`."
+    rows = [
+        "| loop | steps per CPU second | env | acting (forward, sampling, buffers) | update "
+        "| CPU time for 1.96M steps |",
+        "|---|---|---|---|---|---|",
+    ]
+    for key, label in (("torch_ppo", "PyTorch PPO (`ppo_torch.py`)"), ("sb3_ppo", "SB3 PPO")):
+        run = data[key]
+        share = run["split_share"]
+        rows.append(
+            f"| {label} | {run['steps_per_s']:,.0f} | {share['env']:.0%} | {share['act']:.0%} | "
+            f"{share['update']:.0%} | {run['seconds_per_1_96M_steps'] / 60:.0f} min |"
+        )
+    env = data["env"]
+    trained = env.get("trained_policy")
+    trained_text = (
+        f" Under a trained policy (the saved policy of a paper-schedule run; episodes of "
+        f"{trained['mean_episode_length']:,.0f} steps on average) the same games run "
+        f"{trained['steps_per_s']:,.0f} steps per CPU second."
+        if trained
+        else ""
+    )
+    return (
+        "\n".join(rows)
+        + f"\n\nThe environment alone: {env['batched_steps_per_s']:,.0f} random-action steps "
+        f"per CPU second with `CrafterSymbolicVectorEnv` ({data['num_envs']} games in one "
+        f"process), {env['batched_over_sync']:.2f}x gymnasium's `SyncVectorEnv` of the same "
+        f"games. The whole loop: PyTorch PPO {data['torch_over_sb3']:.2f}x SB3's steps per CPU "
+        f"second ({data['policy']}; CPU seconds of the process, since the shared machine's "
+        f"load average was {data['load_average_1m_before']:.1f}) — `python "
+        "benchmarks/ppo_profile.py`." + trained_text + _paper_run_split()
+    )
+
+
+def _paper_run_split() -> str:
+    """The time split of the committed paper-schedule Crafter runs (their own accounting)."""
+    runs = [
+        json.loads(path.read_text())
+        for path in sorted((RESULTS / "envgen" / "paper").glob("craftersymbolic-*.json"))
+    ]
+    runs = [run for run in runs if run.get("timing")]
+    if not runs:
+        return ""
+    total = {key: sum(run["timing"][key] for run in runs) for key in ("env", "act", "update")}
+    cpu = sum(total.values())
+    steps = [run.get("steps_run", run["total_steps"]) for run in runs]
+    env_rate = sum(steps) / total["env"]
+    loop_rate = sum(steps) / cpu
+    minutes = [run["seconds"] / 60 for run in runs]
+    return (
+        f" In the {len(runs)} committed paper-schedule Crafter runs (below) the split was "
+        f"env {total['env'] / cpu:.0%}, acting {total['act'] / cpu:.0%}, update "
+        f"{total['update'] / cpu:.0%}: the game {env_rate:,.0f} steps per CPU second, the "
+        f"whole loop {loop_rate:,.0f}, and {span(minutes)} minutes of wall clock a run."
+    )
+
+
 # docs/agentevol.md ----------------------------------------------------------------------------
 
 

@@ -30,6 +30,12 @@ SETTINGS: dict[str, dict] = {
         "oracle_bar": 0.8,
         "kwargs": {"target": "task"},
     },
+    "llmgym/CrafterSymbolic-v0": {
+        "slow": True,
+        "oracle_episodes": 6,
+        "oracle_bar": 0.8,
+        "kwargs": {"target": "task"},
+    },
     # procgen's own game (only with the [procgen] extra): the oracle reads the frame and steers
     # procgen's continuous agent, which misses levels (no committed measurement: the [procgen]
     # extra is kept out of [all])

@@ -1,7 +1,8 @@
 """Crafter for LLM agents (text) and small RL agents (pixels), on the ``crafter`` package's engine.
 
 ``llmgym.envs.crafter.score`` and the achievement list need no third-party package; the
-environments themselves (:class:`CrafterEnv`, :class:`CrafterPixelsEnv`) need ``crafter``
+environments themselves (:class:`CrafterEnv`, :class:`CrafterPixelsEnv`,
+:class:`CrafterSymbolicEnv`, :class:`CrafterSymbolicVectorEnv`) need ``crafter``
 (``pip install -e '.[crafter]'``) and are imported on first use.
 """
 
@@ -17,6 +18,8 @@ __all__ = [
     "CrafterConfig",
     "CrafterEnv",
     "CrafterPixelsEnv",
+    "CrafterSymbolicEnv",
+    "CrafterSymbolicVectorEnv",
     "score",
 ]
 
@@ -95,8 +98,12 @@ def __getattr__(name: str) -> Any:
         from llmgym.envs.crafter.config import CrafterConfig
 
         return CrafterConfig
-    if name in ("CrafterEnv", "CrafterPixelsEnv"):
+    if name in ("CrafterEnv", "CrafterPixelsEnv", "CrafterSymbolicEnv"):
         from llmgym.envs.crafter import env
 
         return getattr(env, name)
+    if name == "CrafterSymbolicVectorEnv":
+        from llmgym.envs.crafter.vector import CrafterSymbolicVectorEnv
+
+        return CrafterSymbolicVectorEnv
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

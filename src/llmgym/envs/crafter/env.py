@@ -1,4 +1,5 @@
-"""``llmgym/Crafter-v0`` (text) and ``llmgym/CrafterPixels-v0`` (64x64 RGB, ``Discrete(17)``)."""
+"""``llmgym/Crafter-v0`` (text), ``llmgym/CrafterPixels-v0`` (64x64 RGB, ``Discrete(17)``) and
+``llmgym/CrafterSymbolic-v0`` (a flat float32 vector, ``Discrete(17)``)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from abc import abstractmethod
 from typing import Any, ClassVar
 
 import numpy as np
+from gymnasium import spaces
 
 from llmgym.core import ActT, ObsT, PixelAction, PixelEnv, Task, TaskIdRange, TextEnv, Transition
 from llmgym.core.text import join_names
@@ -13,9 +15,10 @@ from llmgym.envs.crafter import ACHIEVEMENTS, ACTIONS
 from llmgym.envs.crafter.config import CrafterConfig
 from llmgym.envs.crafter.game import CrafterGame, constants, crafter_world_seed
 from llmgym.envs.crafter.oracle import CrafterOracle
+from llmgym.envs.crafter.symbolic import SYMBOLIC_SIZE, SymbolicObserver
 from llmgym.envs.crafter.text import COMMANDS, describe, parse_action
 
-__all__ = ["CrafterConfig", "CrafterEnv", "CrafterPixelsEnv"]
+__all__ = ["CrafterConfig", "CrafterEnv", "CrafterPixelsEnv", "CrafterSymbolicEnv"]
 
 TRAIN_SEEDS = 1_000_000
 EVAL_TASKS = 10_000
@@ -497,6 +500,82 @@ class CrafterPixelsEnv(_CrafterEnvBase[np.ndarray, PixelAction], PixelEnv[Crafte
 
     def _observe(self, message: str) -> np.ndarray:
         return self.game.render()
+
+    def oracle_action(self) -> int:
+        return self.oracle.act()
+
+
+class CrafterSymbolicEnv(_CrafterEnvBase[np.ndarray, PixelAction], PixelEnv[CrafterConfig]):
+    """Crafter with a symbolic observation (as Craftax-Classic's) and ``Discrete(17)`` actions,
+    for RL agents small enough to train on a CPU.
+
+    ## Description
+    The same game, worlds, tasks, dynamics and config as ``llmgym/Crafter-v0`` and
+    ``llmgym/CrafterPixels-v0`` (see Crafter-v0's page); only the observation differs: instead of
+    crafter's 64x64 image, a flat ``float32`` vector of what that image shows — the 9x7 local
+    view as a one-hot grid of materials and creatures, the inventory and vitals, the facing
+    direction, daylight and sleep. A small MLP policy learns from it with far less compute than
+    a CNN from pixels. For training, :class:`~llmgym.envs.crafter.vector.CrafterSymbolicVectorEnv`
+    steps many of these games in one process and returns one ``(num_envs, 1093)`` array per step
+    (``gymnasium.make_vec`` works too, with per-environment overhead). Registered with
+    ``target="none"``: episodes run like Crafter's (to death or ``length`` steps).
+
+    ## Action Space
+    ``Discrete(17)``: crafter's action indices, as CrafterPixels-v0 (0 noop, 1-4 move
+    left/right/up/down, 5 do, 6 sleep, 7-10 place stone/table/furnace/plant, 11-16 make
+    wood/stone/iron pickaxe and wood/stone/iron sword); action names are accepted too. Anything
+    else is invalid: the state is unchanged, ``info["invalid_action"]`` is True and
+    ``info["feedback"]`` says why.
+
+    ## Observation Space
+    ``Box(0, 1, (1093,), float32)``, in this order (``llmgym.envs.crafter.symbolic``):
+
+    * 9 x 7 x 17 = 1,071 values: the local view indexed ``[x, y, channel]`` (x left to right,
+      the agent at x=4; y top to bottom, the agent at y=3), 12 material channels (water, grass,
+      stone, path, sand, tree, lava, coal, iron, diamond, table, furnace; all zero outside the
+      world) and 5 creature channels (cow, zombie, skeleton, arrow, plant) on top of them;
+    * 16 inventory counts / 9: health, food, drink, energy, sapling, wood, stone, coal, iron,
+      diamond, wood/stone/iron pickaxe, wood/stone/iron sword;
+    * 4 values: the facing direction one-hot (left, right, up, down);
+    * daylight (1 day, 0 deepest night) and sleeping (0 or 1).
+
+    ## Rewards
+    Crafter's: +1 per newly unlocked achievement step, plus health change / 10.
+    ``info["achievements"]`` as in Crafter-v0.
+
+    ## Starting State
+    As Crafter-v0: ``reset(seed=s)`` is ``crafter.Env(seed=s)``'s first world.
+
+    ## Episode End
+    Terminates on death (or on the target, if a config sets one with ``end_on_target``);
+    truncated after ``length`` steps (10,000).
+
+    ## Arguments
+    As Crafter-v0 (``CrafterConfig``); this id defaults to ``target="none"``.
+
+    ## Version History
+    * v0: Initial version (crafter 1.8.3 rules).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": [], "render_fps": 10}
+    action_commands = ACTIONS
+
+    def __init__(self, config: CrafterConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(config, **kwargs)
+        self.observation_space = spaces.Box(0.0, 1.0, (SYMBOLIC_SIZE,), np.float32)
+        self._observer = SymbolicObserver()
+
+    def _invalid(self, message: str) -> Transition[np.ndarray]:
+        message = message.replace("is not a Crafter command. Valid commands:", "is not an action:")
+        return self._repeat_frame(f"{message} (or indices 0-16)")
+
+    def _observe(self, message: str) -> np.ndarray:
+        return self._observer.observe(self.game)
+
+    def render(self) -> None:
+        """No rendering: a frame would draw from the world's random stream at night and change
+        the game (use CrafterPixels-v0 for images)."""
+        return None
 
     def oracle_action(self) -> int:
         return self.oracle.act()

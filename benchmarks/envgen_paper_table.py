@@ -1,0 +1,240 @@
+"""EnvGen at the paper's schedule: the table and plots from whatever runs are committed.
+
+    python benchmarks/envgen_paper_table.py     # prints the tables, writes the PNGs
+
+Reads every run JSON under ``benchmarks/results/envgen/paper/`` (written by
+``benchmarks/envgen_crafter.py --schedule paper ...`` and ``--schedule heist ...``), and
+per game reports each arm's score (mean +/- sample std over seeds, and the seeds), per-skill
+success (mean over seeds), a Welch t-test between plain PPO and PPO + EnvGen (``scipy``), and the
+paper's numbers for the same arms. Writes ``docs/img/envgen_paper_<game>.png``: the scores per
+arm next to the paper's, and per-skill success per arm. ``benchmarks/figures.py`` builds the
+docs table from the same functions; a run not committed yet reads "not got".
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+PAPER_RUNS = ROOT / "benchmarks" / "results" / "envgen" / "paper"
+IMAGES = ROOT / "docs" / "img"
+SEEDS = (0, 1, 2, 3, 4)
+
+GAMES: dict[str, dict[str, Any]] = {
+    "crafter": {
+        "env": "llmgym/CrafterSymbolic-v0",
+        "title": "Crafter (symbolic observation, 1.96M steps)",
+        "metric": "Crafter score (%)",
+        "arms": {
+            "ppo": "PPO (`--designer none`)",
+            "ppo-envgen-offline": "PPO + EnvGen (offline designer)",
+            "ppo-curriculum": "PPO + easy-to-hard curriculum",
+        },
+        "paper": {
+            "ppo": (26.4, 2.1),
+            "ppo-envgen-offline": (32.2, 0.6),
+            "ppo-curriculum": (26.8, 1.5),
+        },
+        "paper_note": "paper: PPO and PPO + EnvGen (GPT-4-Turbo) from Table 1, easy-to-hard "
+        "from Table 2; pixels, 4M-parameter ResNet, 1.96M steps",
+    },
+    "heist": {
+        "env": "llmgym/Heist-v0",
+        "title": "Heist (symbolic grid, 0.5M designed + 2M original steps)",
+        "metric": "gem success (%)",
+        "arms": {
+            "ppo": "PPO (`--designer none`)",
+            "ppo-envgen-offline": "PPO + EnvGen (offline designer)",
+        },
+        "paper": {"ppo": (25.9, 13.2), "ppo-envgen-offline": (37.7, 7.5)},
+        "paper_note": "paper: Table 8 (25M steps; EnvGen 5M designed + 20M original)",
+    },
+}
+"""Each game's env id, arms (label), and the paper's score (mean, std) per arm."""
+
+
+def load_runs(game: str) -> dict[str, dict[int, dict[str, Any]]]:
+    """``{arm: {seed: run}}`` of ``game``'s committed paper-schedule runs."""
+    runs: dict[str, dict[int, dict[str, Any]]] = {}
+    for path in sorted(PAPER_RUNS.glob("*.json")):
+        run = json.loads(path.read_text())
+        if run["env"] == GAMES[game]["env"]:
+            runs.setdefault(run["arm"], {})[run["seed"]] = run
+    return runs
+
+
+def summary(game: str) -> dict[str, Any]:
+    """Per arm: seeds, scores, mean, std and per-skill means; the Welch t-test of PPO vs
+    PPO + EnvGen (offline) when both have two runs or more."""
+    runs = load_runs(game)
+    arms: dict[str, Any] = {}
+    for arm in GAMES[game]["arms"]:
+        seeds = runs.get(arm, {})
+        scores = [seeds[s]["score"] for s in sorted(seeds)]
+        skills = next(iter(seeds.values()))["success"] if seeds else {}
+        arms[arm] = {
+            "seeds": sorted(seeds),
+            "scores": scores,
+            "mean": statistics.fmean(scores) if scores else None,
+            "std": statistics.stdev(scores) if len(scores) > 1 else None,
+            "success": {
+                skill: statistics.fmean(run["success"][skill] for run in seeds.values())
+                for skill in skills
+            },
+            "minutes": [round(seeds[s]["seconds"] / 60, 1) for s in sorted(seeds)],
+        }
+    test = None
+    first, second = arms["ppo"]["scores"], arms["ppo-envgen-offline"]["scores"]
+    if len(first) > 1 and len(second) > 1:
+        from scipy import stats
+
+        result = stats.ttest_ind(second, first, equal_var=False)
+        test = {"t": float(result.statistic), "p": float(result.pvalue)}
+    return {"game": game, "arms": arms, "welch": test}
+
+
+def _cell(value: float | None, std: float | None) -> str:
+    if value is None:
+        return "not got"
+    return f"{value:.1f} +/- {std:.1f}" if std is not None else f"{value:.1f}"
+
+
+def markdown(game: str) -> str:
+    """The score table (per arm: seeds, mean +/- std, the paper's), the t-test and the
+    per-skill table."""
+    info, data = GAMES[game], summary(game)
+    header = " | ".join(f"seed {seed}" for seed in SEEDS)
+    rows = [
+        f"| arm | {header} | mean +/- std | paper |",
+        "|---|" + "---|" * (len(SEEDS) + 2),
+    ]
+    for arm, label in info["arms"].items():
+        result = data["arms"][arm]
+        runs = dict(zip(result["seeds"], result["scores"], strict=True))
+        cells = [f"{runs[s]:.1f}" if s in runs else "not got" for s in SEEDS]
+        paper = info["paper"].get(arm)
+        rows.append(
+            f"| {label} | {' | '.join(cells)} | {_cell(result['mean'], result['std'])} | "
+            f"{_cell(*paper) if paper else '—'} |"
+        )
+    parts = ["\n".join(rows), f"{info['metric']}; {info['paper_note']}."]
+    if data["welch"]:
+        parts.append(
+            f"Welch t-test, PPO + EnvGen (offline) vs PPO: t = {data['welch']['t']:.2f}, "
+            f"p = {data['welch']['p']:.3f}."
+        )
+    else:
+        parts.append("Welch t-test: needs two runs or more in both PPO arms (not got yet).")
+    done = {arm: r for arm, r in data["arms"].items() if r["seeds"]}
+    if done:
+        skills = next(iter(done.values()))["success"]
+        shown = [s for s in skills if any(r["success"][s] > 0 for r in done.values())]
+        shown.sort(key=lambda s: -max(r["success"][s] for r in done.values()))
+        table = [
+            "| skill (final phase) | " + " | ".join(info["arms"][a] for a in done) + " |",
+            "|---|" + "---|" * len(done),
+        ]
+        for skill in shown:
+            cells = [_percent(r["success"][skill]) for r in done.values()]
+            table.append(f"| {skill.replace('_', ' ')} | " + " | ".join(cells) + " |")
+        never = len(skills) - len(shown)
+        if never:
+            table.append(f"\nThe other {never} skills: 0% in every run.")
+        parts.append("\n".join(table))
+        requests = _designer_requests(game)
+        if requests:
+            parts.append(requests)
+        minutes = [m for r in done.values() for m in r["minutes"]]
+        parts.append(
+            f"{sum(len(r['seeds']) for r in done.values())} runs committed "
+            f"(`benchmarks/results/envgen/paper/`), {min(minutes):.0f}-{max(minutes):.0f} "
+            "minutes a run on the shared 2-core machine (`python "
+            "benchmarks/envgen_paper_table.py` draws the plot)."
+        )
+    return "\n\n".join(parts)
+
+
+def _designer_requests(game: str) -> str:
+    """What the offline designer asked for in each cycle, per committed seed (the purposes of
+    its designs, shortened to the skills they practise)."""
+    runs = load_runs(game).get("ppo-envgen-offline", {})
+    lines = []
+    for seed, run in sorted(runs.items()):
+        cycles = []
+        for cycle in run["cycles"]:
+            skills = [
+                design["purpose"].split(":")[0].removeprefix("Practise ").rstrip(".")
+                for design in cycle["designs"]
+            ]
+            cycles.append(f"cycle {cycle['cycle']}: {', '.join(skills)}")
+        lines.append(f"- seed {seed}: " + "; ".join(cycles))
+    if not lines:
+        return ""
+    return "What the offline designer asked for (the skills its four designs practise):\n\n" + (
+        "\n".join(lines)
+    )
+
+
+def _percent(value: float) -> str:
+    if value == 0:
+        return "0%"
+    return "<1%" if value < 1 else f"{value:.0f}%"
+
+
+def plot(game: str) -> Path | None:
+    """``docs/img/envgen_paper_<game>.png``: scores per arm (dots: seeds; bar: mean) next to
+    the paper's, and per-skill success per arm. None when no run exists."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    info, data = GAMES[game], summary(game)
+    done = {arm: r for arm, r in data["arms"].items() if r["seeds"]}
+    if not done:
+        return None
+    skills = list(next(iter(done.values()))["success"])
+    fig, (left, right) = plt.subplots(
+        1, 2, figsize=(6 + 0.35 * len(skills), 4.2), gridspec_kw={"width_ratios": [1, 2.5]}
+    )
+    for position, (arm, result) in enumerate(done.items()):
+        left.bar(position - 0.18, result["mean"], 0.34, color="C0", alpha=0.6)
+        left.scatter([position - 0.18] * len(result["scores"]), result["scores"], color="C0", s=12)
+        paper = info["paper"].get(arm)
+        if paper:
+            left.bar(position + 0.18, paper[0], 0.34, yerr=paper[1], color="C1", alpha=0.6)
+    left.set_xticks(range(len(done)), [arm for arm in done], rotation=30, ha="right", fontsize=8)
+    left.set_ylabel(info["metric"])
+    left.set_title("measured (blue) vs paper (orange)", fontsize=9)
+    width = 0.8 / len(done)
+    for index, (arm, result) in enumerate(done.items()):
+        values = [result["success"][s] for s in skills]
+        offsets = [k + (index - (len(done) - 1) / 2) * width for k in range(len(skills))]
+        right.bar(offsets, values, width, label=arm)
+    right.set_xticks(range(len(skills)), skills, rotation=70, ha="right", fontsize=7)
+    right.set_ylabel("success in the final phase (%)")
+    right.legend(fontsize=7)
+    fig.suptitle(info["title"], fontsize=10)
+    fig.tight_layout()
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    path = IMAGES / f"envgen_paper_{game}.png"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def main() -> int:
+    for game in GAMES:
+        print(f"## {GAMES[game]['title']}\n\n{markdown(game)}\n")
+        path = plot(game)
+        if path:
+            print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

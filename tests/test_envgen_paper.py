@@ -1,0 +1,68 @@
+"""benchmarks/envgen_paper_table.py: the paper-schedule table from whatever runs exist."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+import pytest
+
+pytest.importorskip("scipy", reason="needs pip install -e '.[train]'")
+
+from benchmarks import envgen_paper_table
+
+
+def _run(arm: str, seed: int, score: float, wood: float) -> dict:
+    success = {skill: 0.0 for skill in ("collect_wood", "collect_coal")}
+    success["collect_wood"] = wood
+    return {
+        "env": "llmgym/CrafterSymbolic-v0",
+        "arm": arm,
+        "seed": seed,
+        "score": score,
+        "success": success,
+        "seconds": 900.0,
+        "cycles": [
+            {"cycle": 1, "designs": [{"purpose": "Practise collect_coal.", "config": {}}]},
+            {"cycle": 2, "designs": [{"purpose": "Practise eat_cow: 0% +/- 0%.", "config": {}}]},
+        ],
+    }
+
+
+@pytest.fixture
+def runs(tmp_path, monkeypatch):
+    monkeypatch.setattr(envgen_paper_table, "PAPER_RUNS", tmp_path)
+    monkeypatch.setattr(envgen_paper_table, "IMAGES", tmp_path / "img")
+    scores = {"ppo": [10.0, 12.0, 11.0], "ppo-envgen-offline": [14.0, 15.5]}
+    for arm, values in scores.items():
+        for seed, value in enumerate(values):
+            run = _run(arm, seed, value, wood=50.0 + seed)
+            (tmp_path / f"{arm}-{seed}.json").write_text(json.dumps(run))
+    return scores
+
+
+def test_summary_and_welch_test(runs) -> None:
+    from scipy import stats
+
+    data = envgen_paper_table.summary("crafter")
+    ppo, envgen = data["arms"]["ppo"], data["arms"]["ppo-envgen-offline"]
+    assert ppo["mean"] == pytest.approx(11.0) and ppo["std"] == pytest.approx(1.0)
+    assert envgen["std"] == pytest.approx(statistics.stdev(runs["ppo-envgen-offline"]))
+    assert ppo["success"]["collect_wood"] == pytest.approx(51.0)
+    expected = stats.ttest_ind(runs["ppo-envgen-offline"], runs["ppo"], equal_var=False)
+    assert data["welch"]["p"] == pytest.approx(expected.pvalue)
+    assert data["arms"]["ppo-curriculum"]["mean"] is None
+
+
+def test_markdown_marks_missing_runs_and_plot_is_drawn(runs) -> None:
+    text = envgen_paper_table.markdown("crafter")
+    assert (
+        "| PPO (`--designer none`) | 10.0 | 12.0 | 11.0 | not got | not got | 11.0 +/- 1.0 |"
+        in text
+    )
+    assert "PPO + easy-to-hard curriculum | not got" in text and "Welch t-test" in text
+    assert "collect wood" in text and "collect coal" not in text.split("Welch")[1].split("\n\n")[1]
+    assert "- seed 0: cycle 1: collect_coal; cycle 2: eat_cow" in text
+    path = envgen_paper_table.plot("crafter")
+    assert path is not None and path.stat().st_size > 5000
+    assert envgen_paper_table.plot("heist") is None
