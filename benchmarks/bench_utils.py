@@ -70,3 +70,24 @@ def byte_level_tokenizer(
     )
     tokenizer.chat_template = chat_template
     return tokenizer
+
+
+CHROMIUM = "/usr/bin/chromium"
+"""Debian's Chromium, which the browser tests, benchmarks and screenshot scripts drive (never a
+browser Playwright downloads)."""
+CHROMIUM_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
+"""Flags for a closed network: without the background-networking ones Chromium keeps trying to
+reach Google's hosts."""
+
+
+def launch_chromium(playwright: Any) -> Any:
+    """Headless Chromium from the system, through Playwright."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))

@@ -1,6 +1,5 @@
 """Runs to look at, for the viewer's tests, its screenshots (docs/viewer_screenshots.py) and its
-benchmark (benchmarks/viewer_speed.py); ``llmgym view`` started as a subprocess; headless
-Chromium (Debian's ``/usr/bin/chromium``) launched through Playwright.
+benchmark (benchmarks/viewer_speed.py), and ``llmgym view`` started as a subprocess.
 
 :func:`sample_runs` plays real episodes: the oracle and the random agent on the same eval tasks of
 Heist-v0 (with frames) and Wordle-v0. :func:`tiled_run` repeats real episodes under new task ids
@@ -16,29 +15,12 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 from llmgym.agents import make_agent
 from llmgym.runner.evaluation import evaluate, overall_score
 from llmgym.runner.trajectories import append_trajectory
 
 SAMPLE_ENVS = ("llmgym/Heist-v0", "llmgym/Wordle-v0")
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = (
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-)
-
-
-def launch_chromium(playwright: Any) -> Any:
-    """Headless Chromium from the system (never a browser Playwright downloads)."""
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=list(CHROMIUM_ARGS))
-
 
 def sample_runs(folder: Path, episodes: int = 6) -> dict[str, Path]:
     """The oracle's and the random agent's episodes on the same tasks, as trajectory files

@@ -32,9 +32,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 
-from benchmarks.bench_utils import write_json  # noqa: E402
+from benchmarks.bench_utils import launch_chromium, write_json  # noqa: E402
 from benchmarks.viewer_data import (  # noqa: E402
-    launch_chromium,
     sample_runs,
     tiled_run,
     viewer_process,

@@ -23,7 +23,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import gymnasium as gym
-from bench_utils import machine, pin_to_one_core, write_json
+from bench_utils import launch_chromium, machine, pin_to_one_core, write_json
 
 import llmgym  # noqa: F401
 from llmgym.envs.webarena import axtree
@@ -33,16 +33,6 @@ from llmgym.envs.webarena.serve import serve_sites
 from llmgym.envs.webarena.shop_data import ShopData
 from llmgym.envs.webarena.sites import Web
 
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 PORT_OFFSET = 2_000
 
 
@@ -86,9 +76,7 @@ def chromium(urls: list[str]) -> float:
     running = serve_sites(port_offset=PORT_OFFSET, web=Web(0))
     try:
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path="/usr/bin/chromium", args=CHROMIUM_FLAGS
-            )
+            browser = launch_chromium(playwright)
             context = browser.new_context()
             context.add_cookies(
                 [

@@ -21,7 +21,8 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from benchmarks.viewer_data import launch_chromium, sample_runs, viewer_process  # noqa: E402
+from benchmarks.bench_utils import launch_chromium  # noqa: E402
+from benchmarks.viewer_data import sample_runs, viewer_process  # noqa: E402
 from llmgym.agents import OracleAgent  # noqa: E402
 from llmgym.runner.evaluation import evaluate  # noqa: E402
 from llmgym.runner.trajectories import append_trajectory  # noqa: E402

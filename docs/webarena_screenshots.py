@@ -12,10 +12,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
+sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
+from benchmarks.bench_utils import launch_chromium  # noqa: E402
 from llmgym.envs.webarena.env import START_COOKIES  # noqa: E402
 from llmgym.envs.webarena.serve import serve_sites  # noqa: E402
 
@@ -29,23 +30,13 @@ SHOTS = {
     "wiki": "/wiki/Chekreith",
 }
 """The page shown of each site."""
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def main() -> None:
     running = serve_sites(port_offset=PORT_OFFSET)
     try:
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=FLAGS)
+            browser = launch_chromium(playwright)
             context = browser.new_context(viewport={"width": 1280, "height": 900})
             context.add_cookies(
                 [

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from benchmarks.viewer_data import CHROMIUM, launch_chromium, sample_runs, tiled_run, viewer_process
+from benchmarks.bench_utils import CHROMIUM, launch_chromium
+from benchmarks.viewer_data import sample_runs, tiled_run, viewer_process
 from llmgym.runner.trajectories import Trajectory, Turn, append_trajectory
 
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'

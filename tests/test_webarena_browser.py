@@ -9,22 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.bench_utils import CHROMIUM, launch_chromium
 from llmgym.envs.webarena.browser import Browser
 from llmgym.envs.webarena.env import START_COOKIES
 from llmgym.envs.webarena.serve import serve_sites
 from llmgym.envs.webarena.sites import Web, site_class
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 PAGES = {
     "shop": [
         "/",
@@ -79,7 +69,7 @@ ROLES = (
 )
 
 pytestmark = pytest.mark.skipif(
-    not CHROMIUM.exists(), reason="needs Chromium at /usr/bin/chromium (apt-get install chromium)"
+    not Path(CHROMIUM).exists(), reason=f"needs Chromium at {CHROMIUM} (apt-get install chromium)"
 )
 
 
@@ -90,7 +80,7 @@ def chromium():
     running = serve_sites(port_offset=None, web=web)
     served = {site.site.port: site.url for site in running}
     with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        browser = launch_chromium(playwright)
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         context.add_cookies(
             [
