@@ -22,6 +22,7 @@ from llmgym.runner.trajectories import append_trajectory
 
 SAMPLE_ENVS = ("llmgym/Heist-v0", "llmgym/Wordle-v0")
 
+
 def sample_runs(folder: Path, episodes: int = 6) -> dict[str, Path]:
     """The oracle's and the random agent's episodes on the same tasks, as trajectory files
     (``oracle.jsonl``, ``random.jsonl``, frames beside them) and the oracle's results file
