@@ -350,7 +350,7 @@ def test_stream_answers_bad_messages_and_stays_open(server) -> None:
 
 
 def test_stream_requires_the_token_and_limits_message_size() -> None:
-    from websockets.exceptions import InvalidStatus
+    from websockets.exceptions import ConnectionClosed, InvalidStatus
     from websockets.sync.client import connect
 
     settings = ServerSettings(token="tok", max_body_bytes=16 * 1024)
@@ -364,8 +364,21 @@ def test_stream_requires_the_token_and_limits_message_size() -> None:
         ):
             pass
         assert refused.value.response.status_code == 403
-        with pytest.raises(RemoteEnvError, match="payload_too_large"):
+        # the client knows the server's limit and refuses before sending; the episode goes on
+        with pytest.raises(RemoteEnvError, match="payload_too_large.*max_body_bytes=16384"):
             env.step("x" * 20_000)
+        assert env.step("slate")[4]["invalid_action"] is False
+        # the server enforces it on its own: a raw oversized message closes the stream
+        stream = connect(
+            f"ws{live.url[4:]}/sessions/{env.session_id}/stream",
+            additional_headers={"Authorization": "Bearer tok"},
+        )
+        with stream, pytest.raises(ConnectionClosed) as closed:
+            stream.send(json.dumps({"op": "step", "action": "x" * 20_000}))
+            stream.recv(timeout=5)
+        # the close frame, unless a connection reset overtook it
+        assert closed.value.rcvd is None or closed.value.rcvd.code == 1009
+        assert env.step("plant")[4]["invalid_action"] is False
         env.close()
 
 

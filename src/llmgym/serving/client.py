@@ -579,6 +579,9 @@ class RemoteEnv(ProxyEnv):
         self.session_id = str(created["session_id"])
         self.instance_id: str = created["instance_id"]
         self.ttl_s: float = created["ttl_s"]
+        # an older server does not say: its limit then shows as a 413 or a closed stream
+        limit = created.get("max_body_bytes")
+        self._max_request_bytes = limit if isinstance(limit, int) and limit > 0 else None
         self._seq: int = created["seq"]
         try:
             self._mirror(created["env"], render_mode)
@@ -668,6 +671,16 @@ class RemoteEnv(ProxyEnv):
         except (ValueError, RecursionError) as error:  # JSONDecodeError is a ValueError
             raise self._malformed(what, f"{type(error).__name__}: {error}") from None
 
+    def _refuse_oversized(self, data: bytes, what: str) -> None:
+        """Refuse a message over the server's size limit before it is sent: the server would
+        hang up on it, and a connection reset can arrive before its answer does."""
+        limit = getattr(self, "_max_request_bytes", None)
+        if limit is not None and len(data) > limit:
+            raise RemoteEnvError(
+                f"payload_too_large: the {what} message is {len(data)} bytes; the server "
+                f"accepts at most max_body_bytes={limit}"
+            )
+
     def _too_large(self, what: str) -> RemoteEnvError:
         return RemoteEnvError(
             f"reply_too_large: the server's answer to {what} is over max_reply_bytes="
@@ -702,6 +715,7 @@ class RemoteEnv(ProxyEnv):
 
         operation = message["op"]
         data = dumps(message)
+        self._refuse_oversized(data, operation)
         with self._stream_lock:
             attempt = 0
             while True:
@@ -765,6 +779,8 @@ class RemoteEnv(ProxyEnv):
     ) -> Any:
         """One request with retries on connection errors; an error status raises."""
         content = dumps(payload) if payload is not None else None
+        if content is not None:
+            self._refuse_oversized(content, f"{method} {path}")
         # a request that may have reached the server is retried only when repeating it is safe
         repeatable = method != "POST" or path.endswith(("/reset", "/step", "/call"))
         allowed = self.retries if retries is None else retries

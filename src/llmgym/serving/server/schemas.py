@@ -188,6 +188,7 @@ class SessionCreated(BaseModel):
     session_id: str
     instance_id: str
     ttl_s: float
+    max_body_bytes: int
     env: EnvDescription
     observation: Observation | None
     info: dict[str, Any] | None

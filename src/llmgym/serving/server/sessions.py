@@ -343,7 +343,7 @@ class SessionStore:
     async def create(self, body: CreateSessionRequest, client: str) -> dict[str, Any]:
         """Make an environment for a new session of ``client`` (an address), and reset it
         unless ``body.reset`` is false; the reply is ``{"session_id", "instance_id", "ttl_s",
-        "env", "observation", "info", "seq"}``."""
+        "max_body_bytes", "env", "observation", "info", "seq"}``."""
         try:
             env_id = get_entry(body.env_id).id
         except KeyError as error:
@@ -386,6 +386,7 @@ class SessionStore:
             "session_id": session.id,
             "instance_id": self.instance_id,
             "ttl_s": self.settings.ttl_s,
+            "max_body_bytes": self.settings.max_body_bytes,
             "env": description,
             "observation": None,
             "info": None,
