@@ -9,6 +9,10 @@ success (mean over seeds), a Welch t-test between plain PPO and PPO + EnvGen (``
 paper's numbers for the same arms. Writes ``docs/img/envgen_paper_<game>.png``: the scores per
 arm next to the paper's, and per-skill success per arm. ``benchmarks/figures.py`` builds the
 docs table from the same functions; a run not committed yet reads "not got".
+
+Runs under ``paper/declaration-order/`` are PPO + EnvGen (offline) runs made before the
+offline designer's first call followed the tech tree (it practised the first skills in
+declaration order: coal, diamond, drink, iron for Crafter); they form an arm of their own.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAPER_RUNS = ROOT / "benchmarks" / "results" / "envgen" / "paper"
 IMAGES = ROOT / "docs" / "img"
 SEEDS = (0, 1, 2, 3, 4)
+DECLARATION_ORDER = "declaration-order"
 
 GAMES: dict[str, dict[str, Any]] = {
     "crafter": {
@@ -34,6 +39,8 @@ GAMES: dict[str, dict[str, Any]] = {
             "ppo": "PPO (`--designer none`)",
             "ppo-envgen-offline": "PPO + EnvGen (offline designer)",
             "ppo-curriculum": "PPO + easy-to-hard curriculum",
+            "ppo-envgen-offline-declaration-order": "PPO + EnvGen (offline designer, first "
+            "call in declaration order)",
         },
         "paper": {
             "ppo": (26.4, 2.1),
@@ -61,16 +68,20 @@ GAMES: dict[str, dict[str, Any]] = {
 def load_runs(game: str) -> dict[str, dict[int, dict[str, Any]]]:
     """``{arm: {seed: run}}`` of ``game``'s committed paper-schedule runs."""
     runs: dict[str, dict[int, dict[str, Any]]] = {}
-    for path in sorted(PAPER_RUNS.glob("*.json")):
-        run = json.loads(path.read_text())
-        if run["env"] == GAMES[game]["env"]:
-            runs.setdefault(run["arm"], {})[run["seed"]] = run
+    for folder, suffix in (
+        (PAPER_RUNS, ""),
+        (PAPER_RUNS / DECLARATION_ORDER, "-" + DECLARATION_ORDER),
+    ):
+        for path in sorted(folder.glob("*.json")):
+            run = json.loads(path.read_text())
+            if run["env"] == GAMES[game]["env"]:
+                runs.setdefault(run["arm"] + suffix, {})[run["seed"]] = run
     return runs
 
 
 def summary(game: str) -> dict[str, Any]:
-    """Per arm: seeds, scores, mean, std and per-skill means; the Welch t-test of PPO vs
-    PPO + EnvGen (offline) when both have two runs or more."""
+    """Per arm: seeds, scores, mean, std and per-skill means; Welch t-tests of each other arm
+    vs PPO where both have two runs or more (``welch``: PPO + EnvGen (offline) vs PPO)."""
     runs = load_runs(game)
     arms: dict[str, Any] = {}
     for arm in GAMES[game]["arms"]:
@@ -88,18 +99,29 @@ def summary(game: str) -> dict[str, Any]:
             },
             "minutes": [round(seeds[s]["seconds"] / 60, 1) for s in sorted(seeds)],
         }
-    test = None
-    first, second = arms["ppo"]["scores"], arms["ppo-envgen-offline"]["scores"]
-    if len(first) > 1 and len(second) > 1:
-        from scipy import stats
+    tests = {
+        arm: _welch(arms[arm]["scores"], arms["ppo"]["scores"]) for arm in arms if arm != "ppo"
+    }
+    return {
+        "game": game,
+        "arms": arms,
+        "welch": tests["ppo-envgen-offline"],
+        "welch_vs_ppo": {arm: test for arm, test in tests.items() if test},
+    }
 
-        with warnings.catch_warnings():
-            # seeds of one arm may score alike (Heist counts whole episodes): scipy warns of
-            # precision loss in a zero variance, while Welch's t stays well defined
-            warnings.simplefilter("ignore", RuntimeWarning)
-            result = stats.ttest_ind(second, first, equal_var=False)
-        test = {"t": float(result.statistic), "p": float(result.pvalue)}
-    return {"game": game, "arms": arms, "welch": test}
+
+def _welch(scores: list[float], baseline: list[float]) -> dict[str, float] | None:
+    """Welch's t-test of ``scores`` vs ``baseline`` (None below two runs in either)."""
+    if len(scores) < 2 or len(baseline) < 2:
+        return None
+    from scipy import stats
+
+    with warnings.catch_warnings():
+        # seeds of one arm may score alike (Heist counts whole episodes): scipy warns of
+        # precision loss in a zero variance, while Welch's t stays well defined
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = stats.ttest_ind(scores, baseline, equal_var=False)
+    return {"t": float(result.statistic), "p": float(result.pvalue)}
 
 
 def _cell(value: float | None, std: float | None) -> str:
@@ -134,6 +156,13 @@ def markdown(game: str) -> str:
         )
     else:
         parts.append("Welch t-test: needs two runs or more in both PPO arms (not got yet).")
+    others = [
+        f"{info['arms'][arm]}: t = {test['t']:.2f}, p = {test['p']:.3f}"
+        for arm, test in data["welch_vs_ppo"].items()
+        if arm != "ppo-envgen-offline"
+    ]
+    if others:
+        parts[-1] += " The other arms vs PPO: " + "; ".join(others) + "."
     done = {arm: r for arm, r in data["arms"].items() if r["seeds"]}
     if done:
         skills = next(iter(done.values()))["success"]
@@ -166,22 +195,29 @@ def markdown(game: str) -> str:
 def _designer_requests(game: str) -> str:
     """What the offline designer asked for in each cycle, per committed seed (the purposes of
     its designs, shortened to the skills they practise)."""
-    runs = load_runs(game).get("ppo-envgen-offline", {})
+    runs = load_runs(game)
     lines = []
-    for seed, run in sorted(runs.items()):
-        cycles = []
-        for cycle in run["cycles"]:
-            skills = [
-                design["purpose"].split(":")[0].removeprefix("Practise ").rstrip(".")
-                for design in cycle["designs"]
-            ]
-            cycles.append(f"cycle {cycle['cycle']}: {', '.join(skills)}")
-        lines.append(f"- seed {seed}: " + "; ".join(cycles))
+    for arm in ("ppo-envgen-offline", f"ppo-envgen-offline-{DECLARATION_ORDER}"):
+        for seed, run in sorted(runs.get(arm, {}).items()):
+            lines.append(_requests_line(arm, seed, run))
     if not lines:
         return ""
     return "What the offline designer asked for (the skills its four designs practise):\n\n" + (
         "\n".join(lines)
     )
+
+
+def _requests_line(arm: str, seed: int, run: dict[str, Any]) -> str:
+    """``- seed S: cycle 1: skill, ...; cycle 2: ...`` for one run."""
+    cycles = []
+    for cycle in run["cycles"]:
+        skills = [
+            design["purpose"].split(":")[0].removeprefix("Practise ").rstrip(".")
+            for design in cycle["designs"]
+        ]
+        cycles.append(f"cycle {cycle['cycle']}: {', '.join(skills)}")
+    order = " (declaration order)" if arm.endswith(DECLARATION_ORDER) else ""
+    return f"- seed {seed}{order}: " + "; ".join(cycles)
 
 
 def _percent(value: float) -> str:

@@ -66,3 +66,23 @@ def test_markdown_marks_missing_runs_and_plot_is_drawn(runs) -> None:
     path = envgen_paper_table.plot("crafter")
     assert path is not None and path.stat().st_size > 5000
     assert envgen_paper_table.plot("heist") is None
+
+
+def test_runs_of_the_old_first_call_order_form_an_arm_of_their_own(runs, tmp_path) -> None:
+    from scipy import stats
+
+    older = tmp_path / envgen_paper_table.DECLARATION_ORDER
+    older.mkdir()
+    for seed, value in enumerate([9.0, 10.0]):
+        run = _run("ppo-envgen-offline", seed, value, wood=40.0)
+        (older / f"ppo-envgen-offline-{seed}.json").write_text(json.dumps(run))
+    data = envgen_paper_table.summary("crafter")
+    arm = "ppo-envgen-offline-declaration-order"
+    assert data["arms"][arm]["scores"] == [9.0, 10.0]
+    assert data["arms"]["ppo-envgen-offline"]["scores"] == runs["ppo-envgen-offline"]
+    expected = stats.ttest_ind([9.0, 10.0], runs["ppo"], equal_var=False)
+    assert data["welch_vs_ppo"][arm]["p"] == pytest.approx(expected.pvalue)
+    text = envgen_paper_table.markdown("crafter")
+    label = envgen_paper_table.GAMES["crafter"]["arms"][arm]
+    assert f"| {label} | 9.0 | 10.0 | not got |" in text
+    assert "- seed 1 (declaration order): cycle 1: collect_coal" in text
