@@ -51,6 +51,13 @@ def test_no_server_is_one_line_and_fast(capsys) -> None:
     assert "is the server running?" in err
 
 
+def test_a_match_checks_its_model_servers_before_the_first_game(capsys) -> None:
+    argv = ["match", "connect_four", "--agents", "random", "openai:m", "--games", "50"]
+    code, out, err, seconds = run(capsys, *argv, "--base-url", dead_url(), "--quiet")
+    assert code == 2 and out == "" and seconds < 5
+    assert err.startswith("llmgym: error: cannot reach http://127.0.0") and err.count("\n") == 1
+
+
 @pytest.mark.parametrize(
     ("broken", "expected"),
     [

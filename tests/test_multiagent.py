@@ -5,6 +5,7 @@ served by a real local chat-completions server)."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import re
 import warnings
@@ -23,6 +24,7 @@ from llmgym.agents import OpenAIChatAgent, make_agent
 from llmgym.envs import game_entries
 from llmgym.envs.multiagent import auction, connect_four, negotiation
 from llmgym.envs.multiagent.api import TextObservation
+from llmgym.runner import matches
 from llmgym.runner.evaluation import evaluate
 from llmgym.runner.matches import game_env_class, make_player, run_match
 from llmgym.testing import hostile_actions
@@ -418,6 +420,36 @@ def test_match_and_eval_commands(tmp_path, capsys) -> None:
     assert code == 0 and "connect_four_v0: 4 games" in capsys.readouterr().out
     assert cli.main(["eval", "--suite", "smoke", "--agents", "oracle", "random"]) == 2
     assert cli.main(["match", "auction", "--agents", "oracle", "random", "--quiet"]) == 2
+
+
+def _interrupt_game(monkeypatch, after: int) -> None:
+    """Ctrl-C while the game after the first ``after`` is being played."""
+    play, played = matches.play_game, itertools.count()
+
+    def interrupted(*args, **kwargs):
+        if next(played) == after:
+            raise KeyboardInterrupt
+        return play(*args, **kwargs)
+
+    monkeypatch.setattr(matches, "play_game", interrupted)
+
+
+def test_ctrl_c_in_a_match_keeps_the_standings_of_the_finished_games(
+    tmp_path, capsys, monkeypatch
+) -> None:
+    _interrupt_game(monkeypatch, 3)
+    out = tmp_path / "match.json"
+    argv = ["match", "negotiation", "--agents", "oracle", "conceder", "--games", "8", "--quiet"]
+    assert cli.main([*argv, "--json", str(out)]) == cli.EXIT_INTERRUPTED
+    captured = capsys.readouterr()
+    assert "negotiation_v0: 3 games" in captured.out and "win_ci95" in captured.out
+    assert "interrupted; the standings" in captured.err and "3 finished games of 8" in captured.err
+    payload = json.loads(out.read_text())
+    assert payload["interrupted"] is True and len(payload["per_game"]) == 3
+    assert sum(row["games"] for row in payload["standings"]) == 6  # two seats a game
+    _interrupt_game(monkeypatch, 1)
+    with pytest.raises(KeyboardInterrupt):  # the library raises unless asked to stop
+        run_match("negotiation", [make_agent("oracle"), make_agent("oracle")], progress=False)
 
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"

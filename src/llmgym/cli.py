@@ -563,6 +563,8 @@ def _cmd_match(args: argparse.Namespace) -> int:
         )
         for spec in args.agents
     ]
+    for agent in agents:  # a model server that is down fails here, not in game 1
+        agent.preflight()
     transcripts = Path(args.transcripts) if args.transcripts else None
 
     def save(record: Any) -> None:
@@ -582,6 +584,7 @@ def _cmd_match(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         keep_messages=transcripts is not None,
         on_game=save,
+        stop_on_interrupt=True,
     )
     rows = []
     for row in result.standings():
@@ -597,6 +600,14 @@ def _cmd_match(args: argparse.Namespace) -> int:
         payload = {"llmgym_version": llmgym.__version__, "react": args.react, **result.to_dict()}
         path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
         print(f"\nwrote {path}")
+    if result.interrupted:
+        kept = f" (and {args.json})" if args.json else ""
+        print(
+            f"llmgym: interrupted; the standings{kept} count the {len(result.games)} finished "
+            f"games of {args.games}",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     return 1 if result.games and all(record.error for record in result.games) else 0
 
 

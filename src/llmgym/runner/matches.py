@@ -158,6 +158,8 @@ class MatchResult:
     agents: list[str]
     split: str
     games: list[GameRecord] = field(default_factory=list)
+    interrupted: bool = False
+    """Ctrl-C ended the match before all its games were played"""
 
     def standings(self) -> list[dict[str, Any]]:
         """One row per agent: ``games``, ``wins``, ``draws``, ``losses``, ``win_rate`` with its
@@ -211,6 +213,7 @@ class MatchResult:
             "agents": self.agents,
             "split": self.split,
             "games": len(self.games),
+            "interrupted": self.interrupted,
             "standings": self.standings(),
             "per_game": [record.to_dict() for record in self.games],
         }
@@ -280,6 +283,7 @@ def run_match(
     progress: bool = True,
     keep_messages: bool = False,
     on_game: Callable[[GameRecord], None] | None = None,
+    stop_on_interrupt: bool = False,
 ) -> MatchResult:
     """Play ``games`` games of ``game`` between ``agents`` (one per player, in seat order for
     the first game, then rotated), ``concurrency`` games at a time.
@@ -297,6 +301,8 @@ def run_match(
         progress: Show a progress bar.
         keep_messages: Keep every seat's conversation in the records.
         on_game: Called in the main thread with each finished game.
+        stop_on_interrupt: Ctrl-C ends the match early instead of raising: the result holds
+            the games finished so far and ``interrupted`` is true.
     """
     env_class = game_env_class(game)
     probe = env_class(config)
@@ -336,8 +342,13 @@ def run_match(
         if on_game is not None:
             on_game(record)
 
+    interrupted = False
     try:
         run_concurrently(games, play, finish, concurrency=concurrency, name="llmgym-match")
+    except KeyboardInterrupt:
+        if not stop_on_interrupt:
+            raise
+        interrupted = True
     finally:
         bar.close()
     return MatchResult(
@@ -345,4 +356,5 @@ def run_match(
         agents=labels,
         split=split,
         games=[record for record in records if record is not None],
+        interrupted=interrupted,
     )
