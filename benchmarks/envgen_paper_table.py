@@ -13,6 +13,8 @@ docs table from the same functions; a run not committed yet reads "not got".
 Runs under ``paper/declaration-order/`` are PPO + EnvGen (offline) runs made before the
 offline designer's first call followed the tech tree (it practised the first skills in
 declaration order: coal, diamond, drink, iron for Crafter); they form an arm of their own.
+Runs under ``paper/rerun/`` repeat a committed run (same command and seed) to show that it
+reproduces.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ PAPER_RUNS = ROOT / "benchmarks" / "results" / "envgen" / "paper"
 IMAGES = ROOT / "docs" / "img"
 SEEDS = (0, 1, 2, 3, 4)
 DECLARATION_ORDER = "declaration-order"
+RERUN = "rerun"
 
 GAMES: dict[str, dict[str, Any]] = {
     "crafter": {
@@ -189,7 +192,29 @@ def markdown(game: str) -> str:
             "minutes a run on the shared 2-core machine (`python "
             "benchmarks/envgen_paper_table.py` draws the plot)."
         )
+    reruns = _reruns(game)
+    if reruns:
+        parts.append(reruns)
     return "\n\n".join(parts)
+
+
+def _reruns(game: str) -> str:
+    """How runs repeated later (``paper/rerun/``, same command and seed) compare with the
+    committed run they repeat."""
+    runs = load_runs(game)
+    lines = []
+    for path in sorted((PAPER_RUNS / RERUN).glob("*.json")):
+        again = json.loads(path.read_text())
+        first = runs.get(again["arm"], {}).get(again["seed"])
+        if again["env"] != GAMES[game]["env"] or first is None:
+            continue
+        same = "the same score" if again["score"] == first["score"] else "a different score"
+        lines.append(
+            f"{GAMES[game]['arms'][again['arm']]}, seed {again['seed']}, run again at commit "
+            f"{again['commit'][:7]}: {again['score']:.2f} against the committed "
+            f"{first['score']:.2f} (commit {first['commit'][:7]}): {same}."
+        )
+    return "Reproduced: " + " ".join(lines) if lines else ""
 
 
 def _designer_requests(game: str) -> str:

@@ -22,6 +22,7 @@ def _run(arm: str, seed: int, score: float, wood: float) -> dict:
         "score": score,
         "success": success,
         "seconds": 900.0,
+        "commit": "0123456789abcdef",
         "cycles": [
             {"cycle": 1, "designs": [{"purpose": "Practise collect_coal.", "config": {}}]},
             {"cycle": 2, "designs": [{"purpose": "Practise eat_cow: 0% +/- 0%.", "config": {}}]},
@@ -86,3 +87,16 @@ def test_runs_of_the_old_first_call_order_form_an_arm_of_their_own(runs, tmp_pat
     label = envgen_paper_table.GAMES["crafter"]["arms"][arm]
     assert f"| {label} | 9.0 | 10.0 | not got |" in text
     assert "- seed 1 (declaration order): cycle 1: collect_coal" in text
+
+
+def test_a_rerun_is_compared_with_the_run_it_repeats(runs, tmp_path) -> None:
+    rerun = tmp_path / envgen_paper_table.RERUN
+    rerun.mkdir()
+    again = {**_run("ppo", 1, 12.0, wood=51.0), "commit": "fedcba9876543210"}
+    (rerun / "ppo-1.json").write_text(json.dumps(again))
+    text = envgen_paper_table.markdown("crafter")
+    assert (
+        "Reproduced: PPO (`--designer none`), seed 1, run again at commit fedcba9: 12.00 against "
+        "the committed 12.00 (commit 0123456): the same score." in text
+    )
+    assert envgen_paper_table.summary("crafter")["arms"]["ppo"]["scores"] == runs["ppo"]
