@@ -50,6 +50,7 @@ import argparse
 import dataclasses
 import datetime
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -360,7 +361,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--n-designs", type=int, default=4)
     parser.add_argument("--subproc", action="store_true", help="one process per environment")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", default="runs/envgen")
+    parser.add_argument(
+        "--out",
+        help="the run's folder: results.json, policy.pt, success.png and the designer's log "
+        "(default: runs/envgen/<the result JSON's name>); a run starts afresh and replaces "
+        "what an earlier run left there",
+    )
     parser.add_argument(
         "--results",
         help="folder for the run's result JSON (default: benchmarks/results/envgen for a named "
@@ -563,22 +569,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         if schedule_name != "custom":
             paper = schedule_name in ("paper", "heist")
             results_folder = str(RESULTS / "paper" if paper else RESULTS)
+    if args.out is None:
+        args.out = str(
+            Path("runs/envgen")
+            / Path(result_name(args.env, args.designer, schedule_name, args.seed)).stem
+        )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    log = out / "designer"
+    if args.designer.startswith("replay:") and Path(args.designer[7:]).resolve() == log.resolve():
+        raise SystemExit(f"--out {out}: it holds the run to replay; give the new run another one")
+    shutil.rmtree(log, ignore_errors=True)  # or this run's designer continues the earlier run's
     started, commit = time.perf_counter(), _commit()
 
     spec = design_spec(args.env)
     designer: Designer | None = None
     if args.designer == "curriculum":
         designer = CurriculumDesigner(
-            spec, n=args.n_designs, cycles=schedule["cycles"], run_folder=out / "designer"
+            spec, n=args.n_designs, cycles=schedule["cycles"], run_folder=log
         )
     elif args.designer != "none":
         designer = make_designer(
             spec,
             args.designer,
             n=args.n_designs,
-            run_folder=out / "designer",
+            run_folder=log,
             base_url=args.base_url,
         )
     designs = designer.propose() if designer else []
