@@ -182,6 +182,9 @@ def markdown(game: str) -> str:
         if never:
             table.append(f"\nThe other {never} skills: 0% in every run.")
         parts.append("\n".join(table))
+        differences = _skill_differences(data["arms"]["ppo-envgen-offline"], data["arms"]["ppo"])
+        if differences:
+            parts.append(differences)
         requests = _designer_requests(game)
         if requests:
             parts.append(requests)
@@ -215,6 +218,26 @@ def _reruns(game: str) -> str:
             f"{first['score']:.2f} (commit {first['commit'][:7]}): {same}."
         )
     return "Reproduced: " + " ".join(lines) if lines else ""
+
+
+def _skill_differences(envgen: dict[str, Any], ppo: dict[str, Any], most: int = 4) -> str:
+    """The skills where PPO + EnvGen (offline) succeeds most above and most below PPO, in
+    percentage points of the mean success over seeds ("" without both arms)."""
+    if not envgen["seeds"] or not ppo["seeds"]:
+        return ""
+    gaps = {skill: envgen["success"][skill] - ppo["success"][skill] for skill in ppo["success"]}
+    ranked = sorted(gaps, key=gaps.__getitem__)
+
+    def listed(skills: list[str]) -> str:
+        shown = [f"{skill.replace('_', ' ')} ({gaps[skill]:+.1f})" for skill in skills]
+        return ", ".join(shown) if shown else "none"
+
+    above = [skill for skill in reversed(ranked) if gaps[skill] >= 0.5][:most]
+    below = [skill for skill in ranked if gaps[skill] <= -0.5][:most]
+    return (
+        "PPO + EnvGen (offline) against PPO, per skill (percentage points): most above: "
+        f"{listed(above)}; most below: {listed(below)}."
+    )
 
 
 def _designer_requests(game: str) -> str:

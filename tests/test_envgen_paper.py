@@ -64,6 +64,9 @@ def test_markdown_marks_missing_runs_and_plot_is_drawn(runs) -> None:
     assert "PPO + easy-to-hard curriculum | not got" in text and "Welch t-test" in text
     assert "collect wood" in text and "collect coal" not in text.split("Welch")[1].split("\n\n")[1]
     assert "- seed 0: cycle 1: collect_coal; cycle 2: eat_cow" in text
+    assert (
+        "per skill (percentage points): most above: none; most below: collect wood (-0.5)" in text
+    )
     path = envgen_paper_table.plot("crafter")
     assert path is not None and path.stat().st_size > 5000
     assert envgen_paper_table.plot("heist") is None
