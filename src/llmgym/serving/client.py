@@ -564,6 +564,7 @@ class RemoteEnv(ProxyEnv):
             limits=httpx.Limits(max_connections=4, keepalive_expiry=30.0),
         )
         self.session_id: str | None = None
+        self._max_request_bytes: int | None = None  # the server says it when the session is made
         try:
             created = self._checked(
                 self._send(
@@ -581,7 +582,8 @@ class RemoteEnv(ProxyEnv):
         self.ttl_s: float = created["ttl_s"]
         # an older server does not say: its limit then shows as a 413 or a closed stream
         limit = created.get("max_body_bytes")
-        self._max_request_bytes = limit if isinstance(limit, int) and limit > 0 else None
+        if isinstance(limit, int) and limit > 0:
+            self._max_request_bytes = limit
         self._seq: int = created["seq"]
         try:
             self._mirror(created["env"], render_mode)
@@ -674,7 +676,7 @@ class RemoteEnv(ProxyEnv):
     def _refuse_oversized(self, data: bytes, what: str) -> None:
         """Refuse a message over the server's size limit before it is sent: the server would
         hang up on it, and a connection reset can arrive before its answer does."""
-        limit = getattr(self, "_max_request_bytes", None)
+        limit = self._max_request_bytes
         if limit is not None and len(data) > limit:
             raise RemoteEnvError(
                 f"payload_too_large: the {what} message is {len(data)} bytes; the server "
