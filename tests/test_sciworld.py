@@ -214,3 +214,27 @@ def test_score_scale_100_keeps_failure_at_zero(env: SciWorldEnv) -> None:
 def test_score_scale_100_conforms() -> None:
     make = functools.partial(gym.make, "llmgym/SciWorld-v0", score_scale=100)
     check_conformance(make, oracle_episodes=4, oracle_bar=0.75, hostile_count=30)
+
+
+@pytest.mark.slow
+def test_the_oracle_plays_the_same_gold_path_whatever_the_process_did_before(
+    tmp_path, monkeypatch
+) -> None:
+    """The engine orders a gold path by hashes that depend on the Java process's history: the
+    oracle of freeze variation 21 once opened the kitchen's containers in another order (and
+    went to another room) after its engine had played other tasks, and the disk cache then kept
+    whichever path came first. Generated in a fresh process, the path is the same either way."""
+    monkeypatch.setenv("LLMGYM_CACHE_DIR", str(tmp_path / "after-other-tasks"))
+    used = gym.make("llmgym/SciWorld-v0").unwrapped
+    for task_id in ("eval/00000", "eval/00001", "train/00002", "eval/00002"):
+        used.reset(seed=0, options={"task_id": task_id})
+        for _ in range(3):
+            used.step(used.oracle_action())
+    after_other_tasks = used._gold_path()
+    used.close()
+    monkeypatch.setenv("LLMGYM_CACHE_DIR", str(tmp_path / "first"))
+    fresh = gym.make("llmgym/SciWorld-v0").unwrapped
+    fresh.reset(seed=0, options={"task_id": "eval/00002"})
+    assert fresh.instance_key() == "freeze variation 21"
+    assert fresh._gold_path() == after_other_tasks
+    fresh.close()
