@@ -92,6 +92,11 @@ def test_splits(env_id: str) -> None:
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
+def test_task_ids_have_one_spelling(env_id: str) -> None:
+    testing.check_task_ids(_factory(env_id))
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
 def test_oracle_solves_eval_tasks(env_id: str) -> None:
     options = SETTINGS.get(env_id, {})
     rate = testing.oracle_success_rate(

@@ -123,6 +123,8 @@ class TestTasks:
         assert list(ids) == ["eval/00000", "eval/00001", "eval/00002"]
         assert ids[-1] == "eval/00002" and ids[1:] == ["eval/00001", "eval/00002"]
         assert "eval/00002" in ids and "eval/00003" not in ids and "train/00000" not in ids
+        assert "eval/2" not in ids and "eval/000002" not in ids and ids.index_of("eval/2") is None
+        assert ids.count("eval/00001") == 1 and ids.count("eval/1") == 0 and len(ids) == 3
 
     def test_split_of_is_stable(self) -> None:
         assert split_of("abc") == split_of("abc")

@@ -178,3 +178,10 @@ def test_wording_is_validated() -> None:
 def test_agentgym_wording_conforms() -> None:
     make = functools.partial(gym.make, "llmgym/Maze-v0", wording="agentgym")
     assert check_conformance(make, hostile_count=200)["oracle_success_rate"] == 1.0
+
+
+@pytest.mark.parametrize("spelling", ["eval/1", "eval/0000000001", "eval/+1", "Eval/00001"])
+def test_a_task_id_has_one_spelling(spelling: str) -> None:
+    env = gym.make("llmgym/Maze-v0")
+    with pytest.raises(ValueError, match="nearest valid id is 'eval/00001'"):
+        env.reset(options={"task_id": spelling})

@@ -157,6 +157,35 @@ class UnstableIds(CounterEnv):
         return ids[shift:] + ids[:shift]
 
 
+class LenientIds(Sequence[str]):
+    """Task ids that also accept an unpadded number ('train/1'), as a hand-written parser might."""
+
+    def __init__(self, ids: TaskIdRange) -> None:
+        self.ids = ids
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.ids[index]
+
+    def index_of(self, task_id: object) -> int | None:
+        split, _, number = str(task_id).partition("/")
+        if split == self.ids.split and number.isdigit() and int(number) < len(self.ids):
+            return int(number)
+        return None
+
+    def __contains__(self, task_id: object) -> bool:
+        return self.index_of(task_id) is not None
+
+
+class AliasedIds(CounterEnv):
+    """Accepts 'train/1' besides 'train/00001', and builds another instance from it."""
+
+    def task_ids(self, split: str = "train", config: CounterConfig | None = None) -> Sequence[str]:
+        return LenientIds(TaskIdRange(split, 40 if split == "train" else 20))
+
+
 class IgnoresSeed(CounterEnv):
     """Without a task id, always plays the split's first task."""
 
@@ -317,6 +346,11 @@ DEFECTS = [
     (SplitBlindRng, "train and eval share an instance: train/00000 and eval/00000"),
     (UnprefixedEvalIds, r"task id 'test/\d+' of split 'eval' does not start with 'eval/'"),
     (
+        AliasedIds,
+        r"task id 'train/0' is accepted but not listed by task_ids\(\), and builds another "
+        r"instance than 'train/00000'",
+    ),
+    (
         IgnoresSeed,
         r"reset ignores the seed: reset\(seed=s, options=\{'split': 'train'\}\) chose "
         r"train/00000 for every seed s in 0\.\.19",
@@ -392,3 +426,15 @@ def test_hostile_actions_can_be_chosen() -> None:
     check_hostile_actions(HostileMovesCounter, ["look", "ATTACK"])
     with pytest.raises(AssertionError, match="hostile action 'drop it' changed the state"):
         check_hostile_actions(HostileMovesCounter, ["look", "drop it", "jump"])
+
+
+@pytest.mark.parametrize("spelling", ["eval/1", "eval/000001", "EVAL/00001", " eval/00001"])
+def test_another_spelling_of_a_task_id_names_the_listed_one(spelling: str) -> None:
+    env = CounterEnv()
+    with pytest.raises(ValueError, match="the nearest valid id is 'eval/00001'"):
+        env.reset(options={"task_id": spelling})
+
+
+def test_a_task_id_past_the_end_names_the_last_one() -> None:
+    with pytest.raises(ValueError, match="the nearest valid id is 'eval/00019'"):
+        CounterEnv().reset(options={"task_id": "eval/00020"})

@@ -33,6 +33,7 @@ __all__ = [
     "check_determinism",
     "check_hostile_actions",
     "check_splits",
+    "check_task_ids",
     "has_feedback",
     "hostile_actions",
     "oracle_success_rate",
@@ -409,6 +410,48 @@ def check_splits(make_env: EnvFactory, *, samples: int = 50) -> None:
     env.close()
 
 
+def _id_spellings(task_id: str) -> list[str]:
+    """Other spellings of a listed id, none of which may name another instance."""
+    split, _, number = task_id.partition("/")
+    spellings = [
+        f" {task_id}",
+        f"{task_id} ",
+        f"{split.upper()}/{number}",
+        f"{task_id}/",
+        f"{split}//{number}",
+        f"{split}/+{number}",
+        f"{split}/{number}.0",
+    ]
+    if number.isascii() and number.isdigit():
+        spellings += [f"{split}/{int(number)}", f"{split}/0{number}", f"{split}/{'0' * 10}{number}"]
+    return [spelling for spelling in dict.fromkeys(spellings) if spelling != task_id]
+
+
+def check_task_ids(make_env: EnvFactory, *, per_split: int = 3) -> None:
+    """Every task id ``reset`` accepts is listed by ``task_ids()``: another spelling of a listed
+    id (``"eval/1"`` for ``"eval/00001"``, padded, upper-case, with spaces) raises
+    :class:`ValueError`, unless it builds exactly the listed id's instance."""
+    env = make_env()
+    inner = _unwrapped(env)
+    for split in SPLITS:
+        ids = inner.task_ids(split)
+        picks = dict.fromkeys(ids[i] for i in (0, min(1, len(ids) - 1), len(ids) - 1))
+        for task_id in list(picks)[:per_split]:
+            observation, _ = env.reset(options={"task_id": task_id})
+            listed = (_observation_key(observation), inner.instance_key())
+            for spelling in _id_spellings(task_id):
+                try:
+                    observation, _ = env.reset(options={"task_id": spelling})
+                except ValueError:
+                    continue
+                built = (_observation_key(observation), inner.instance_key())
+                assert built == listed, (
+                    f"task id {spelling!r} is accepted but not listed by task_ids(), and builds "
+                    f"another instance than {task_id!r}; each instance must have one spelling"
+                )
+    env.close()
+
+
 def _content_key(key: str, split: str) -> str:
     """``instance_key()`` with the split's name taken out: a key that names the split (or the
     task id) would tell every train instance from every eval one, whatever their content."""
@@ -539,6 +582,7 @@ def check_conformance(
     """Run every check; return measured figures (``{"oracle_success_rate": ...}``)."""
     check_api(make_env)
     check_splits(make_env)
+    check_task_ids(make_env)
     check_determinism(make_env)
     outcomes = _oracle_outcomes(make_env, oracle_episodes, "eval", 10_000)
     rate = sum(outcomes.values()) / len(outcomes)

@@ -16,17 +16,17 @@ from typing_extensions import TypeVar
 
 from llmgym.core.config import ConfigT, EnvConfig
 from llmgym.core.spaces import TextSpace, text_space
-from llmgym.core.tasks import SPLITS, Task, TaskRng
+from llmgym.core.tasks import SPLITS, Task, TaskRng, check_task_id
 from llmgym.core.text import clip_text, quote_action, sanitize_text
 
 __all__ = ["RESET_OPTIONS", "ActT", "ObsT", "TextEnv", "TextSpace", "Transition", "text_space"]
 
 RESET_OPTIONS = ("task_id", "split", "config")
+"""The keys ``TextEnv.reset(options=...)`` understands."""
 
 _TASK_ID_SETS_KEPT = 8
 """Task-id sets an environment keeps for ``reset(options={"task_id": ...})`` checks, one per
 (split, config); the oldest is dropped first."""
-"""The keys ``TextEnv.reset(options=...)`` understands."""
 
 ObsT = TypeVar("ObsT", default=str)
 """An environment's observation type: text, unless it is a pixel variant (an RGB array)."""
@@ -389,21 +389,9 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
         return observation
 
     def _split_of(self, task_id: object, split: str | None, config: ConfigT) -> str:
-        if not isinstance(task_id, str):
-            raise ValueError(
-                f"reset options: task_id must be a string like 'eval/00042', got {task_id!r}"
-            )
-        task_split = task_id.split("/", 1)[0]
-        if task_split not in SPLITS or task_id not in self._task_id_set(task_split, config):
-            raise ValueError(
-                f"reset options: task_id={task_id!r} is not a task of {type(self).__name__} under "
-                f"this config; see env.unwrapped.task_ids('train'|'eval')"
-            )
-        if split is not None and split != task_split:
-            raise ValueError(
-                f"reset options: task_id={task_id!r} belongs to split {task_split!r}, not {split!r}"
-            )
-        return task_split
+        return check_task_id(
+            task_id, split, lambda of: self._task_id_set(of, config), type(self).__name__
+        )
 
     def _task_id_set(self, split: str, config: ConfigT) -> Sequence[str] | frozenset[str]:
         ids = self.task_ids(split, config)

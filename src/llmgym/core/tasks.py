@@ -8,14 +8,24 @@ the same instance on any machine, operating system, Python or NumPy version.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
-from collections.abc import Iterator, MutableSequence, Sequence
+import re
+from collections.abc import Callable, Collection, Iterator, MutableSequence, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
 from llmgym.core.config import ConfigT
 
-__all__ = ["SPLITS", "Task", "TaskIdRange", "TaskRng", "split_of"]
+__all__ = [
+    "SPLITS",
+    "Task",
+    "TaskIdRange",
+    "TaskRng",
+    "check_task_id",
+    "nearest_task_id",
+    "split_of",
+]
 
 SPLITS = ("train", "eval")
 T = TypeVar("T")
@@ -117,17 +127,19 @@ def split_of(key: str, eval_fraction: float = 0.2) -> str:
 
 
 class TaskIdRange(Sequence[str]):
-    """The ids ``"<split>/00000"`` .. ``"<split>/<n-1>"`` as a lazy, immutable sequence."""
+    """The ids ``"<split>/00000"`` .. ``"<split>/<n-1>"`` as a lazy, immutable sequence.
 
-    __slots__ = ("count", "split", "width")
+    Each index has one spelling: ``"eval/00001"`` is in the range, ``"eval/1"`` is not."""
+
+    __slots__ = ("_length", "split", "width")
 
     def __init__(self, split: str, count: int, width: int = 5) -> None:
         self.split = split
-        self.count = count
+        self._length = count
         self.width = width
 
     def __len__(self) -> int:
-        return self.count
+        return self._length
 
     @overload
     def __getitem__(self, index: int) -> str: ...
@@ -135,31 +147,95 @@ class TaskIdRange(Sequence[str]):
     def __getitem__(self, index: slice) -> list[str]: ...
     def __getitem__(self, index: int | slice) -> str | list[str]:
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self.count))]
+            return [self[i] for i in range(*index.indices(self._length))]
         if index < 0:
-            index += self.count
-        if not 0 <= index < self.count:
+            index += self._length
+        if not 0 <= index < self._length:
             raise IndexError(index)
         return f"{self.split}/{index:0{self.width}d}"
 
     def __iter__(self) -> Iterator[str]:
-        return (f"{self.split}/{i:0{self.width}d}" for i in range(self.count))
+        return (f"{self.split}/{i:0{self.width}d}" for i in range(self._length))
 
     def __contains__(self, task_id: object) -> bool:
         return self.index_of(task_id) is not None
 
     def index_of(self, task_id: object) -> int | None:
-        """The integer index of ``task_id`` in this range, or ``None``."""
+        """The integer index of ``task_id`` in this range, or ``None`` (also for another
+        spelling of a listed id, such as ``"eval/1"`` for ``"eval/00001"``)."""
         if not isinstance(task_id, str):
             return None
         split, _, number = task_id.partition("/")
         if split != self.split or not (number.isascii() and number.isdigit()):
             return None
         index = int(number)
-        return index if index < self.count else None
+        if index >= self._length or number != f"{index:0{self.width}d}":
+            return None
+        return index
 
     def __repr__(self) -> str:
-        return f"TaskIdRange({self.split!r}, {self.count})"
+        return f"TaskIdRange({self.split!r}, {self._length})"
+
+
+_LOOSE_NUMBER = re.compile(r"\s*\+?([0-9]+)(?:\.0*)?\s*")
+"""A task number as people mistype it: ``7``, ``+7``, ``0000007``, ``7.0``, with spaces."""
+_NEAREST_SCAN = 2_000
+"""How many ids :func:`nearest_task_id` compares by spelling, at most (id sets can be large)."""
+
+
+def nearest_task_id(task_id: str, ids: Sequence[str]) -> str | None:
+    """The listed id closest to ``task_id``, for an error message (``None`` if ``ids`` is empty).
+
+    A number after the split (``"eval/7"``, ``"eval/0000007"``) points at the listed id of that
+    number, or the last one past the end; anything else gets the id closest in spelling."""
+    if len(ids) == 0:
+        return None
+    number = _LOOSE_NUMBER.fullmatch(task_id.rpartition("/")[2])
+    if number is not None:
+        index = min(int(number[1]), len(ids) - 1)
+        if isinstance(ids, TaskIdRange):
+            return ids[index]
+        numbered = f"{task_id.partition('/')[0]}/{index:05d}"
+        if numbered in ids:
+            return numbered
+    scanned = list(ids[:_NEAREST_SCAN])
+    close = difflib.get_close_matches(task_id, scanned, n=1, cutoff=0.0)
+    return close[0] if close else ids[0]
+
+
+def check_task_id(
+    task_id: object,
+    split: str | None,
+    ids_of: Callable[[str], Collection[str]],
+    owner: str,
+) -> str:
+    """The split of ``task_id`` if ``ids_of(its split)`` holds it exactly (one spelling per
+    instance), else a :class:`ValueError` that names the nearest valid id.
+
+    ``split`` is the split the caller asked for (``None``: any); ``ids_of`` gives a split's ids
+    (a sequence, or a set for fast membership); ``owner`` names the environment in the
+    message."""
+    if not isinstance(task_id, str):
+        raise ValueError(
+            f"reset options: task_id must be a string like 'eval/00042', got {task_id!r}"
+        )
+    task_split = task_id.split("/", 1)[0]
+    if task_split not in SPLITS or task_id not in ids_of(task_split):
+        guess = task_split.strip().lower()
+        listed = ids_of(guess if guess in SPLITS else split or "train")
+        nearest = nearest_task_id(
+            task_id, listed if isinstance(listed, Sequence) else sorted(listed)
+        )
+        hint = f"; the nearest valid id is {nearest!r}" if nearest is not None else ""
+        raise ValueError(
+            f"reset options: task_id={task_id!r} is not a task of {owner} under this config"
+            f"{hint}; see env.unwrapped.task_ids('train'|'eval')"
+        )
+    if split is not None and split != task_split:
+        raise ValueError(
+            f"reset options: task_id={task_id!r} belongs to split {task_split!r}, not {split!r}"
+        )
+    return task_split
 
 
 @dataclass(frozen=True)

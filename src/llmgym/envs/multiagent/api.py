@@ -25,6 +25,7 @@ import numpy as np
 from gymnasium.utils import seeding
 
 from llmgym.core import SPLITS, Task, TaskRng, optional_import, text_space
+from llmgym.core.tasks import check_task_id
 from llmgym.core.text import clip_text, sanitize_text
 from llmgym.envs.multiagent.game import Game, GameConfig, Referee, player_names
 
@@ -160,20 +161,12 @@ class _GameHost:
                 raise ValueError(f"split {split!r} has no tasks under config {config}")
             task_id = ids[self._task_sampler.randbelow(len(ids))]
         else:
-            task_split = task_id.split("/", 1)[0] if isinstance(task_id, str) else ""
-            if task_split not in SPLITS or task_id not in self.game_class.task_ids(
-                task_split, config
-            ):
-                raise ValueError(
-                    f"reset options: task_id={task_id!r} is not a task of "
-                    f"{self.metadata['name']} under this config; see env.task_ids('train'|'eval')"
-                )
-            if split is not None and split != task_split:
-                raise ValueError(
-                    f"reset options: task_id={task_id!r} belongs to split {task_split!r}, "
-                    f"not {split!r}"
-                )
-            split = task_split
+            split = check_task_id(
+                task_id,
+                split,
+                lambda of: self.game_class.task_ids(of, config),
+                self.metadata["name"],
+            )
         game = self.game_class(Task(self.game_class.name, task_id, split, config))
         budgets = dict.fromkeys(game.players, config.invalid_move_retries)
         self._referee = Referee(game, budgets, config.invalid_move_policy, self.np_random)
