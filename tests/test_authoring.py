@@ -46,7 +46,7 @@ def test_authoring_example_runs_and_conforms(capsys, monkeypatch) -> None:
 
 
 def test_server_protocol_guide_serves_its_protocol(capsys, monkeypatch) -> None:
-    for name in ("fastapi", "uvicorn", "httpx"):
+    for name in ("fastapi", "uvicorn"):
         pytest.importorskip(name, reason="needs pip install -e '.[serve]'")
     from llmgym.serving.server import protocols
 

@@ -89,10 +89,16 @@ def test_two_protocols_answering_one_path_are_refused(table) -> None:
     register_protocol(_HealthProtocol())
     with pytest.raises(ValueError, match="llmgym and health-too both answer GET /health"):
         create_app(ServerSettings(envs=(MAZE,), protocols=("llmgym", "health-too")))
-    with pytest.raises(ValueError, match="'health-too' is registered already"):
-        register_protocol(_HealthProtocol())
     with LiveServer(ServerSettings(envs=(MAZE,), protocols=("health-too",))) as server:
         assert httpx.get(f"{server.url}/health").json() == {"status": "mine"}
+
+
+def test_registering_a_name_again_replaces_it_with_a_warning(table) -> None:
+    register_protocol(_HealthProtocol())
+    again = _HealthProtocol()
+    with pytest.warns(UserWarning, match="replacing the server protocol 'health-too'"):
+        register_protocol(again)
+    assert table["health-too"] is again
 
 
 def _imported(path: Path) -> set[str]:

@@ -15,6 +15,7 @@ server protocol").
 from __future__ import annotations
 
 import importlib
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -96,13 +97,10 @@ every environment at ``/openenv/<name>``, AgentGym's for every family at
 
 
 def register_protocol(protocol: ServerProtocol) -> None:
-    """Add ``protocol`` to :data:`PROTOCOLS` under its name.
-
-    Raises:
-        ValueError: Another protocol has that name.
-    """
+    """Add ``protocol`` to :data:`PROTOCOLS` under its name; one registered under that name
+    before is replaced, with a warning (as ``gymnasium.register`` replaces an environment id)."""
     if protocol.name in PROTOCOLS:
-        raise ValueError(f"a server protocol named {protocol.name!r} is registered already")
+        warnings.warn(f"replacing the server protocol {protocol.name!r}", stacklevel=2)
     PROTOCOLS[protocol.name] = protocol
 
 
