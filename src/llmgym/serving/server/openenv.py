@@ -185,7 +185,7 @@ class OpenEnvProtocol(ServerProtocol):
         if _alone(settings) and len(served) != 1:
             raise ValueError(
                 "protocols=('openenv',): OpenEnv's protocol alone serves one environment, at "
-                f"the root, as an OpenEnv Space; set envs to one id (llmgym serve --protocol "
+                "the root, as an OpenEnv Space; set envs to one id (llmgym serve --protocol "
                 f"openenv --env ID), not {len(served)}"
             )
 
