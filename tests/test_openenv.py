@@ -31,7 +31,7 @@ WORDLE = "llmgym/Wordle-v0"
 @pytest.fixture(scope="module")
 def root_server():
     """``llmgym serve --protocol openenv --env wordle``: Wordle alone, at the root."""
-    with LiveServer(ServerSettings(openenv_env="wordle")) as server:
+    with LiveServer(ServerSettings(protocols=("openenv",), envs=("wordle",))) as server:
         yield server
 
 
@@ -192,7 +192,9 @@ def test_tool_environment_schema_and_json_replies(mounted_server):
 
 
 def test_token_and_quota_apply():
-    settings = ServerSettings(openenv_env="wordle", token="secret", max_sessions_per_client=1)
+    settings = ServerSettings(
+        protocols=("openenv",), envs=("wordle",), token="secret", max_sessions_per_client=1
+    )
     with LiveServer(settings) as server:
         with pytest.raises(ConnectionError):
             GenericEnvClient(base_url=server.url).sync().connect()
@@ -245,4 +247,5 @@ def test_serve_cli_checks_protocol_options():
         )
 
     assert "--env ID" in run("--protocol", "openenv").stderr
-    assert "--protocol openenv" in run("--env", "wordle").stderr
+    assert "drop --envs" in run("--env", "wordle", "--envs", "maze").stderr
+    assert "known: llmgym, openenv, agentgym" in run("--protocol", "openenv", "mcp").stderr

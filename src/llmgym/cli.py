@@ -656,11 +656,12 @@ def _cmd_collect(args: argparse.Namespace) -> int:
 def _cmd_serve(args: argparse.Namespace) -> int:
     from llmgym.serving.server import ServerSettings, configure_logging, serve
     from llmgym.serving.server.policy import ConfigLimit
+    from llmgym.serving.server.protocols import DEFAULT_PROTOCOLS
 
     limits = [ConfigLimit.parse(text, "maximum") for text in args.config_max or ()]
     limits += [ConfigLimit.parse(text, "values") for text in args.config_values or ()]
     settings = ServerSettings(
-        envs=tuple(_resolve_id(e) for e in args.envs) if args.envs else None,
+        envs=_served_envs(args),
         max_sessions=args.max_sessions,
         max_sessions_per_client=args.max_sessions_per_client,
         ttl_s=args.ttl,
@@ -672,7 +673,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         config_limits=tuple(limits),
         file_dir=args.allow_files,
         isolate=tuple(e if e == "all" else _resolve_id(e) for e in args.isolate or ()),
-        openenv_env=_openenv_env(args),
+        protocols=tuple(args.protocol or DEFAULT_PROTOCOLS),
     )
     configure_logging(args.log_level)
 
@@ -690,18 +691,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _openenv_env(args: argparse.Namespace) -> str | None:
-    """The environment ``--protocol openenv --env ID`` serves alone (``None``: llmgym's
-    protocol)."""
-    if args.protocol == "llmgym":
-        if args.env is not None:
-            raise ValueError("--env goes with --protocol openenv (use --envs to choose several)")
-        return None
-    if args.env is None:
-        raise ValueError("--protocol openenv serves one environment: give it with --env ID")
-    if args.envs:
-        raise ValueError("--protocol openenv serves --env alone: drop --envs")
-    return _resolve_id(args.env)
+def _served_envs(args: argparse.Namespace) -> tuple[str, ...] | None:
+    """The ids ``--env`` or ``--envs`` name (``None``: every available one)."""
+    if args.env is not None:
+        if args.envs:
+            raise ValueError("--env serves one environment alone: drop --envs")
+        return (_resolve_id(args.env),)
+    return tuple(_resolve_id(e) for e in args.envs) if args.envs else None
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
@@ -1222,12 +1218,13 @@ def _add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     server.add_argument("--access-log", action="store_true", help="log every request")
     server.add_argument(
         "--protocol",
-        choices=("llmgym", "openenv"),
-        default="llmgym",
-        help="llmgym's (every environment also in OpenEnv's at /openenv/<name>), or OpenEnv's "
-        "for --env alone at the root, as an OpenEnv Space (default llmgym)",
+        nargs="+",
+        metavar="NAME",
+        help="the protocols to speak (default: llmgym openenv agentgym: llmgym's own, OpenEnv's "
+        "at /openenv/<name>, AgentGym's at /agentgym/<family>); openenv alone serves --env at "
+        "the root, as an OpenEnv Space",
     )
-    server.add_argument("--env", metavar="ENV_ID", help="the environment --protocol openenv serves")
+    server.add_argument("--env", metavar="ENV_ID", help="serve this environment alone")
     server.set_defaults(run=_cmd_serve)
 
 

@@ -12,9 +12,9 @@ export agenteval --format agentgym``, ``llmgym convert --format agentgym`` and `
 * :func:`task_id_of` / :func:`index_of` — the task index mapping: index ``i`` is
   ``task_ids("eval")[i]`` for ``0 <= i < len(eval)`` and ``task_ids("train")[i - 1_000_000]``
   from :data:`TRAIN_OFFSET` on;
-* :func:`agenteval_items`, :func:`write_agenteval`, :func:`read_task_file` and
-  :func:`to_agenttraj` — AgentEval's ``<family>_test.json`` files and AgentTraj's JSON arrays of
-  ``{"item_id": "<family>_<index>", "conversations": [{"from", "loss", "value"}, ...]}``.
+* :func:`agenteval_items`, :func:`write_agenteval` and :func:`read_task_file` — AgentEval's
+  ``<family>_test.json`` files. AgentTraj's records of a trajectory are
+  :func:`llmgym.runner.trajectories.to_agenttraj`'s, beside llmgym's other conversions.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from typing import Any, Literal, cast
 import gymnasium as gym
 
 from llmgym.core.env import TextEnv
-from llmgym.runner.trajectories import Trajectory, to_conversations
 from llmgym.suites import load_suite
 
 __all__ = [
@@ -44,7 +43,6 @@ __all__ = [
     "read_task_file",
     "split_ids",
     "task_id_of",
-    "to_agenttraj",
     "write_agenteval",
 ]
 
@@ -409,14 +407,3 @@ def read_task_file(path: str | os.PathLike[str]) -> list[tuple[str, list[str]]]:
             raise ValueError(f"{where}: {error}") from None
         plan.setdefault(family.env_id, []).append(task_id)
     return list(plan.items())
-
-
-def to_agenttraj(trajectory: Trajectory) -> dict[str, Any]:
-    """One AgentTraj record: ``{"item_id": "<family>_<index>", "conversations": [{"from",
-    "loss", "value"}, ...]}`` (the conversation of :func:`~llmgym.runner.trajectories.
-    to_conversations`, the item id as AgentGym's loaders parse it)."""
-    eval_ids, train_ids = split_ids(trajectory.env_id)
-    index = index_of(trajectory.task_id, eval_ids, train_ids)
-    record = to_conversations(trajectory)
-    record["item_id"] = f"{family_for_env(trajectory.env_id)}_{index}"
-    return record

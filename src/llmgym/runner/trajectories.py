@@ -17,7 +17,8 @@ achievements; see ``TextEnv.skills``). An episode recorded with frames says wher
 ``metadata["frames"]`` (a file beside this one; see :mod:`llmgym.runner.frames`).
 :func:`to_messages` and :func:`to_conversations` rebuild
 the exact prompts of the ReAct loop, in TRL's conversational format and in AgentGym's
-``conversations`` format.
+``conversations`` format; :func:`to_agenttraj` makes the latter an AgentTraj record, whose item
+id holds AgentGym's task index (:mod:`llmgym.integrations.agentgym`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from llmgym.integrations.agentgym import family_for_env, index_of, split_ids
 from llmgym.runner.frames import FrameSource, encode_png, write_frames
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "convert_file",
     "finished_episodes",
     "read_trajectories",
+    "to_agenttraj",
     "to_conversations",
     "to_messages",
 ]
@@ -333,6 +336,17 @@ def to_conversations(trajectory: Trajectory) -> dict[str, Any]:
     return {"item_id": f"{item}_{trajectory.task_id}", "conversations": conversations}
 
 
+def to_agenttraj(trajectory: Trajectory) -> dict[str, Any]:
+    """One AgentTraj record: ``{"item_id": "<family>_<index>", "conversations": [{"from",
+    "loss", "value"}, ...]}`` (the conversation of :func:`to_conversations`, the item id as
+    AgentGym's loaders parse it: the family and AgentGym's integer task index)."""
+    eval_ids, train_ids = split_ids(trajectory.env_id)
+    index = index_of(trajectory.task_id, eval_ids, train_ids)
+    record = to_conversations(trajectory)
+    record["item_id"] = f"{family_for_env(trajectory.env_id)}_{index}"
+    return record
+
+
 def convert_file(
     path: str | os.PathLike[str],
     out: str | os.PathLike[str],
@@ -343,18 +357,17 @@ def convert_file(
 ) -> int:
     """Write ``path``'s trajectories to ``out`` as JSON lines in ``fmt`` (``messages`` or
     ``conversations``), or for ``agentgym`` as one JSON array of AgentTraj records
-    (:func:`llmgym.integrations.agentgym.to_agenttraj`); return how many were written.
+    (:func:`to_agenttraj`); return how many were written.
 
     Lines that hold no trajectory raise ``ValueError`` (see :func:`read_trajectories`), or with
     ``bad_lines`` are skipped and recorded there; a file without a single trajectory raises
     ``ValueError`` either way, and then ``out`` is not written.
     """
-    if fmt == "agentgym":
-        from llmgym.integrations.agentgym import to_agenttraj
-
-        convert: Callable[[Trajectory], Any] = to_agenttraj
-    else:
-        convert = {"messages": to_messages, "conversations": to_conversations}[fmt]
+    convert: Callable[[Trajectory], Any] = {
+        "messages": to_messages,
+        "conversations": to_conversations,
+        "agentgym": to_agenttraj,
+    }[fmt]
     trajectories = list(read_trajectories(path, bad_lines=bad_lines))
     if not trajectories:
         bad = bad_lines or []

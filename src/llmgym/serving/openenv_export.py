@@ -198,7 +198,7 @@ def _app(env_id: str) -> str:
 
 from llmgym.serving.server import ServerSettings, create_app, serve
 
-SETTINGS = ServerSettings(openenv_env="{env_id}")
+SETTINGS = ServerSettings(protocols=("openenv",), envs=("{env_id}",))
 app = create_app(SETTINGS)
 
 

@@ -33,10 +33,14 @@ server is built to be left running:
   dropped connection without applying it twice;
 * logs are JSON lines with the session id (logger ``llmgym.serving.server``).
 
-The package: :mod:`~.app` (the application), :mod:`~.routes` (one router per resource),
-:mod:`~.sessions` (the session store), :mod:`~.schemas` (bodies and replies), :mod:`~.guard`
-(token and body size), :mod:`~.policy` (what clients may configure), :mod:`~.settings` and
-:mod:`~.logs`; the threads and child processes are :mod:`llmgym.serving.isolation`'s.
+The server speaks protocols, each a :class:`~.protocols.ServerProtocol` of one table
+(:data:`~.protocols.PROTOCOLS`; ``ServerSettings.protocols`` and ``llmgym serve --protocol``
+choose): llmgym's own (:mod:`~.routes`, one router per resource), OpenEnv's (:mod:`~.openenv`)
+and AgentGym's (:mod:`~.agentgym`), all over the same sessions. The rest is theirs in common:
+:mod:`~.app` (the application), :mod:`~.sessions` (the session store), :mod:`~.schemas`
+(bodies and replies), :mod:`~.guard` (token and body size), :mod:`~.policy` (what clients may
+configure), :mod:`~.settings` and :mod:`~.logs`; the threads and child processes are
+:mod:`llmgym.serving.isolation`'s.
 """
 
 from llmgym.core.registry import optional_import
@@ -45,13 +49,16 @@ optional_import("fastapi", extra="serve")
 
 from llmgym.serving.server.app import create_app, serve, uvicorn_config  # noqa: E402
 from llmgym.serving.server.logs import JsonLogFormatter, configure_logging  # noqa: E402
+from llmgym.serving.server.protocols import ServerProtocol, register_protocol  # noqa: E402
 from llmgym.serving.server.settings import ServerSettings  # noqa: E402
 
 __all__ = [
     "JsonLogFormatter",
+    "ServerProtocol",
     "ServerSettings",
     "configure_logging",
     "create_app",
+    "register_protocol",
     "serve",
     "uvicorn_config",
 ]

@@ -1,4 +1,5 @@
-"""AgentGym's protocol on the ``llmgym serve`` server: ``/agentgym/<family>/...``.
+"""AgentGym's protocol on the ``llmgym serve`` server, ``/agentgym/<family>/...``:
+:class:`AgentGymProtocol`.
 
 AgentGym (WooooDyy/AgentGym) runs one HTTP server per environment family; its ``agentenv``
 client classes (``WebshopEnvClient``, ``AlfWorldEnvClient``, ...) POST ``create``, ``reset``
@@ -53,18 +54,21 @@ from llmgym.integrations.agentgym import (
     task_id_of,
 )
 from llmgym.serving.protocol import HostingError, InvalidRequestError, loads
-from llmgym.serving.server.guard import AGENTGYM_PREFIX
+from llmgym.serving.server.protocols import ServerProtocol
 from llmgym.serving.server.schemas import (
     CallRequest,
     CreateSessionRequest,
     ResetRequest,
     StepRequest,
+    client_address,
     load_json,
     reply,
 )
 from llmgym.serving.server.sessions import SessionNotFoundError, SessionStore
 
-__all__ = ["agentgym_routes"]
+__all__ = ["AGENTGYM_PREFIX", "AgentGymProtocol", "agentgym_routes"]
+
+AGENTGYM_PREFIX = "/agentgym/"
 
 MOVES = ["move up", "move down", "move left", "move right"]
 
@@ -306,8 +310,7 @@ Operation = Callable[[_Handles, Family, Request, dict[str, Any]], Awaitable[Any]
 
 
 async def _create(handles: _Handles, family: Family, request: Request, body: dict) -> Any:
-    client = request.client.host if request.client is not None else "unknown"
-    handle = await handles.create(family, client)
+    handle = await handles.create(family, client_address(request))
     if family.reset_on_create:
         index = body.get(family.create_task_field) if family.create_task_field else None
         try:
@@ -379,7 +382,7 @@ async def _detail(handles: _Handles, family: Family, request: Request, body: dic
 
 
 async def _list_envs(handles: _Handles, family: Family, request: Request, body: dict) -> Any:
-    client = request.client.host if request.client is not None else "unknown"
+    client = client_address(request)
     return [h.number for h in handles.handles.values() if h.family is family and h.client == client]
 
 
@@ -411,6 +414,21 @@ _OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "list_envs"): _list_envs,
 }
 """The routes every family answers (plus its ``extra_routes``)."""
+
+
+class AgentGymProtocol(ServerProtocol):
+    """AgentGym's protocol: every family at ``/agentgym/<family>``; its clients send no headers,
+    so the token may also be the path's first segment, ``/agentgym/<token>/<family>``."""
+
+    name = "agentgym"
+    session_key = "the integer handle that POST create answers, in the id or env_idx field"
+    token_prefix = AGENTGYM_PREFIX
+
+    def routers(self, store: SessionStore) -> list[APIRouter]:
+        return [agentgym_routes(store)]
+
+    def names_route(self, segment: str) -> bool:
+        return segment == "lmrlgym" or find_family(segment) is not None
 
 
 def agentgym_routes(store: SessionStore) -> APIRouter:

@@ -1,30 +1,28 @@
-"""The ``llmgym serve`` application: the routers, the guard, error answers and the lifespan."""
+"""The ``llmgym serve`` application: the protocols' routers, the guard, error answers and the
+lifespan."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Match
+from starlette.routing import BaseRoute, Match, WebSocketRoute
 
 import llmgym
 from llmgym.core.registry import optional_import
-from llmgym.serving.hosting import REMOTE_CALLS
-from llmgym.serving.protocol import ARRAY_KEY, HostingError
-from llmgym.serving.server.agentgym import agentgym_routes
-from llmgym.serving.server.guard import OPEN_PATHS, Guard
+from llmgym.serving.protocol import HostingError
+from llmgym.serving.server.guard import Guard, open_paths
 from llmgym.serving.server.logs import log
-from llmgym.serving.server.openenv import openenv_routes
-from llmgym.serving.server.routes import environment_routes, server_routes, session_routes
-from llmgym.serving.server.schemas import JSON, error_reply, validation_error
+from llmgym.serving.server.protocols import ServerProtocol, get_protocol
+from llmgym.serving.server.schemas import error_reply, validation_error
 from llmgym.serving.server.sessions import SessionStore
 from llmgym.serving.server.settings import ServerSettings
 
@@ -32,32 +30,60 @@ __all__ = ["create_app", "serve", "uvicorn_config"]
 
 
 def create_app(settings: ServerSettings | None = None) -> FastAPI:
-    """The FastAPI application (run it with :func:`serve`, or any ASGI server)."""
+    """The FastAPI application, speaking the protocols ``settings.protocols`` names (run it with
+    :func:`serve`, or any ASGI server).
+
+    Raises:
+        ValueError: A protocol cannot serve these settings, or two protocols answer the same
+            path; the message says which.
+    """
     settings = settings or ServerSettings()
+    protocols = [get_protocol(name) for name in settings.protocols]
+    for protocol in protocols:
+        protocol.check(settings)
     store = SessionStore(settings)
     app = _ServerApp(
         settings,
-        store.served,
+        store,
+        protocols,
         title="llmgym environment server",
         version=llmgym.__version__,
         description="Sessions of llmgym text environments: create, reset, step, close.",
-        lifespan=_lifespan(store),
+        lifespan=_lifespan(store, protocols),
         redirect_slashes=False,
     )
     app.state.store = store
     _answer_errors_as_json(app)
-    if settings.openenv_env is not None:
-        routers = [openenv_routes(store, settings.openenv_env)]
-    else:
-        routers = [server_routes(store), environment_routes(store), session_routes(store)]
-        routers += [openenv_routes(store), agentgym_routes(store)]
-    for router in routers:
-        app.include_router(router)
-    app.add_middleware(Guard, settings=settings)
+    answered: dict[tuple[str, str], str] = {}
+    for protocol in protocols:
+        for router in protocol.routers(store):
+            _claim_routes(answered, protocol.name, router)
+            app.include_router(router)
+    app.add_middleware(Guard, settings=settings, protocols=protocols)
     return app
 
 
-def _lifespan(store: SessionStore) -> Callable[[FastAPI], Any]:
+def _claim_routes(answered: dict[tuple[str, str], str], protocol: str, router: APIRouter) -> None:
+    """Record which protocol answers each method and path of ``router``, refusing one that
+    another protocol answers already (the first would shadow it)."""
+    for route in router.routes:
+        for key in _route_keys(route):
+            other = answered.setdefault(key, protocol)
+            if other != protocol:
+                raise ValueError(
+                    f"protocols: {other} and {protocol} both answer {key[0]} {key[1]}; "
+                    "a server speaks one of them"
+                )
+
+
+def _route_keys(route: BaseRoute) -> list[tuple[str, str]]:
+    path: str = getattr(route, "path", "")
+    if isinstance(route, WebSocketRoute):
+        return [("WEBSOCKET", path)]
+    return [(method, path) for method in sorted(getattr(route, "methods", None) or ())]
+
+
+def _lifespan(store: SessionStore, protocols: Sequence[ServerProtocol]) -> Callable[[FastAPI], Any]:
     """Sweep idle sessions while the server runs; close every session when it stops."""
     settings = store.settings
 
@@ -74,6 +100,7 @@ def _lifespan(store: SessionStore) -> Callable[[FastAPI], Any]:
             "server.started",
             instance_id=store.instance_id,
             envs=list(store.served),
+            protocols={protocol.name: protocol.session_key for protocol in protocols},
             max_sessions=settings.max_sessions,
             max_sessions_per_client=settings.max_sessions_per_client,
             ttl_s=settings.ttl_s,
@@ -146,37 +173,34 @@ def _allowed_methods(app: FastAPI, request: Request) -> list[str]:
 
 
 class _ServerApp(FastAPI):
-    """The FastAPI app, whose OpenAPI document also says what the routes cannot: the served
-    environment ids, that an action is any JSON value but a malformed encoded array, and the
-    bearer token (which the guard middleware enforces)."""
+    """The FastAPI app, whose OpenAPI document also says what the routes cannot: what each
+    protocol adds (:meth:`ServerProtocol.amend_openapi`) and the bearer token (which the guard
+    middleware enforces)."""
 
-    def __init__(self, settings: ServerSettings, served: tuple[str, ...], **options: Any) -> None:
+    def __init__(
+        self,
+        settings: ServerSettings,
+        store: SessionStore,
+        protocols: Sequence[ServerProtocol],
+        **options: Any,
+    ) -> None:
         super().__init__(**options)
         self.settings = settings
-        self.served = served
+        self.store = store
+        self.protocols = protocols
 
     def openapi(self) -> dict[str, Any]:
         if self.openapi_schema is None:
             schema = super().openapi()
-            paths = schema["paths"]
-
-            def body(path: str) -> dict[str, Any]:
-                return paths[path]["post"]["requestBody"]["content"][JSON]["schema"]
-
-            if "/sessions" in paths:
-                body("/sessions")["properties"]["env_id"]["enum"] = list(self.served)
-                calls = body("/sessions/{session_id}/call")["properties"]["name"]
-                calls["enum"] = sorted(REMOTE_CALLS)
-                body("/sessions/{session_id}/step")["properties"]["action"]["anyOf"] = [
-                    {"not": {"type": "object", "required": [ARRAY_KEY]}},
-                    {"$ref": "#/components/schemas/NDArray"},
-                ]
+            for protocol in self.protocols:
+                protocol.amend_openapi(schema, self.store)
             if self.settings.token is not None:
-                schema["components"]["securitySchemes"] = {
+                schema.setdefault("components", {})["securitySchemes"] = {
                     "bearer": {"type": "http", "scheme": "bearer"}
                 }
+                unguarded = open_paths(self.protocols)
                 for path, operations in schema["paths"].items():
-                    if path not in OPEN_PATHS:
+                    if path not in unguarded:
                         for operation in operations.values():
                             operation["security"] = [{"bearer": []}]
             self.openapi_schema = schema
@@ -195,6 +219,7 @@ def serve(
     """Serve until interrupted. ``port=0`` picks a free port; ``on_ready`` receives the URL."""
     uvicorn = optional_import("uvicorn", extra="serve")
     settings = settings or ServerSettings()
+    app = create_app(settings)  # settings a protocol cannot serve fail before anything listens
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -211,9 +236,7 @@ def serve(
     log(logging.INFO, "server.listening", url=url)
     if on_ready is not None:
         on_ready(url)
-    config = uvicorn_config(
-        create_app(settings), settings, log_level=log_level, access_log=access_log
-    )
+    config = uvicorn_config(app, settings, log_level=log_level, access_log=access_log)
     uvicorn.Server(config).run(sockets=[sock])
 
 

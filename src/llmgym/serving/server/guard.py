@@ -1,29 +1,33 @@
 """The guard in front of every route: the bearer token and the request-body size limit.
 
-AgentGym's clients send no headers, so on a server with a token the AgentGym routes also take
-it as the first path segment, ``/agentgym/<token>/<family>/...``: the guard compares it in
-constant time and strips it from the request's path before anything else (the routes, the logs,
-uvicorn's access log) sees the path. A wrong one is logged as ``/agentgym/***/...``.
+A protocol whose clients send no headers (AgentGym's) names a path prefix after which the first
+segment may be the token, ``/agentgym/<token>/<family>/...``: the guard compares it in constant
+time and strips it from the request's path before anything else (the routes, the logs, uvicorn's
+access log) sees the path. A wrong one is logged as ``/agentgym/***/...``.
 """
 
 from __future__ import annotations
 
 import hmac
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from llmgym.integrations.agentgym import find_family
 from llmgym.serving.server.logs import log
+from llmgym.serving.server.protocols import ServerProtocol
 from llmgym.serving.server.schemas import error_reply
 from llmgym.serving.server.settings import ServerSettings
 
-__all__ = ["AGENTGYM_PREFIX", "OPEN_PATHS", "Guard"]
+__all__ = ["API_DOCS_PATHS", "Guard", "open_paths"]
 
-AGENTGYM_PREFIX = "/agentgym/"
+API_DOCS_PATHS = frozenset({"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+"""The API's documents, answered without the token."""
 
-OPEN_PATHS = frozenset({"/health", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
-"""Paths answered without the token (no session data behind them)."""
+
+def open_paths(protocols: Sequence[ServerProtocol]) -> frozenset[str]:
+    """Paths answered without the token (no session data behind them): the API's documents and
+    the protocols' open paths (``/health``)."""
+    return API_DOCS_PATHS.union(*(protocol.open_paths for protocol in protocols))
 
 
 class _BodyTooLarge(Exception):
@@ -33,11 +37,15 @@ class _BodyTooLarge(Exception):
 class Guard:
     """Checks the bearer token and the body size before anything else runs (pure ASGI)."""
 
-    def __init__(self, app: Any, settings: ServerSettings) -> None:
+    def __init__(
+        self, app: Any, settings: ServerSettings, protocols: Sequence[ServerProtocol]
+    ) -> None:
         self.app = app
         self.token = f"Bearer {settings.token}".encode() if settings.token else None
         self.path_token = settings.token.encode() if settings.token else None
         self.limit = settings.max_body_bytes
+        self.open_paths = open_paths(protocols)
+        self.token_prefixes = {p.token_prefix: p for p in protocols if p.token_prefix is not None}
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] == "websocket":
@@ -53,10 +61,10 @@ class Guard:
             await self.app(scope, receive, send)
             return
         headers = dict(scope["headers"])
-        if self.token is not None and scope["path"] not in OPEN_PATHS:
+        if self.token is not None and scope["path"] not in self.open_paths:
             given = headers.get(b"authorization", b"")
             if not self._token_in_path(scope) and not hmac.compare_digest(given, self.token):
-                _redact_path(scope)
+                self._redact_path(scope)
                 log(logging.WARNING, "auth.rejected", path=scope["path"])
                 body = {
                     "error": "unauthorized",
@@ -92,22 +100,37 @@ class Guard:
             if not started:
                 await self._too_large(scope, receive, send)
 
+    def _token_prefix(self, path: str) -> str | None:
+        """The token prefix ``path`` starts with, if any."""
+        return next((p for p in self.token_prefixes if path.startswith(p)), None)
+
     def _token_in_path(self, scope: dict) -> bool:
-        """Whether the path is ``/agentgym/<token>/...`` with the server's token; if so, the
-        token is taken out of the path."""
+        """Whether the path is ``<token prefix><token>/...`` with the server's token; if so,
+        the token is taken out of the path."""
         path: str = scope["path"]
-        if self.path_token is None or not path.startswith(AGENTGYM_PREFIX):
+        prefix = self._token_prefix(path)
+        if self.path_token is None or prefix is None:
             return False
-        given, slash, rest = path[len(AGENTGYM_PREFIX) :].partition("/")
+        given, slash, rest = path[len(prefix) :].partition("/")
         if not slash or not hmac.compare_digest(given.encode(), self.path_token):
             return False
-        scope["path"] = AGENTGYM_PREFIX + rest
+        scope["path"] = prefix + rest
         raw = scope.get("raw_path")
         if raw is not None:
-            scope["raw_path"] = (
-                AGENTGYM_PREFIX.encode() + raw[len(AGENTGYM_PREFIX) :].partition(b"/")[2]
-            )
+            scope["raw_path"] = prefix.encode() + raw[len(prefix) :].partition(b"/")[2]
         return True
+
+    def _redact_path(self, scope: dict) -> None:
+        """Hide what may be a (mistyped, or old) token in a path under a token prefix, in the
+        logs and in uvicorn's access log, which read the path of the request's scope."""
+        path: str = scope["path"]
+        prefix = self._token_prefix(path)
+        if prefix is None:
+            return
+        first, slash, rest = path[len(prefix) :].partition("/")
+        if slash and not self.token_prefixes[prefix].names_route(first):
+            scope["path"] = f"{prefix}***/{rest}"
+            scope["raw_path"] = scope["path"].encode()
 
     async def _too_large(self, scope: dict, receive: Callable, send: Callable) -> None:
         body = {
@@ -116,15 +139,3 @@ class Guard:
             "field": None,
         }
         await error_reply(413, body, {"Connection": "close"})(scope, receive, send)
-
-
-def _redact_path(scope: dict) -> None:
-    """Hide what may be a (mistyped, or old) token in an AgentGym path, in the logs and in
-    uvicorn's access log, which read the path of the request's scope."""
-    path: str = scope["path"]
-    if not path.startswith(AGENTGYM_PREFIX):
-        return
-    first, slash, rest = path[len(AGENTGYM_PREFIX) :].partition("/")
-    if slash and find_family(first) is None and first != "lmrlgym":
-        scope["path"] = f"{AGENTGYM_PREFIX}***/{rest}"
-        scope["raw_path"] = scope["path"].encode()

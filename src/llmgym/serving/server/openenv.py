@@ -1,4 +1,4 @@
-"""llmgym environments in OpenEnv's protocol (``openenv`` 0.10), on the ``llmgym serve`` server.
+"""OpenEnv's protocol (``openenv`` 0.10) on the ``llmgym serve`` server: :class:`OpenEnvProtocol`.
 
 OpenEnv clients (``GenericEnvClient``, TRL's examples, verifiers' ``OpenEnvTaskset``, NeMo-Gym,
 SkyRL) open a WebSocket at ``/ws`` and send ``{"type": "reset" | "step" | "state" | "close",
@@ -10,6 +10,10 @@ environment per mount point, with the server's own sessions
 applies unchanged: the time limit of each call, worker threads and child processes, config
 caps, per-client quotas, the session cap, the idle TTL, the message size and JSON depth limits,
 the bearer token.
+
+Where: every served environment at ``/openenv/<name>`` (``/openenv/wordle/ws``); on a server
+that speaks OpenEnv's protocol alone (``llmgym serve --protocol openenv --env ID``), its one
+environment at the root, as OpenEnv's own servers and Spaces answer.
 
 What maps to what:
 
@@ -54,12 +58,14 @@ from llmgym.serving.protocol import (
     loads,
 )
 from llmgym.serving.server.logs import log
+from llmgym.serving.server.protocols import ServerProtocol
 from llmgym.serving.server.schemas import (
     CallRequest,
     CreateSessionRequest,
     ResetRequest,
     Seed,
     StepRequest,
+    client_address,
     error_reply,
     load_json,
     parse_body,
@@ -67,10 +73,12 @@ from llmgym.serving.server.schemas import (
     validation_error,
 )
 from llmgym.serving.server.sessions import SessionStore
+from llmgym.serving.server.settings import ServerSettings
 
 __all__ = [
     "OpenEnvAction",
     "OpenEnvObservation",
+    "OpenEnvProtocol",
     "OpenEnvReset",
     "OpenEnvState",
     "openenv_name",
@@ -163,10 +171,39 @@ class _TaskQuery(BaseModel):
     stop: int | None = Field(None, ge=0)
 
 
+# ----------------------------------------------------------------------------- the protocol
+class OpenEnvProtocol(ServerProtocol):
+    """OpenEnv's protocol: every served environment at ``/openenv/<name>``, or, on a server that
+    speaks it alone, its one environment at the root (an OpenEnv Space)."""
+
+    name = "openenv"
+    session_key = "the WebSocket connection to /ws: one session per connection"
+    open_paths = frozenset({"/health"})
+
+    def check(self, settings: ServerSettings) -> None:
+        served = settings.served()
+        if _alone(settings) and len(served) != 1:
+            raise ValueError(
+                "protocols=('openenv',): OpenEnv's protocol alone serves one environment, at "
+                "the root, as an OpenEnv Space; set envs to one id (llmgym serve --protocol "
+                f"openenv --env ID), not {len(served)}"
+            )
+
+    def routers(self, store: SessionStore) -> list[APIRouter]:
+        if _alone(store.settings):
+            return [openenv_routes(store, store.served[0])]
+        return [openenv_routes(store)]
+
+
+def _alone(settings: ServerSettings) -> bool:
+    return settings.protocols == (OpenEnvProtocol.name,)
+
+
 # ----------------------------------------------------------------------------- the routes
 def openenv_routes(store: SessionStore, env_id: str | None = None) -> APIRouter:
-    """OpenEnv's routes: for ``env_id`` at the root (``llmgym serve --protocol openenv``), or,
-    without it, for every served environment at ``/openenv/<name>`` (``/openenv/wordle/ws``).
+    """OpenEnv's routes: for ``env_id`` at the root (``llmgym serve --protocol openenv --env
+    ID``), or, without it, for every served environment at ``/openenv/<name>``
+    (``/openenv/wordle/ws``).
     They speak OpenEnv's protocol, described by OpenEnv and by their own ``/schema``, so they stay
     out of llmgym's OpenAPI document."""
     catalog = {openenv_name(e): e for e in store.served}
@@ -381,7 +418,7 @@ class _Connection:
         self.describe = describe
         self.env_id = env_id
         self.websocket = websocket
-        self.client = websocket.client.host if websocket.client is not None else "unknown"
+        self.client = client_address(websocket)
         self.session_id: str | None = None
         self.episode = _Episode()
         self.operations: dict[str, Callable[[dict[str, Any]], Any]] = {

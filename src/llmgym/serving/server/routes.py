@@ -1,4 +1,5 @@
-"""The server's routes, one router per resource: the server itself, environments, sessions.
+"""llmgym's own protocol (:class:`LlmgymProtocol`): one router per resource, the server itself,
+environments, sessions.
 
 Each router is built over the process's :class:`~llmgym.serving.server.sessions.SessionStore`;
 the handlers stay thin and leave the work to the store.
@@ -18,7 +19,9 @@ from pydantic import BaseModel
 
 import llmgym
 from llmgym.envs import get_entry
-from llmgym.serving.protocol import PROTOCOL_VERSION
+from llmgym.serving.hosting import REMOTE_CALLS
+from llmgym.serving.protocol import ARRAY_KEY, PROTOCOL_VERSION
+from llmgym.serving.server.protocols import ServerProtocol
 from llmgym.serving.server.schemas import (
     JSON,
     CallReply,
@@ -34,6 +37,7 @@ from llmgym.serving.server.schemas import (
     StepReply,
     StepRequest,
     body_schema,
+    client_address,
     error_reply,
     error_responses,
     parse_body,
@@ -41,7 +45,35 @@ from llmgym.serving.server.schemas import (
 )
 from llmgym.serving.server.sessions import SessionStore
 
-__all__ = ["environment_routes", "server_routes", "session_routes"]
+__all__ = ["LlmgymProtocol", "environment_routes", "server_routes", "session_routes"]
+
+
+class LlmgymProtocol(ServerProtocol):
+    """llmgym's own protocol, at the root: ``/health``, ``/environments`` and ``/sessions``
+    (over HTTP, or a WebSocket stream per session); the one :class:`~llmgym.serving.client.
+    RemoteEnv` speaks, described by the server's OpenAPI document."""
+
+    name = "llmgym"
+    session_key = "the session_id that POST /sessions answers, in the path: /sessions/{session_id}"
+    open_paths = frozenset({"/health"})
+
+    def routers(self, store: SessionStore) -> list[APIRouter]:
+        return [server_routes(store), environment_routes(store), session_routes(store)]
+
+    def amend_openapi(self, schema: dict[str, Any], store: SessionStore) -> None:
+        """The served environment ids, the remote calls, and that an action is any JSON value
+        but a malformed encoded array."""
+        paths = schema["paths"]
+
+        def body(path: str) -> dict[str, Any]:
+            return paths[path]["post"]["requestBody"]["content"][JSON]["schema"]
+
+        body("/sessions")["properties"]["env_id"]["enum"] = list(store.served)
+        body("/sessions/{session_id}/call")["properties"]["name"]["enum"] = sorted(REMOTE_CALLS)
+        body("/sessions/{session_id}/step")["properties"]["action"]["anyOf"] = [
+            {"not": {"type": "object", "required": [ARRAY_KEY]}},
+            {"$ref": "#/components/schemas/NDArray"},
+        ]
 
 
 def server_routes(store: SessionStore) -> APIRouter:
@@ -119,8 +151,7 @@ def session_routes(store: SessionStore) -> APIRouter:
     async def create_session(request: Request) -> Response:
         """Make an environment for this client (and reset it, unless ``reset`` is false)."""
         body = await parse_body(request, CreateSessionRequest, store.settings.max_json_depth)
-        client = request.client.host if request.client is not None else "unknown"
-        return reply(await store.create(body, client), 201)
+        return reply(await store.create(body, client_address(request)), 201)
 
     for operation, request_model, reply_model, doc in _EPISODE_OPERATIONS:
         router.post(

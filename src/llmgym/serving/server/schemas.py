@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from fastapi import Request
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
+from starlette.requests import HTTPConnection
 
 from llmgym.serving.protocol import (
     ARRAY_KEY,
@@ -286,6 +287,11 @@ async def parse_body(request: Request, model: type[M], max_depth: int) -> M:
         return model.model_validate(data)
     except ValidationError as error:
         raise validation_error(error.errors()) from None
+
+
+def client_address(connection: HTTPConnection) -> str:
+    """The address of a request's or a WebSocket's client: whom the per-client quota counts."""
+    return connection.client.host if connection.client is not None else "unknown"
 
 
 class ValidationFailure(InvalidRequestError):

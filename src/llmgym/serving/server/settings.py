@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from llmgym.envs import all_entries, get_entry
 from llmgym.serving.server.policy import DEFAULT_CONFIG_LIMITS, ConfigLimit, ConfigPolicy
+from llmgym.serving.server.protocols import DEFAULT_PROTOCOLS, checked_names
 
 __all__ = ["ServerSettings"]
 
@@ -36,9 +37,11 @@ class ServerSettings:
         isolate: Environments to run in a child process per session, besides those the
             environment table marks ``isolated`` (``("all",)``: every one).
         worker_threads: Threads that run environment calls.
-        openenv_env: Serve this environment alone, in OpenEnv's protocol at the root (``/ws``,
-            ``/schema``, ...), as an OpenEnv Space does (``None``: llmgym's protocol, with every
-            served environment also in OpenEnv's at ``/openenv/<name>``).
+        protocols: The protocols it speaks, by their names in
+            :data:`~llmgym.serving.server.protocols.PROTOCOLS` (default: llmgym's own, OpenEnv's
+            for every environment at ``/openenv/<name>``, AgentGym's). OpenEnv's alone is an
+            OpenEnv Space: the one environment of ``envs``, at the root (``/ws``, ``/schema``,
+            ...).
     """
 
     envs: tuple[str, ...] | None = None
@@ -54,7 +57,7 @@ class ServerSettings:
     file_dir: str | None = None
     isolate: tuple[str, ...] = ()
     worker_threads: int = 64
-    openenv_env: str | None = None
+    protocols: tuple[str, ...] = DEFAULT_PROTOCOLS
 
     def __post_init__(self) -> None:
         for name, least in (
@@ -73,12 +76,7 @@ class ServerSettings:
             raise ValueError(f"file_dir={self.file_dir!r} is not a directory")
         if self.envs is not None:
             object.__setattr__(self, "envs", tuple(get_entry(e).id for e in self.envs))
-        if self.openenv_env is not None:
-            env_id = get_entry(self.openenv_env).id
-            if self.envs not in (None, (env_id,)):
-                raise ValueError(f"openenv_env={env_id} serves that environment alone")
-            object.__setattr__(self, "openenv_env", env_id)
-            object.__setattr__(self, "envs", (env_id,))
+        object.__setattr__(self, "protocols", checked_names(self.protocols))
         if self.isolate != ("all",):
             object.__setattr__(self, "isolate", tuple(get_entry(e).id for e in self.isolate))
         self.policy().validate()
