@@ -8,11 +8,14 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import uvicorn
+from tests.extras import need
 
-from llmgym.serving.server import ServerSettings, create_app, uvicorn_config
+if TYPE_CHECKING:
+    import uvicorn
+
+    from llmgym.serving.server import ServerSettings
 
 
 class LiveServer:
@@ -22,7 +25,7 @@ class LiveServer:
     def __init__(
         self, settings: ServerSettings | None = None, port: int = 0, **uvicorn_options: Any
     ) -> None:
-        self.settings = settings or ServerSettings()
+        self.settings = settings
         self.port = port
         self.uvicorn_options = uvicorn_options
         self.app: Any = None
@@ -34,6 +37,11 @@ class LiveServer:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> LiveServer:
+        uvicorn = need("uvicorn")
+        need("fastapi")
+        from llmgym.serving.server import ServerSettings, create_app, uvicorn_config
+
+        self.settings = self.settings or ServerSettings()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", self.port))

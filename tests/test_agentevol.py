@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("trl", reason="needs pip install -e '.[train]'")
+from tests.extras import need
+
+need("trl")
 
 from llmgym.agents import OracleAgent, RandomAgent
 from llmgym.runner.rollout import rollout

@@ -27,8 +27,10 @@ import gymnasium as gym
 import httpx
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("uvicorn")
+from tests.extras import need
+
+need("fastapi")
+need("uvicorn")
 
 from llmgym.cli import main
 from llmgym.envs import get_entry

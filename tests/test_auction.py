@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("pettingzoo")
+from tests.extras import need
+
+need("pettingzoo")
 
 from llmgym.core import ConfigError, Task
 from llmgym.envs.multiagent.auction import AuctionConfig, AuctionGame, raw_env

@@ -9,7 +9,9 @@ import re
 import gymnasium as gym
 import pytest
 
-pytest.importorskip("minigrid")
+from tests.extras import need
+
+need("minigrid")
 
 from llmgym.envs.babyai import LEVELS, BabyAIEnv
 from llmgym.testing import check_conformance

@@ -30,6 +30,7 @@ from llmgym.envs import PluginWarning, get_entry, load_entry, plugin_entries
 from llmgym.runner.trajectories import BadLine, convert_file, read_trajectories
 from llmgym.testing import check_splits
 from tests.chat_server import ChatServer
+from tests.extras import need
 from tests.servers import ServeProcess
 
 
@@ -220,7 +221,7 @@ def test_ctrl_c_in_a_concurrent_llm_evaluation(tmp_path: Path) -> None:
 def test_ray_auto_without_a_cluster_says_what_to_do(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    ray = pytest.importorskip("ray")
+    ray = need("ray")
 
     def no_cluster(address: str | None = None, **_: object) -> None:
         # what ray.init("auto") raises when no cluster runs on this machine (Ray 2.x)
@@ -476,7 +477,7 @@ def test_module_class_ids(site_env: dict[str, str]) -> None:
 def test_serve_sees_user_environments(
     site_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pytest.importorskip("uvicorn")
+    need("uvicorn")
     monkeypatch.setenv("PYTHONPATH", site_env["PYTHONPATH"])
     with ServeProcess("--envs", "anagram", "loose_envs:Backwards") as server:
         with urllib.request.urlopen(f"{server.url}/environments", timeout=30) as response:

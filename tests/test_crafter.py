@@ -8,17 +8,19 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-crafter = pytest.importorskip("crafter")
-opensimplex = pytest.importorskip("opensimplex")
+from tests.extras import need
 
-import llmgym  # noqa: E402
-from llmgym import ConfigError  # noqa: E402
-from llmgym.envs.crafter import ACHIEVEMENTS, ACTIONS, score  # noqa: E402
-from llmgym.envs.crafter.config import CrafterConfig  # noqa: E402
-from llmgym.envs.crafter.env import EVAL_WORLD_SEED_BASE, CrafterEnv  # noqa: E402
-from llmgym.envs.crafter.game import CrafterGame, crafter_world_seed  # noqa: E402
-from llmgym.envs.crafter.noise import OpenSimplexNoise, permutation  # noqa: E402
-from llmgym.envs.crafter.text import parse_action  # noqa: E402
+crafter = need("crafter")
+opensimplex = need("opensimplex")
+
+import llmgym
+from llmgym import ConfigError
+from llmgym.envs.crafter import ACHIEVEMENTS, ACTIONS, score
+from llmgym.envs.crafter.config import CrafterConfig
+from llmgym.envs.crafter.env import EVAL_WORLD_SEED_BASE, CrafterEnv
+from llmgym.envs.crafter.game import CrafterGame, crafter_world_seed
+from llmgym.envs.crafter.noise import OpenSimplexNoise, permutation
+from llmgym.envs.crafter.text import parse_action
 
 
 def crafter_reference(seed: int) -> crafter.Env:
@@ -388,7 +390,7 @@ def test_pixel_env_first_frame_is_crafters() -> None:
 
 @pytest.mark.slow
 def test_pixel_env_passes_stable_baselines3_env_checker() -> None:
-    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
+    sb3_checker = need("stable_baselines3.common.env_checker")
     env = gym.make("llmgym/CrafterPixels-v0")
     sb3_checker.check_env(env.unwrapped, warn=True)
 

@@ -13,15 +13,18 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from PIL import Image, ImageEnhance
 
-crafter = pytest.importorskip("crafter")
+from tests.extras import need
 
-from llmgym.envs.crafter import ACTIONS  # noqa: E402
-from llmgym.envs.crafter.config import CrafterConfig  # noqa: E402
-from llmgym.envs.crafter.game import CrafterGame, crafter_world_seed  # noqa: E402
-from llmgym.envs.crafter.oracle import CrafterOracle  # noqa: E402
-from llmgym.envs.crafter.render import _night, _tint  # noqa: E402
+crafter = need("crafter")
+Image = need("PIL.Image")
+ImageEnhance = need("PIL.ImageEnhance")
+
+from llmgym.envs.crafter import ACTIONS
+from llmgym.envs.crafter.config import CrafterConfig
+from llmgym.envs.crafter.game import CrafterGame, crafter_world_seed
+from llmgym.envs.crafter.oracle import CrafterOracle
+from llmgym.envs.crafter.render import _night, _tint
 
 
 def _random_state(game: CrafterGame) -> tuple:

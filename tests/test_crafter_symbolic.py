@@ -6,7 +6,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-pytest.importorskip("crafter", reason="needs pip install -e '.[crafter]'")
+from tests.extras import need
+
+need("crafter")
 
 import llmgym  # noqa: F401
 from llmgym.core.config import ConfigError

@@ -11,20 +11,22 @@ import numpy as np
 import pytest
 from gymnasium.error import ResetNeeded
 
-ray = pytest.importorskip("ray")
+from tests.extras import need
 
-from llmgym import ConfigError  # noqa: E402
-from llmgym.agents import OracleAgent, RandomAgent  # noqa: E402
-from llmgym.cli import main  # noqa: E402
-from llmgym.runner.evaluation import evaluate  # noqa: E402
-from llmgym.runner.rollout import rollout  # noqa: E402
-from llmgym.serving import ray_actors  # noqa: E402
-from llmgym.serving.client import (  # noqa: E402
+ray = need("ray")
+
+from llmgym import ConfigError
+from llmgym.agents import OracleAgent, RandomAgent
+from llmgym.cli import main
+from llmgym.runner.evaluation import evaluate
+from llmgym.runner.rollout import rollout
+from llmgym.serving import ray_actors
+from llmgym.serving.client import (
     RemoteEnvError,
     ServerUnavailableError,
     SessionLostError,
 )
-from llmgym.testing import HOSTILE_ACTIONS  # noqa: E402
+from llmgym.testing import HOSTILE_ACTIONS
 
 pytestmark = pytest.mark.slow
 

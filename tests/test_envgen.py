@@ -28,6 +28,7 @@ from llmgym.envgen import (
 from llmgym.envs.maze import MazeConfig
 from llmgym.llm import ChatClient
 from tests.chat_server import ChatServer
+from tests.extras import need
 
 VALID = {
     "environments": [
@@ -285,7 +286,7 @@ class TestRuleBasedDesigner:
         """Crafter's depths come from crafter's own recipes (data.yaml), so the first call
         practises wood, table, wood pickaxe and stone rather than the alphabetical coal,
         diamond, drink and iron."""
-        pytest.importorskip("crafter")
+        need("crafter")
         spec = DesignSpec.from_env_id("llmgym/Crafter-v0")
         depths = spec.depths()
         assert [depths[s] for s in ("collect_wood", "place_table", "make_wood_pickaxe")] == [

@@ -7,7 +7,9 @@ import statistics
 
 import pytest
 
-pytest.importorskip("scipy", reason="needs pip install -e '.[train]'")
+from tests.extras import need
+
+need("scipy")
 
 from benchmarks import envgen_paper_table
 

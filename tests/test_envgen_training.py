@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("stable_baselines3", reason="needs pip install -e '.[train]'")
-pytest.importorskip("crafter", reason="needs pip install -e '.[crafter]'")
+from tests.extras import need
+
+need("stable_baselines3")
+need("crafter")
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "envgen_crafter.py"
 spec = importlib.util.spec_from_file_location("envgen_crafter", SCRIPT)

@@ -12,6 +12,7 @@ import pytest
 from llmgym import ConfigError
 from llmgym.envs.heist.env import HEIST_SKILLS, HeistEnv, render_rgb
 from llmgym.envs.heist.game import DIRECTIONS, HeistLayout
+from tests.extras import need
 
 
 def _reachable(layout: HeistLayout, start, passable_doors: set) -> set:
@@ -234,7 +235,7 @@ def test_procgen_heist_without_its_extra_names_the_install_command() -> None:
 
 
 def test_procgen_heist_plays_procgens_game() -> None:
-    pytest.importorskip("procgen")
+    need("procgen")
     env = gym.make("llmgym/ProcgenHeist-v0")
     frame, info = env.reset(seed=0, options={"task_id": "eval/00003"})
     assert frame.shape == (64, 64, 3) and info["task_id"] == "eval/00003"
@@ -252,5 +253,5 @@ def test_procgen_heist_plays_procgens_game() -> None:
 
 @pytest.mark.slow
 def test_heist_pixels_passes_stable_baselines3_env_checker() -> None:
-    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
+    sb3_checker = need("stable_baselines3.common.env_checker")
     sb3_checker.check_env(gym.make("llmgym/HeistPixels-v0").unwrapped, warn=True)

@@ -15,7 +15,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-pytest.importorskip("pettingzoo")
+from tests.extras import need
+
+need("pettingzoo")
 
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test
 

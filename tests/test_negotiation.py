@@ -8,7 +8,9 @@ import itertools
 import numpy as np
 import pytest
 
-pytest.importorskip("pettingzoo")
+from tests.extras import need
+
+need("pettingzoo")
 
 from llmgym.core import Task
 from llmgym.envs.multiagent.game import IllegalMove

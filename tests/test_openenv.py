@@ -13,17 +13,18 @@ import httpx
 import pytest
 
 import llmgym  # noqa: F401  (registers the environments)
+from tests.extras import need
 
-pytest.importorskip("fastapi")
-openenv = pytest.importorskip("openenv", reason="needs the [openenv] extra")
+need("fastapi")
+openenv = need("openenv")
 try:
     from openenv import GenericEnvClient
 except ImportError as error:  # fastmcp without a compatible mcp (verifiers 0.4 pins mcp 2)
     pytest.skip(f"openenv cannot be imported: {error}", allow_module_level=True)
 
-from llmgym.serving.server import ServerSettings  # noqa: E402
-from llmgym.serving.server.policy import ConfigLimit  # noqa: E402
-from tests.servers import LiveServer  # noqa: E402
+from llmgym.serving.server import ServerSettings
+from llmgym.serving.server.policy import ConfigLimit
+from tests.servers import LiveServer
 
 WORDLE = "llmgym/Wordle-v0"
 

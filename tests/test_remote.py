@@ -21,8 +21,10 @@ import pytest
 from gymnasium.error import ResetNeeded
 from gymnasium.utils.env_checker import check_env
 
-pytest.importorskip("fastapi")
-pytest.importorskip("uvicorn")
+from tests.extras import need
+
+need("fastapi")
+need("uvicorn")
 
 from llmgym import ConfigError
 from llmgym.agents import OracleAgent

@@ -7,7 +7,9 @@ import functools
 import gymnasium as gym
 import pytest
 
-pytest.importorskip("scienceworld")
+from tests.extras import need
+
+need("scienceworld")
 
 from llmgym import ConfigError
 from llmgym.envs.sciworld import (

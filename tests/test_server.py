@@ -14,8 +14,10 @@ import httpx
 import numpy as np
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("uvicorn")
+from tests.extras import need
+
+need("fastapi")
+need("uvicorn")
 
 from llmgym.cli import main
 from llmgym.envs import get_entry

@@ -11,8 +11,10 @@ import time
 import httpx
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("uvicorn")
+from tests.extras import need
+
+need("fastapi")
+need("uvicorn")
 
 from llmgym.envs import get_entry
 from llmgym.serving.hosting import HostedEnv

@@ -10,8 +10,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("uvicorn")
+from tests.extras import need
+
+need("fastapi")
+need("uvicorn")
 
 from fastapi import APIRouter
 

@@ -9,15 +9,17 @@ from __future__ import annotations
 import httpx
 import pytest
 
-pytest.importorskip("fastapi")
-schemathesis = pytest.importorskip("schemathesis")
+from tests.extras import need
 
-from schemathesis.checks import positive_data_acceptance  # noqa: E402
-from schemathesis.config import SchemathesisConfig  # noqa: E402
+need("fastapi")
+schemathesis = need("schemathesis")
 
-from llmgym.serving.protocol import ARRAY_KEY  # noqa: E402
-from llmgym.serving.server import ServerSettings, create_app  # noqa: E402
-from tests.servers import LiveServer  # noqa: E402
+from schemathesis.checks import positive_data_acceptance
+from schemathesis.config import SchemathesisConfig
+
+from llmgym.serving.protocol import ARRAY_KEY
+from llmgym.serving.server import ServerSettings, create_app
+from tests.servers import LiveServer
 
 SETTINGS = ServerSettings(max_sessions=100_000, max_sessions_per_client=100_000, ttl_s=60)
 CONFIG = SchemathesisConfig.from_dict(

@@ -24,8 +24,10 @@ import httpx
 import numpy as np
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("uvicorn")
+from tests.extras import need
+
+need("fastapi")
+need("uvicorn")
 
 from llmgym.serving.client import (
     RemoteEnv,

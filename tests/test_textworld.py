@@ -10,7 +10,9 @@ from pathlib import Path
 import gymnasium as gym
 import pytest
 
-pytest.importorskip("textworld")
+from tests.extras import need
+
+need("textworld")
 
 from llmgym import ConfigError
 from llmgym.envs import textworld as tw

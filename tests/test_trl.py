@@ -20,8 +20,9 @@ from llmgym.integrations.trl import (
     task_dataset,
 )
 from llmgym.wrappers import HorizonCurriculum
+from tests.extras import need
 
-transformers_utils = pytest.importorskip("transformers.utils")
+transformers_utils = need("transformers.utils")
 get_json_schema = transformers_utils.get_json_schema
 
 TOOL_ENVS = ["Weather", "Movie", "Academia", "Sheet", "Todo"]
@@ -118,7 +119,7 @@ def test_curriculum_truncates_with_a_note() -> None:
 
 
 def test_task_dataset_rows_reset_their_task() -> None:
-    pytest.importorskip("datasets")
+    need("datasets")
     rows = task_dataset("llmgym/Maze-v0", n=3, config={"width": 7})
     assert rows.column_names == ["prompt", "task_id", "split", "config"]
     assert (
@@ -138,13 +139,13 @@ def test_task_dataset_rows_reset_their_task() -> None:
 
 
 def test_tool_environment_prompt_asks_for_native_calls() -> None:
-    pytest.importorskip("datasets")
+    need("datasets")
     prompt = task_dataset("llmgym/Weather-v0", n=1)[0]["prompt"][0]["content"]
     assert "finish" in prompt and "Action Input" not in prompt
 
 
 def test_several_environments_mix() -> None:
-    pytest.importorskip("datasets")
+    need("datasets")
     ids = ["llmgym/Wordle-v0", "llmgym/Weather-v0"]
     factories = environment_factories(ids)
     assert list(factories) == ["wordle", "weather"]
@@ -158,7 +159,7 @@ def test_several_environments_mix() -> None:
 
 @pytest.mark.slow
 def test_grpo_tiny_runs_two_steps_on_a_text_and_a_tool_environment(tmp_path: Path) -> None:
-    pytest.importorskip("trl")
+    need("trl")
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
     import trl_grpo
 

@@ -18,9 +18,11 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("verifiers.v1", reason="needs the [verifiers] extra (Python >= 3.11)")
+from tests.extras import need
+
+need("verifiers.v1")
 # verifiers pins mcp==2.0.0; the openenv package ([all]) installs mcp<2, which breaks vf-eval
-pytest.importorskip("mcp.server.mcpserver", reason="verifiers needs mcp 2 (openenv installs mcp<2)")
+need("mcp.server.mcpserver")
 
 import gymnasium as gym
 

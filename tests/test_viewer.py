@@ -20,8 +20,9 @@ from llmgym.runner.frames import encode_png, frames_path, read_frames
 from llmgym.runner.trajectories import Trajectory, Turn, append_trajectory, read_trajectories
 from llmgym.viewer import EpisodeFilter, TrajectoryStore, make_server
 from llmgym.wrappers import RecordTrajectory
+from tests.extras import need
 
-PIL_Image = pytest.importorskip("PIL.Image")
+PIL_Image = need("PIL.Image")
 ROOT = Path(__file__).resolve().parents[1]
 
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
@@ -268,7 +269,7 @@ def test_pixel_episode_records_its_observations(tmp_path: Path) -> None:
 
 def test_drawing_crafter_frames_leaves_the_play_unchanged(tmp_path: Path) -> None:
     """300 steps cover a night, when crafter's renderer draws from the world's random stream."""
-    pytest.importorskip("crafter")
+    need("crafter")
     runs = []
     for frames in (False, True):
         path = tmp_path / f"crafter-{frames}.jsonl"
@@ -320,7 +321,7 @@ def test_render_names_a_missing_episode(tmp_path: Path, capsys: pytest.CaptureFi
 
 # ---------------------------------------------------------------------- report
 def test_report_plots_results_and_envgen_cycles(tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib")
+    need("matplotlib")
     results = []
     for agent in ("oracle", "random"):
         path = tmp_path / f"{agent}.json"

@@ -14,6 +14,7 @@ from llmgym.envs.webarena.browser import Browser
 from llmgym.envs.webarena.env import START_COOKIES
 from llmgym.envs.webarena.serve import serve_sites
 from llmgym.envs.webarena.sites import Web, site_class
+from tests.extras import need
 
 PAGES = {
     "shop": [
@@ -75,7 +76,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def chromium():
-    sync_api = pytest.importorskip("playwright.sync_api")
+    sync_api = need("playwright.sync_api")
     web = Web(0)
     running = serve_sites(port_offset=None, web=web)
     served = {site.site.port: site.url for site in running}

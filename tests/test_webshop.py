@@ -14,6 +14,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from tests.extras import need
+
+need("bs4")
+
 import llmgym
 from llmgym import ConfigError, testing
 from llmgym.core.cache import LruCache
