@@ -18,6 +18,7 @@ EXTRA_OF_MODULE = {
     "datasets": "trl",
     "fastapi": "serve",
     "matplotlib": "report",
+    "mcp": "verifiers",
     "minigrid": "babyai",
     "mypy": "test",
     "openenv": "openenv",
