@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_utils import byte_level_tokenizer, write_json  # noqa: E402
 
-from llmgym.envs.tools.base import parse_tool_call  # noqa: E402
+from llmgym.envs.tools import parse_tool_call  # noqa: E402
 from llmgym.integrations.trl import (  # noqa: E402
     LlmgymTRLEnv,
     environment_factory,

@@ -7,7 +7,8 @@ import json
 import gymnasium as gym
 import pytest
 
-from llmgym.envs.tools.academia import AcademiaEnv, _split_authors, _split_papers, scholar_graph
+from llmgym.envs.tools.academia import AcademiaEnv, scholar_graph
+from llmgym.envs.tools.academia.graph import split_authors, split_papers
 
 
 @pytest.fixture
@@ -53,7 +54,7 @@ def test_graph_is_pinned() -> None:
 
 
 def test_graphs_must_be_loaded_first(env: AcademiaEnv) -> None:
-    paper = _split_papers("train")[0]
+    paper = split_papers("train")[0]
     result, invalid = act(env, "paperNodeCheck", node=paper.title)
     assert (
         invalid
@@ -78,17 +79,17 @@ def test_graphs_must_be_loaded_first(env: AcademiaEnv) -> None:
 def test_neighbours_and_edges(env: AcademiaEnv) -> None:
     act(env, "loadPaperNet")
     act(env, "loadAuthorNet")
-    paper = next(p for p in _split_papers("train") if len(p.references) >= 3)
+    paper = next(p for p in split_papers("train") if len(p.references) >= 3)
     result, _ = act(env, "neighbourCheck", graph="PaperNet", node=paper.title)
     assert result == {"neighbors": [r.title for r in paper.references]}
-    author = next(a for a in _split_authors("train") if a.collaborators)
+    author = next(a for a in split_authors("train") if a.collaborators)
     result, _ = act(env, "neighbourCheck", graph="authornet", node=author.name)
     assert sorted(result["neighbors"]) == sorted(a.name for a in author.collaborators)
     other, papers = next(iter(author.collaborators.items()))
     result, _ = act(env, "authorEdgeCheck", node1=other.name, node2=author.name)
     assert result == {"papers": [p.title for p in papers]}
     stranger = next(
-        a for a in _split_authors("train") if a not in author.collaborators and a is not author
+        a for a in split_authors("train") if a not in author.collaborators and a is not author
     )
     assert act(env, "authorEdgeCheck", node1=author.name, node2=stranger.name) == (
         {"papers": []},
@@ -107,13 +108,13 @@ def test_neighbours_and_edges(env: AcademiaEnv) -> None:
 def test_a_new_episode_unloads_the_graphs(env: AcademiaEnv) -> None:
     act(env, "loadPaperNet")
     env.reset(seed=1)
-    _, invalid = act(env, "paperNodeCheck", node=_split_papers("train")[0].title)
+    _, invalid = act(env, "paperNodeCheck", node=split_papers("train")[0].title)
     assert invalid
 
 
 def test_eval_goals_are_about_eval_papers_and_authors() -> None:
     env = gym.make("llmgym/Academia-v0").unwrapped
-    eval_names = {p.title for p in _split_papers("eval")} | {a.name for a in _split_authors("eval")}
+    eval_names = {p.title for p in split_papers("eval")} | {a.name for a in split_authors("eval")}
     for index in range(40):
         env.reset(options={"task_id": f"eval/{index:05d}"})
         assert any(name in env.instruction for name in eval_names), env.instruction

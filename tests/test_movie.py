@@ -7,8 +7,9 @@ import json
 import gymnasium as gym
 import pytest
 
-from llmgym.envs.tools.base import ToolCall
-from llmgym.envs.tools.movie import MovieEnv, _split_movies, _split_people, movie_database
+from llmgym.envs.tools import ToolCall
+from llmgym.envs.tools.movie import MovieEnv, movie_database
+from llmgym.envs.tools.movie.database import split_movies, split_people
 
 
 @pytest.fixture
@@ -62,7 +63,7 @@ def test_database_is_pinned() -> None:
 
 
 def test_search_ranks_exact_titles_first(env: MovieEnv) -> None:
-    movie = _split_movies("train")[3]
+    movie = split_movies("train")[3]
     result, invalid = act(env, "get_search_movie", movie_name=movie.title.upper())
     assert not invalid and result["results"][0]["id"] == movie.id
     assert len(result["results"]) <= 5
@@ -71,7 +72,7 @@ def test_search_ranks_exact_titles_first(env: MovieEnv) -> None:
     assert all(word.lower() in r["title"].lower() for r in result["results"])
     result, invalid = act(env, "get_search_movie", movie_name="zzzz qqqq")
     assert invalid and "no movie matches" in result
-    person = _split_people("train")[5]
+    person = split_people("train")[5]
     result, _ = act(env, "get_search_person", person_name=person.name)
     assert result["results"][0] == {
         "id": person.id,
@@ -81,7 +82,7 @@ def test_search_ranks_exact_titles_first(env: MovieEnv) -> None:
 
 
 def test_movie_tools_return_the_database_facts(env: MovieEnv) -> None:
-    movie = _split_movies("train")[10]
+    movie = split_movies("train")[10]
     details, _ = act(env, "get_movie_details", movie_id=movie.id)
     assert details["budget"] == movie.budget and details["release_date"] == movie.release_date
     assert details["genres"] == list(movie.genres)
@@ -125,8 +126,8 @@ def test_list_answers_ignore_order() -> None:
 
 def test_eval_goals_are_about_eval_films_and_people() -> None:
     env = gym.make("llmgym/Movie-v0").unwrapped
-    train_titles = {m.title for m in _split_movies("train")}
-    train_names = {p.name for p in _split_people("train")}
+    train_titles = {m.title for m in split_movies("train")}
+    train_names = {p.name for p in split_people("train")}
     for index in range(60):
         env.reset(options={"task_id": f"eval/{index:05d}"})
         subjects = [

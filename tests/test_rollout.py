@@ -151,7 +151,7 @@ def test_evaluate_with_an_llm_agent_over_http() -> None:
 def test_native_function_calling_solves_a_tool_task(capsys) -> None:
     """The agent sends the environment's tools; the server answers with ``tool_calls`` (content
     null, arguments a JSON string, as OpenAI does), which become the actions."""
-    from llmgym.envs.tools.base import parse_tool_call
+    from llmgym.envs.tools import parse_tool_call
 
     task = "eval/00003"
     twin = gym.make("llmgym/Weather-v0")  # plays the same task in lockstep, for the answers

@@ -9,7 +9,7 @@ import time
 import gymnasium as gym
 import pytest
 
-from llmgym.envs.tools.base import ToolError
+from llmgym.envs.tools import ToolError
 from llmgym.envs.tools.sheet import (
     MAX_FORMULA_WORK,
     FormulaBudget,
@@ -106,7 +106,7 @@ def act(env: SheetEnv, tool_name: str, /, **arguments) -> tuple[object, bool]:
 
 
 def open_target(env: SheetEnv) -> list[list]:
-    act(env, "open_sheet", name=env._target.upper())
+    act(env, "open_sheet", name=env._state.target.upper())
     values, _ = act(env, "get_all_values")
     return values
 
@@ -117,8 +117,8 @@ def test_a_sheet_must_be_opened(env: SheetEnv) -> None:
     result, invalid = act(env, "open_sheet", name="Nope")
     assert invalid and "there is no sheet named 'Nope'; the sheets are" in result
     sheets, _ = act(env, "list_sheets")
-    assert env._target in sheets and len(sheets) == 3
-    assert open_target(env) == env._initial[env._target]
+    assert env._state.target in sheets and len(sheets) == 3
+    assert open_target(env) == env._state.initial[env._state.target]
 
 
 def test_cell_and_range_edits(env: SheetEnv) -> None:
@@ -184,8 +184,8 @@ def test_formula_tools(env: SheetEnv) -> None:
 def test_reward_is_the_fraction_of_matching_cells() -> None:
     env = gym.make("llmgym/Sheet-v0").unwrapped
     env.reset(options={"task_id": "eval/00000"})
-    expected = env._expected[env._target]
-    good, total = cell_fraction(env._initial[env._target], expected)
+    expected = env._episode.goal_state[env._state.target]
+    good, total = cell_fraction(env._state.initial[env._state.target], expected)
     _, reward, terminated, _, info = env.step("Action: finish with Action Input: {}")
     assert terminated and not info["success"]
     assert reward == pytest.approx(good / total) and 0 < reward < 1
@@ -200,7 +200,7 @@ def test_changing_another_sheet_costs_success() -> None:
     plan = env._episode.plan
     for _ in plan[:-1]:
         env.step(env.oracle_action())
-    other = next(name for name in env._sheets if name != env._target)
+    other = next(name for name in env._state.sheets if name != env._state.target)
     act(env, "open_sheet", name=other)
     act(env, "update_cell", position="A1", value="oops")
     _, reward, _, _, info = env.step("Action: finish with Action Input: {}")
@@ -208,13 +208,13 @@ def test_changing_another_sheet_costs_success() -> None:
 
 
 def test_eval_sheets_have_eval_names() -> None:
-    from llmgym.envs.tools.sheet import _sheet_places
+    from llmgym.envs.tools.sheet.workbook import sheet_places
 
     env = gym.make("llmgym/Sheet-v0").unwrapped
-    train_places = set(_sheet_places("train"))
+    train_places = set(sheet_places("train"))
     for index in range(30):
         env.reset(options={"task_id": f"eval/{index:05d}"})
-        for name in env._sheets:
+        for name in env._state.sheets:
             assert name.split(" ", 1)[1] not in train_places
 
 

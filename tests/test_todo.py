@@ -61,8 +61,8 @@ def test_listing_tools(env: TodoEnv) -> None:
 
 
 def test_editing_tools(env: TodoEnv) -> None:
-    project = env._projects[1]
-    task = next(t for t in env._tasks if t["project_id"] == project["id"])
+    project = env._state.projects[1]
+    task = next(t for t in env._state.tasks if t["project_id"] == project["id"])
     completed, _ = act(env, "complete_task", task_id=task["id"])
     assert completed["is_completed"] is True
     updated, _ = act(env, "update_task", task_id=task["id"], due_date="2024-12-24", priority=4)
@@ -93,7 +93,7 @@ def test_questions_need_the_answer_and_an_unchanged_list() -> None:
     env.reset(options={"task_id": env.task.task_id})
     assert finish(env, truth + 1) == (0.0, False)
     env.reset(options={"task_id": env.task.task_id})
-    unfinished = next(t for t in env._tasks if not t["is_completed"])
+    unfinished = next(t for t in env._state.tasks if not t["is_completed"])
     act(env, "complete_task", task_id=unfinished["id"])  # a change the question did not ask for
     assert finish(env, truth) == (0.0, False)
 
@@ -111,7 +111,7 @@ def test_operations_are_judged_on_the_final_state() -> None:
         env,
         "update_task",
         task_id=target,
-        priority=4 if env._find_task(target)["priority"] != 4 else 3,
+        priority=4 if env._state.find_task(target)["priority"] != 4 else 3,
     )
     assert finish(env) == (0.0, False)  # an extra change
 
@@ -131,5 +131,5 @@ def test_eval_accounts_never_appear_in_train() -> None:
         seen = signatures.setdefault(split, set())
         for index in range(60):
             env.reset(options={"task_id": f"{split}/{index:05d}"})
-            seen.add(json.dumps(env._initial))
+            seen.add(json.dumps(env._state.initial))
     assert not signatures["train"] & signatures["eval"]

@@ -7,6 +7,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import re
+from datetime import date
 from typing import Literal
 
 import gymnasium as gym
@@ -14,13 +16,15 @@ import numpy as np
 import pytest
 
 import llmgym
-from llmgym.envs.tools.base import (
+from llmgym.envs.tools import (
     AGENTGYM_FORMAT_ERROR,
     Answer,
     ArgType,
+    CurrentDate,
     ToolCall,
     ToolEnv,
-    _holds_answer,
+    ToolError,
+    Toolkit,
     answers_match,
     call,
     format_call,
@@ -28,7 +32,9 @@ from llmgym.envs.tools.base import (
     parse_tool_call,
     tool,
 )
+from llmgym.envs.tools.answers import holds_answer
 from llmgym.envs.tools.weather import WeatherEnv, cities
+from llmgym.envs.tools.weather.toolkit import Places, WeatherQueries, WeatherState
 from llmgym.testing import check_conformance
 
 TOOL_ENVS = ["llmgym/Weather-v0", "llmgym/Movie-v0", "llmgym/Academia-v0", "llmgym/Sheet-v0",
@@ -170,7 +176,7 @@ def test_optional_arguments_take_their_defaults() -> None:
 def test_tool_declarations_are_checked_when_the_class_is_made() -> None:
     with pytest.raises(TypeError, match="parameter 'x' has no description"):
 
-        class Undocumented(ToolEnv):
+        class Undocumented(Toolkit):
             @tool
             def f(self, x: int) -> int:
                 """A tool."""
@@ -178,7 +184,7 @@ def test_tool_declarations_are_checked_when_the_class_is_made() -> None:
 
     with pytest.raises(TypeError, match="descriptions for unknown parameters"):
 
-        class Misdocumented(ToolEnv):
+        class Misdocumented(Toolkit):
             @tool
             def f(self, x: int) -> int:
                 """A tool.
@@ -191,7 +197,7 @@ def test_tool_declarations_are_checked_when_the_class_is_made() -> None:
 
 
 def test_tools_are_described_by_their_docstrings() -> None:
-    class Documented(ToolEnv):
+    class Adder(Toolkit):
         @tool
         def add(self, x: int, y: int = 1) -> int:
             """Add two numbers
@@ -207,7 +213,11 @@ def test_tools_are_described_by_their_docstrings() -> None:
             """
             return x + y
 
+    class Documented(ToolEnv):
+        toolkits = (Adder,)
+
     added = Documented.tools["add"]
+    assert Adder.tools == {"add": added}
     assert added.description == "Add two numbers (a wrapped description)."
     assert [(p.name, p.description, p.required) for p in added.params] == [
         ("x", "The first number.", True),
@@ -215,6 +225,63 @@ def test_tools_are_described_by_their_docstrings() -> None:
     ]
     assert added.returns == "The sum."
     assert list(Documented.tools) == ["add", "check_valid_actions", "finish"]
+
+
+# ------------------------------------------------------------------------------ toolkits
+def test_a_toolkit_lists_and_calls_its_tools_by_name() -> None:
+    oslo = next(c for c in cities() if c.name == "Oslo")
+    places = Places(WeatherState(date(2022, 3, 14), oslo))
+    assert list(Places.tools) == [
+        "get_user_current_location",
+        "get_latitude_longitude",
+        "get_elevation",
+        "get_distance",
+    ]
+    assert [s["function"]["name"] for s in Places.schemas()] == list(Places.tools)
+    assert places.call("get_user_current_location", {}) == "Oslo"
+    where = {"latitude": oslo.latitude, "longitude": oslo.longitude}
+    assert places.call("get_elevation", where)["elevation"] == oslo.elevation
+    assert CurrentDate(places.state).call("get_user_current_date", {}) == "2022-03-14"
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "says"),
+    [
+        ("get_weather", {}, "unknown tool 'get_weather'; the tools are get_user_current_location"),
+        ("get_elevation", {"latitude": 1}, "get_elevation: missing required argument 'longitude'"),
+        ("get_elevation", [1, 2], "must be a JSON object of arguments, got array of 2 items"),
+        ("get_latitude_longitude", {"name": "Atlantis"}, "no place named 'Atlantis'"),
+    ],
+)
+def test_a_toolkit_call_says_what_is_wrong(name: str, arguments: object, says: str) -> None:
+    places = Places(WeatherState(date(2022, 3, 14), cities()[0]))
+    with pytest.raises(ToolError, match=re.escape(says)):
+        places.call(name, arguments)
+
+
+def test_a_toolkit_call_gives_what_the_environment_shows(weather: WeatherEnv) -> None:
+    oslo = next(c for c in cities() if c.name == "Oslo")
+    today = weather._state.today.isoformat()
+    arguments = {"latitude": oslo.latitude, "longitude": oslo.longitude, "current_date": today}
+    observation, *_ = weather.step(json.dumps({"name": "get_current_temp", "arguments": arguments}))
+    direct = WeatherQueries(weather._state).call("get_current_temp", arguments)
+    assert json.loads(observation) == direct
+
+
+def test_an_environment_lists_its_toolkits_tools_in_order() -> None:
+    toolkits = (CurrentDate, Places, WeatherQueries)
+    assert WeatherEnv.toolkits == toolkits
+    declared = [name for kit in toolkits for name in kit.tools]
+    assert list(WeatherEnv.tools) == [*declared, "check_valid_actions", "finish"]
+    schemas = [schema for kit in toolkits for schema in kit.schemas()]
+    assert WeatherEnv.tool_schemas()[: len(declared)] == schemas
+
+
+def test_a_tool_name_belongs_to_one_toolkit() -> None:
+    with pytest.raises(TypeError, match="more than one tool is named 'get_user_current_date'"):
+
+        class Twice(ToolEnv):
+            toolkits = (CurrentDate, CurrentDate)
 
 
 # ------------------------------------------------------------------------------ schemas, rules
@@ -361,7 +428,7 @@ def _oracle_episode(env: ToolEnv, task_id: str, forge_key: bool) -> tuple[list[s
     call holding it, the goal state of an operation) is replaced by a forgery for the whole
     play, and put back only to judge ``finish``."""
     env.reset(options={"task_id": task_id})
-    truth, goal_state = env._episode, getattr(env, "_expected", None)
+    truth = env._episode
     if forge_key:
         forged_plan = [
             call("finish", answer=_FORGED)
@@ -370,16 +437,15 @@ def _oracle_episode(env: ToolEnv, task_id: str, forge_key: bool) -> tuple[list[s
             for step in truth.plan
         ]
         forged_answer = None if truth.answer is None else Answer(_FORGED, "text")
-        env._episode = dataclasses.replace(truth, plan=forged_plan, answer=forged_answer)
-        if goal_state is not None:
-            env._expected = type(goal_state)()
+        forged_state = None if truth.goal_state is None else type(truth.goal_state)()
+        env._episode = dataclasses.replace(
+            truth, plan=forged_plan, answer=forged_answer, goal_state=forged_state
+        )
     actions = []
     for _ in range(40):
         actions.append(env.oracle_action())
         if actions[-1].startswith("finish "):
             env._episode = truth
-            if goal_state is not None:
-                env._expected = goal_state
         *_, terminated, truncated, info = env.step(actions[-1])
         if terminated or truncated:
             return actions, bool(info["success"])
@@ -571,16 +637,16 @@ def test_movie_and_academia_report_the_subgoal_rate_as_it_is() -> None:
         task_id = next(
             f"eval/{i:05d}"
             for i in range(50)
-            if env.reset(options={"task_id": f"eval/{i:05d}"}) and len(env._subgoals) >= 3
+            if env.reset(options={"task_id": f"eval/{i:05d}"}) and len(env._progress.subgoals) >= 3
         )
         steps = _play_oracle(env, task_id)
-        assert steps[0][1]["progress"] == pytest.approx(1 / len(env._subgoals))
+        assert steps[0][1]["progress"] == pytest.approx(1 / len(env._progress.subgoals))
 
 
 def test_weather_counts_any_progress_as_one() -> None:
     env = gym.make("llmgym/Weather-v0", reward="progress").unwrapped
     env.reset(options={"task_id": "eval/00003"})
-    assert len(env._subgoals) > 1
+    assert len(env._progress.subgoals) > 1
     _, reward, *_, info = env.step(env.oracle_action())
     assert reward == 1.0 and info["progress"] == 1.0
 
@@ -590,7 +656,7 @@ def test_todo_progress_needs_every_subgoal_and_the_goal_state() -> None:
     operation = next(
         f"eval/{i:05d}"
         for i in range(50)
-        if env.reset(options={"task_id": f"eval/{i:05d}"}) and env._expected is not None
+        if env.reset(options={"task_id": f"eval/{i:05d}"}) and env._episode.goal_state is not None
     )
     steps = _play_oracle(env, operation)
     rates = [info["progress"] for _, info in steps]
@@ -598,10 +664,12 @@ def test_todo_progress_needs_every_subgoal_and_the_goal_state() -> None:
     question = next(
         f"eval/{i:05d}"
         for i in range(50)
-        if env.reset(options={"task_id": f"eval/{i:05d}"}) and env._expected is None
+        if env.reset(options={"task_id": f"eval/{i:05d}"}) and env._episode.goal_state is None
     )
     env.reset(options={"task_id": question})
-    env._tasks[0]["is_completed"] = not env._tasks[0]["is_completed"]  # the list was changed
+    env._state.tasks[0]["is_completed"] = not env._state.tasks[0][
+        "is_completed"
+    ]  # the list was changed
     plan_steps = len(env._episode.plan)
     for _ in range(plan_steps):
         *_, terminated, _, info = env.step(env.oracle_action())
@@ -621,10 +689,10 @@ def test_sheet_progress_is_the_cell_match_fraction() -> None:
 
 def test_a_tool_result_holding_the_answer_meets_the_answer_subgoal() -> None:
     answer = Answer(12.5, "number")
-    assert _holds_answer({"daily": {"rain_sum": [0.0, 12.5]}}, answer, 0.01, 0.01)
-    assert not _holds_answer({"daily": {"rain_sum": [0.0, 13.5]}}, answer, 0.01, 0.01)
+    assert holds_answer({"daily": {"rain_sum": [0.0, 12.5]}}, answer, 0.01, 0.01)
+    assert not holds_answer({"daily": {"rain_sum": [0.0, 13.5]}}, answer, 0.01, 0.01)
     names = Answer(("Ada", "Bo"), "list")
-    assert _holds_answer({"results": [{"authors": ["Bo", "Ada"]}]}, names, 0.01, 0.01)
+    assert holds_answer({"results": [{"authors": ["Bo", "Ada"]}]}, names, 0.01, 0.01)
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from typing import Any
 import gymnasium as gym
 import pytest
 
-from llmgym.envs.tools.base import parse_tool_call
+from llmgym.envs.tools import parse_tool_call
 from llmgym.integrations.trl import (
     LlmgymTRLEnv,
     environment_factories,

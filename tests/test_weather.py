@@ -10,12 +10,12 @@ import pytest
 
 from llmgym.envs.tools.weather import (
     WeatherEnv,
-    _split_cities,
     air_quality_level,
     cities,
     day_weather,
     haversine_km,
 )
+from llmgym.envs.tools.weather.world import split_cities
 
 
 def city(name: str, country: str):
@@ -116,7 +116,7 @@ def test_queries_answer_for_the_city_within_50_km(env: WeatherEnv) -> None:
 def test_date_ranges_follow_the_service_rules(env: WeatherEnv) -> None:
     oslo = city("Oslo", "NO")
     at = {"latitude": oslo.latitude, "longitude": oslo.longitude}
-    today = env._today
+    today = env._state.today
     yesterday, tomorrow = today - timedelta(days=1), today + timedelta(days=1)
     result, invalid = act(
         env,
@@ -172,14 +172,14 @@ def test_date_ranges_follow_the_service_rules(env: WeatherEnv) -> None:
 
 
 def test_user_context_tools(env: WeatherEnv) -> None:
-    assert act(env, "get_user_current_date") == (str(env._today), False)
+    assert act(env, "get_user_current_date") == (str(env._state.today), False)
     observation, invalid = act(env, "get_user_current_location")
-    assert observation == env._home.name and not invalid
+    assert observation == env._state.home.name and not invalid
 
 
 def test_eval_goals_only_mention_eval_cities() -> None:
     env = gym.make("llmgym/Weather-v0").unwrapped
-    train_only = {c.name for c in _split_cities("train")} - {c.name for c in _split_cities("eval")}
+    train_only = {c.name for c in split_cities("train")} - {c.name for c in split_cities("eval")}
     for index in range(60):
         env.reset(options={"task_id": f"eval/{index:05d}"})
         words = env.instruction
