@@ -751,7 +751,7 @@ def _cmd_webarena(args: argparse.Namespace) -> int:
     for served in running:
         sign_in = SIGN_IN.get(served.site.name, "")
         print(f"{served.site.title:<20} {served.url}/  {sign_in}")
-    print("serving; Ctrl-C stops")
+    print("serving; Ctrl-C stops", flush=True)
     try:
         while True:
             time.sleep(3600)
