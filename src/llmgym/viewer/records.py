@@ -52,16 +52,19 @@ def load_json(data: str | bytes) -> Any:
         ValueError: Not JSON (or not UTF-8), nested more than :data:`MAX_DEPTH` deep, or an
             integer longer than Python converts; the message says which.
     """
+    too_deep = f"nested more than {MAX_DEPTH} levels deep"
+    if nested_deeper_than(data, MAX_DEPTH):
+        raise ValueError(too_deep)
     try:
-        if nested_deeper_than(data, MAX_DEPTH):
-            raise ValueError(f"nested more than {MAX_DEPTH} levels deep")
         return json.loads(data)
     except json.JSONDecodeError as error:
         raise ValueError(f"not JSON ({error.msg}, column {error.colno})") from None
     except UnicodeDecodeError:
         raise ValueError("not UTF-8 text") from None
+    except ValueError:  # the one other: Python's limit on an integer's digits
+        raise ValueError(f"an integer of more than {sys.get_int_max_str_digits()} digits") from None
     except RecursionError:  # invalid JSON the nesting scan cannot measure exactly
-        raise ValueError(f"nested more than {MAX_DEPTH} levels deep") from None
+        raise ValueError(too_deep) from None
 
 
 def finite(value: Any) -> Any:
@@ -117,7 +120,8 @@ def _texts(value: Any) -> bool:
 @dataclass(frozen=True)
 class Field:
     """What a field must be (``kind`` says whether a value is one), its value when it is absent
-    or not that, and how a warning describes what it must be."""
+    or not that (a callable, as ``list``, makes a fresh one), and how a warning describes what
+    it must be."""
 
     kind: Callable[[Any], bool]
     default: Any

@@ -257,10 +257,11 @@ def _png(figure: Any) -> str:
 
 
 def _label(text: str) -> str:
-    """``text`` as matplotlib draws it literally (``$`` would start mathematics), shortened to
+    """``text`` as matplotlib draws it literally (``$`` would start mathematics; characters
+    that print nothing, as controls and direction overrides, show as ``?``), shortened to
     :data:`_LABEL_CHARS` characters."""
     short = text if len(text) <= _LABEL_CHARS else text[: _LABEL_CHARS - 1] + "…"
-    return short.replace("$", r"\$")
+    return "".join(c if c.isprintable() else "?" for c in short).replace("$", r"\$")
 
 
 def _inches(size: float) -> float:
