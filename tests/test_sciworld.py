@@ -13,9 +13,11 @@ need("scienceworld")
 
 from llmgym import ConfigError
 from llmgym.envs.sciworld import (
+    SIMPLIFICATIONS,
     TASK_NAMES,
     SciWorldConfig,
     SciWorldEnv,
+    _gold_cache,
     _sorted_listings,
     variation_table,
 )
@@ -39,12 +41,24 @@ def test_config_checks() -> None:
         SciWorldConfig(simplifications="openDoors,fly")
     with pytest.raises(ConfigError, match="'easy' alone"):
         SciWorldConfig(simplifications="easy,openDoors")
+    for repeated in ("openDoors,openDoors", "teleportAction," * 30, "easy,easy"):
+        with pytest.raises(ConfigError, match="is given twice; allowed: each") as error:
+            SciWorldConfig(simplifications=repeated)
+        assert error.value.field == "SciWorldConfig.simplifications"
     with pytest.raises(ConfigError) as error:
         SciWorldConfig(task="bake-a-cake")
     assert error.value.field == "SciWorldConfig.task"
     config = SciWorldConfig(simplifications="openDoors,noElectricalAction")
     assert config.simplifications_for("boil") == "openDoors,noElectricalAction"
     assert config.simplifications_for("power-component") == "openDoors"
+
+
+def test_gold_cache_names_stay_short_and_apart() -> None:
+    names = {
+        _gold_cache("mendelian-genetics-unknown-plant", 1234, given).name
+        for given in ("", "easy", ",".join(SIMPLIFICATIONS), "openDoors" * 1000)
+    }
+    assert len(names) == 4 and max(len(name) for name in names) < 80
 
 
 def test_no_java_process_before_the_first_reset() -> None:

@@ -136,8 +136,11 @@ def test_bad_inputs_are_named(tmp_path: Path) -> None:
         TrajectoryStore([tmp_path / "missing.jsonl"])
     junk = tmp_path / "junk.jsonl"
     junk.write_text("not json\n")
-    with pytest.raises(ValueError, match="holds no llmgym.trajectory.v1 records"):
-        TrajectoryStore([junk])
+    (run,) = TrajectoryStore([junk]).runs
+    assert run.warnings == [
+        "line 1: not JSON (Expecting value, column 1) (skipped)",
+        "no line holds an llmgym.trajectory.v1 record: nothing to show",
+    ]
 
 
 # ---------------------------------------------------------------------- the server

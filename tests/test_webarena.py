@@ -6,6 +6,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import pickle
+import re
+import socket
+import subprocess
+import sys
 
 import httpx
 import pytest
@@ -15,7 +19,7 @@ from llmgym.envs.webarena.browser import Browser, parse_action
 from llmgym.envs.webarena.env import START_COOKIES, WebArenaEnv, instances
 from llmgym.envs.webarena.serve import serve_sites
 from llmgym.envs.webarena.shop_data import ShopData
-from llmgym.envs.webarena.sites import Web
+from llmgym.envs.webarena.sites import SITE_CLASSES, Web
 from llmgym.envs.webarena.tasks import (
     Data,
     Instance,
@@ -26,6 +30,7 @@ from llmgym.envs.webarena.tasks import (
     template,
     templates,
 )
+from llmgym.envs.webarena.web import MAX_SEARCH_CHARS
 
 
 @pytest.fixture(scope="module")
@@ -276,3 +281,65 @@ def test_the_served_sites_answer_over_http_with_sessions_redirects_and_errors() 
     finally:
         for served in running:
             served.stop()
+
+
+def test_admin_searches_of_50000_characters_answer_a_page() -> None:
+    (admin,) = serve_sites(("admin",), port_offset=None)
+    try:
+        with httpx.Client(base_url=admin.url, timeout=60) as client:
+            client.post("/login", data={"username": "admin", "password": "admin1234"})
+            for path in ("/sales/orders", "/customers", "/reviews", "/catalog/products"):
+                for keyword in ("x" * 50_000, "7" * 50_000, "%_" * 5_000):
+                    page = client.get(path, params={"q": keyword})
+                    assert page.status_code == 200, (path, page.text[-300:])
+                    assert "records found" in page.text
+                    assert f'value="{keyword[:MAX_SEARCH_CHARS]}"' in page.text
+    finally:
+        admin.stop()
+
+
+def _free_port_offset() -> int:
+    """An offset at which every site's port is free on 127.0.0.1 (now)."""
+    for offset in range(20_000, 40_000, 137):
+        try:
+            for cls in SITE_CLASSES:
+                with socket.socket() as probe:
+                    probe.bind(("127.0.0.1", cls.port + offset))
+        except OSError:
+            continue
+        return offset
+    raise RuntimeError("no free port offset")
+
+
+def test_webarena_serve_prints_a_working_login_for_every_site_with_a_sign_in_page() -> None:
+    offset = _free_port_offset()
+    command = [sys.executable, "-m", "llmgym", "webarena", "serve", "--port-offset", str(offset)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    try:
+        lines = [process.stdout.readline() for _ in SITE_CLASSES]
+        assert process.stdout.readline() == "serving; Ctrl-C stops\n"
+        printed = {}
+        for line in lines:
+            url, login = re.fullmatch(r".*? (http://\S+)/ *(.*)\n", line).groups()
+            printed[int(url.rsplit(":", 1)[1]) - offset] = (url, login)
+        for cls in SITE_CLASSES:
+            url, login = printed[cls.port]
+            with httpx.Client(base_url=url, timeout=60) as client:
+                form = client.get(cls.login_path)
+                if 'type="password"' not in form.text:
+                    assert form.status_code == 404 and not login, cls.name
+                    continue
+                assert login, f"{cls.name} has a sign-in page but no login was printed"
+                user, password = login.split(" / ")
+                sign_in_form = re.search(r'<form[^>]*method="post".*?</form>', form.text).group()
+                (field,) = set(re.findall(r'name="(\w+)"', sign_in_form)) - {"password"}
+                wrong = client.post(cls.login_path, data={field: user, "password": "x"})
+                assert wrong.status_code == 200 and not client.cookies.get(f"{cls.name}_sid")
+                signed_in = client.post(cls.login_path, data={field: user, "password": password})
+                assert signed_in.status_code == 303 and client.cookies[f"{cls.name}_sid"]
+                landing = client.get(signed_in.headers["location"], follow_redirects=True)
+                assert re.search(r'href="(/logout|/users/sign_out)"', landing.text), cls.name
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

@@ -747,7 +747,7 @@ def _cmd_webarena(args: argparse.Namespace) -> int:
     for served in running:
         sign_in = SIGN_IN.get(served.site.name, "")
         print(f"{served.site.title:<20} {served.url}/  {sign_in}")
-    print("serving; Ctrl-C stops")
+    print("serving; Ctrl-C stops", flush=True)
     try:
         while True:
             time.sleep(3600)
@@ -791,7 +791,7 @@ def _cmd_convert(args: argparse.Namespace) -> int:
             bad_lines=bad_lines,
         )
     finally:
-        _report_bad_lines(args.input, bad_lines)
+        _warn([f"{args.input}, {bad} (skipped)" for bad in bad_lines], len(bad_lines))
     print(f"wrote {count} {args.format} records to {args.output}")
     return 0
 
@@ -801,12 +801,7 @@ def _cmd_view(args: argparse.Namespace) -> int:
 
     store = TrajectoryStore(args.paths)
     for run in store.runs:
-        if run.skipped_lines:
-            print(
-                f"llmgym: warning: {run.path}: {run.skipped_lines} lines hold no trajectory "
-                "(skipped)",
-                file=sys.stderr,
-            )
+        _warn([f"{run.path}, {warning}" for warning in run.warnings], run.warning_count)
         if run.kind == "results":
             print(
                 f"llmgym: {run.path} names no trajectory file, so episodes show as summaries; "
@@ -839,7 +834,11 @@ def _cmd_view(args: argparse.Namespace) -> int:
 def _cmd_report(args: argparse.Namespace) -> int:
     from llmgym.viewer.report import write_report
 
-    path = write_report(args.inputs, args.output, title=args.title)
+    warnings: list[str] = []
+    try:
+        path = write_report(args.inputs, args.output, title=args.title, warnings=warnings)
+    finally:
+        _warn(warnings, len(warnings))
     print(f"wrote {path}")
     return 0
 
@@ -854,11 +853,12 @@ def _cmd_render(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report_bad_lines(path: str, bad_lines: list[BadLine], most: int = 10) -> None:
-    for bad in bad_lines[:most]:
-        print(f"llmgym: warning: {path}, {bad} (skipped)", file=sys.stderr)
-    if len(bad_lines) > most:
-        print(f"llmgym: warning: {len(bad_lines) - most} more lines skipped", file=sys.stderr)
+def _warn(warnings: Sequence[str], count: int, most: int = 10) -> None:
+    """The first ``most`` of ``count`` warnings, one line each, then how many more there were."""
+    for warning in warnings[:most]:
+        print(f"llmgym: warning: {warning}", file=sys.stderr)
+    if count > most:
+        print(f"llmgym: warning: {count - most} more warnings like these", file=sys.stderr)
 
 
 def _add_agent_options(parser: argparse.ArgumentParser, *, agent: bool = True) -> None:

@@ -6,6 +6,7 @@ reuses it across resets and stops it in :meth:`SciWorldEnv.close`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -99,7 +100,12 @@ class SciWorldConfig(EnvConfig):
                 f"{self.score_scale!r} is not allowed; allowed: one of 1, 100",
             )
         names = [name for name in self.simplifications.split(",") if name]
-        for name in names:
+        for position, name in enumerate(names):
+            if name in names[:position]:
+                raise ConfigError(
+                    "SciWorldConfig.simplifications",
+                    f"{name!r} is given twice; allowed: each simplification at most once",
+                )
             if name not in (*SIMPLIFICATIONS, "easy"):
                 raise ConfigError(
                     "SciWorldConfig.simplifications",
@@ -451,8 +457,9 @@ def _generate_fresh_gold(task: str, variation: int, simplifications: str) -> lis
 
 def _gold_cache(task: str, variation: int, simplifications: str) -> Path:
     """Where a variation's gold path is cached: ``gold-fresh`` holds only paths made by
-    :func:`_generate_fresh_gold` (the ``gold`` folder of earlier llmgym versions is not read)."""
+    :func:`_generate_fresh_gold` (the ``gold`` folder of earlier llmgym versions is not read);
+    the simplifications go into the file name as a digest, so the name stays short whatever
+    they are."""
     version = variation_table()["scienceworld"]
-    return cache_dir(
-        "sciworld", version, "gold-fresh", f"{task}-{variation}-{simplifications or 'none'}.json"
-    )
+    digest = hashlib.sha256(simplifications.encode()).hexdigest()[:16]
+    return cache_dir("sciworld", version, "gold-fresh", f"{task}-{variation}-{digest}.json")

@@ -172,7 +172,14 @@ class TextWorldConfig(EnvConfig):
                     "TextWorldConfig.game_file",
                     f"{self.game_file!r} is not a Z-machine game; allowed: a .z1-.z8 file",
                 )
-            if not path.is_file():
+            try:
+                exists = path.is_file()
+            except OSError as error:  # a name too long for the file system
+                raise ConfigError(
+                    "TextWorldConfig.game_file",
+                    f"{self.game_file!r} cannot be a file here ({error.strerror})",
+                ) from None
+            if not exists:
                 raise ConfigError("TextWorldConfig.game_file", f"{self.game_file!r} does not exist")
 
     def settings(self) -> dict[str, Any]:

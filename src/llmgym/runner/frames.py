@@ -148,8 +148,9 @@ def read_frames(trajectories: str | os.PathLike[str], metadata: dict[str, Any]) 
         line = handle.read(int(where["length"]))
     try:
         data = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        data = None
-    if not isinstance(data, dict) or data.get("schema") != FRAMES_SCHEMA:
-        raise ValueError(f"{path} holds no {FRAMES_SCHEMA} record at byte {where['offset']}")
-    return [base64.b64decode(frame) for frame in data["frames"]]
+        frames = data["frames"] if data.get("schema") == FRAMES_SCHEMA else None
+        if isinstance(frames, list):
+            return [base64.b64decode(frame, validate=True) for frame in frames]
+    except (ValueError, TypeError, AttributeError, RecursionError):
+        pass  # not JSON, not a frames record, or not base64: answered below
+    raise ValueError(f"{path} holds no {FRAMES_SCHEMA} record at byte {where['offset']}")

@@ -123,7 +123,12 @@ class HostedEnv:
             )
         # gymnasium's passive checker breaks a session whose first reset failed (it then raises
         # TypeError on every step); the environments are checked by the conformance suite
-        kwargs.setdefault("disable_env_checker", True)
+        if kwargs.setdefault("disable_env_checker", True) is not True:
+            raise InvalidRequestError(
+                "disable_env_checker: only true is served (gymnasium's passive checker would "
+                "break the session after a failed reset)",
+                field="make_kwargs.disable_env_checker",
+            )
         try:
             self.env = gym.make(entry.id, **kwargs)
         except ConfigError as error:

@@ -35,6 +35,7 @@ from llmgym.serving.protocol import (
     InvalidRequestError,
     dumps,
     loads,
+    raised_message,
 )
 
 __all__ = [
@@ -363,8 +364,7 @@ def _child(
         except HostingError as error:
             answer("hosting", {**error.to_dict(), "status": error.status})
         except Exception as error:
-            message = f"the environment raised {type(error).__name__}: {error}"
-            answer("raised", [message, traceback.format_exc()])
+            answer("raised", [raised_message(error), traceback.format_exc()])
         else:
             answer("ok", value)
 

@@ -40,6 +40,7 @@ __all__ = [
     "encode_array",
     "loads",
     "nested_deeper_than",
+    "raised_message",
     "space_from_dict",
     "space_to_dict",
 ]
@@ -87,6 +88,13 @@ class EpisodeStateError(HostingError):
 
     status = 409
     code = "episode_ended"
+
+
+def raised_message(error: BaseException) -> str:
+    """What a client is told of an exception its environment raised: the type and message, of
+    an ``OSError`` only the reason (its file names are the server's)."""
+    reason = error.strerror if isinstance(error, OSError) and error.strerror else error
+    return f"the environment raised {type(error).__name__}: {reason}"
 
 
 def config_error(error: ConfigError) -> InvalidRequestError:

@@ -8,14 +8,13 @@ render of the episode). Needs the [report] extra (Pillow).
 from __future__ import annotations
 
 import io
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 from llmgym.core.registry import optional_import
 from llmgym.runner.frames import read_frames
-from llmgym.runner.trajectories import SCHEMA
+from llmgym.viewer.records import trajectory_record
 
 __all__ = ["episode_record", "write_gif"]
 
@@ -33,13 +32,11 @@ def episode_record(path: str | os.PathLike[str], episode: int) -> dict[str, Any]
     if episode < 0:
         raise ValueError(f"--episode {episode}: episodes are numbered from 0")
     count = 0
-    with open(path, encoding="utf-8") as handle:
+    with open(path, "rb") as handle:
         for line in handle:
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if not isinstance(record, dict) or record.get("schema") != SCHEMA:
+                record = trajectory_record(line)[0]
+            except ValueError:
                 continue
             if count == episode:
                 return record

@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import html
 import io
-import json
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,8 +27,21 @@ from typing import Any
 
 from llmgym.core.registry import optional_import
 from llmgym.runner.evaluation import wilson_interval
+from llmgym.viewer.records import (
+    Field,
+    checked,
+    count,
+    load_json,
+    number,
+    problem_line,
+    quoted,
+    text,
+)
 
 __all__ = ["EnvGenRun", "ResultRow", "load_inputs", "write_report"]
+
+_LABEL_CHARS = 60
+_MAX_INCHES = 200.0
 
 
 @dataclass(frozen=True)
@@ -61,99 +74,172 @@ class EnvGenRun:
     rates: list[dict[str, float]] = field(default_factory=list)
 
 
+_RESULT = {
+    "env_id": Field(text, "", "text"),
+    "agent": Field(text, "", "text"),
+    "episodes": Field(count, 0, "a count"),
+    "success_rate": Field(lambda v: number(v) and 0 <= v <= 1, 0.0, "a number from 0 to 1"),
+    "mean_steps": Field(lambda v: number(v) and v >= 0, 0.0, "a number of at least 0"),
+    "mean_turns": Field(lambda v: number(v) and v >= 0, 0.0, "a number of at least 0"),
+    "invalid_actions": Field(count, 0, "a count"),
+    "format_errors": Field(count, 0, "a count"),
+}
+
+
 def load_inputs(
-    paths: Sequence[str | os.PathLike[str]],
+    paths: Sequence[str | os.PathLike[str]], warnings: list[str] | None = None
 ) -> tuple[list[ResultRow], list[EnvGenRun]]:
     """The result rows and EnvGen runs of ``paths``.
+
+    Within a file, an entry that is not an object, a line of ``events.jsonl`` that holds none
+    and a skill's rate that is not a number are skipped, and a field of the wrong type is read
+    as its default (no episodes, a rate of 0); with ``warnings``, each is recorded there as
+    ``"FILE, WHERE: WHAT (skipped)"`` (or ``(ignored)``).
 
     Raises:
         ValueError: a path is none of the inputs above (naming it and what was expected).
     """
-    files: list[tuple[str, str, dict[str, Any]]] = []
+    warnings = [] if warnings is None else warnings
+    files: list[tuple[str, dict[str, Any]]] = []
     runs: list[EnvGenRun] = []
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            runs.append(_envgen_folder(path))
+            runs.append(_envgen_folder(path, warnings))
             continue
         data = _read_object(path)
         if isinstance(data.get("cycles"), list):
-            runs.append(_envgen_benchmark(path, data))
+            runs.append(_envgen_benchmark(path, data, warnings))
         elif isinstance(data.get("results"), list):
-            files += [(path.stem, str(r.get("agent", "")), r) for r in data["results"]]
+            for position, result in enumerate(data["results"]):
+                where = f"{path}, results[{position}]"
+                if not isinstance(result, dict):
+                    warnings.append(f"{where}: not an object (skipped)")
+                    continue
+                problems: list[str] = []
+                files.append((path.stem, checked(result, _RESULT, problems)))
+                if problems:
+                    warnings.append(f"{where}: {problem_line(problems)} (ignored)")
         else:
             raise ValueError(
                 f"{path}: neither a results file of `llmgym eval --json` (a 'results' list) "
                 "nor EnvGen results (a 'cycles' list)"
             )
     agents_per_name: dict[str, set[str]] = {}
-    for stem, agent, _ in files:
-        agents_per_name.setdefault(agent, set()).add(stem)
-    rows = [
-        _result_row(f"{agent} ({stem})" if len(agents_per_name[agent]) > 1 else agent, result)
-        for stem, agent, result in files
-    ]
+    for stem, result in files:
+        agents_per_name.setdefault(result["agent"], set()).add(stem)
+    rows = []
+    for stem, result in files:
+        agent = result["agent"]
+        label = f"{agent} ({stem})" if len(agents_per_name[agent]) > 1 else agent
+        rows.append(_result_row(label, result))
     return rows, runs
 
 
 def _read_object(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path}: not JSON ({error})") from None
+        data = load_json(path.read_bytes())
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a JSON object")
     return data
 
 
 def _result_row(label: str, result: dict[str, Any]) -> ResultRow:
-    episodes = int(result.get("episodes") or 0)
-    successes = round(float(result.get("success_rate") or 0.0) * episodes)
-    steps = float(result.get("mean_steps") or 0.0) * episodes
-    turns = float(result.get("mean_turns") or 0.0) * episodes
+    """A row of a results file whose fields are checked (:data:`_RESULT`)."""
+    episodes = result["episodes"]
+    successes = round(result["success_rate"] * episodes)
     return ResultRow(
         label=label,
-        env_id=str(result.get("env_id", "")),
+        env_id=result["env_id"],
         episodes=episodes,
         successes=successes,
         interval=wilson_interval(successes, episodes),
-        mean_turns=float(result.get("mean_turns") or 0.0),
-        invalid_rate=int(result.get("invalid_actions") or 0) / steps if steps else 0.0,
-        format_error_rate=int(result.get("format_errors") or 0) / turns if turns else 0.0,
+        mean_turns=result["mean_turns"],
+        invalid_rate=_ratio(result["invalid_actions"], result["mean_steps"] * episodes),
+        format_error_rate=_ratio(result["format_errors"], result["mean_turns"] * episodes),
     )
 
 
-def _envgen_folder(path: Path) -> EnvGenRun:
+def _ratio(part: float, whole: float) -> float:
+    """``part / whole``; 0 where there is no whole (or it is too small to divide by)."""
+    ratio = part / whole if whole else 0.0
+    return ratio if math.isfinite(ratio) else 0.0
+
+
+def _envgen_folder(path: Path, warnings: list[str]) -> EnvGenRun:
     """The ``stats`` an EnvGen run folder's design calls were given (a call without stats, the
     first, has none to show)."""
     events_path = path / "events.jsonl"
     if not events_path.is_file():
         raise ValueError(f"{path}: a folder given to report is an EnvGen run (events.jsonl)")
     run = EnvGenRun(name=path.name)
-    for line in events_path.read_text(encoding="utf-8").splitlines():
-        event = json.loads(line) if line.strip() else {}
-        if event.get("event") == "designs" and event.get("stats"):
-            run.cycles.append(int(event.get("call", len(run.cycles))) + 1)
-            run.rates.append({k: _percent(v) for k, v in event["stats"].items()})
+    with open(events_path, "rb") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            where = f"{events_path}, line {line_number}"
+            try:
+                event = load_json(line)
+            except ValueError as error:
+                warnings.append(f"{where}: {error} (skipped)")
+                continue
+            if not isinstance(event, dict) or event.get("event") != "designs":
+                continue
+            stats = event.get("stats")
+            if not stats:
+                continue
+            if not isinstance(stats, dict):
+                warnings.append(f"{where}: 'stats' is not an object (skipped)")
+                continue
+            call = event.get("call")
+            run.cycles.append((call if count(call) else len(run.cycles)) + 1)
+            run.rates.append(_rates(stats, where, warnings))
     return run
 
 
-def _envgen_benchmark(path: Path, data: dict[str, Any]) -> EnvGenRun:
-    run = EnvGenRun(name=f"{path.stem} ({data.get('arm', 'envgen')})")
-    for number, cycle in enumerate(data["cycles"], start=1):
-        run.cycles.append(int(cycle.get("cycle", number)))
-        run.rates.append({k: _percent(v) for k, v in (cycle.get("eval") or {}).items()})
+def _envgen_benchmark(path: Path, data: dict[str, Any], warnings: list[str]) -> EnvGenRun:
+    arm = data.get("arm")
+    run = EnvGenRun(name=f"{path.stem} ({arm if isinstance(arm, str) else 'envgen'})")
+    for position, cycle in enumerate(data["cycles"]):
+        where = f"{path}, cycles[{position}]"
+        if not isinstance(cycle, dict):
+            warnings.append(f"{where}: not an object (skipped)")
+            continue
+        given = cycle.get("cycle")
+        run.cycles.append(given if count(given) else position + 1)
+        scores = cycle.get("eval") or {}
+        if not isinstance(scores, dict):
+            warnings.append(f"{where}: 'eval' is not an object (ignored)")
+            scores = {}
+        run.rates.append(_rates(scores, where, warnings))
     return run
 
 
-def _percent(value: Any) -> float:
+def _rates(stats: dict[str, Any], where: str, warnings: list[str]) -> dict[str, float]:
+    """Per-skill success in percent; skills whose value is none of EnvGen's forms are left
+    out (and named in ``warnings``)."""
+    rates, bad = {}, []
+    for skill, value in stats.items():
+        rate = _percent(value)
+        if rate is None:
+            bad.append(f"{quoted(skill)} is not a rate")
+        else:
+            rates[skill] = rate
+    if bad:
+        warnings.append(f"{where}: {problem_line(bad)} (skipped)")
+    return rates
+
+
+def _percent(value: Any) -> float | None:
     """A skill's success in percent from EnvGen's forms: ``42.0``, ``[mean, std]`` or
-    ``{"mean": m, "std": s}``."""
+    ``{"mean": m, "std": s}``; ``None`` for anything else."""
     if isinstance(value, dict):
-        return float(value.get("mean", 0.0))
-    if isinstance(value, (list, tuple)):
-        return float(value[0])
-    return float(value)
+        value = value.get("mean")
+    elif isinstance(value, list):
+        value = value[0] if value else None
+    return float(value) if number(value) else None
 
 
 # ---------------------------------------------------------------------- plots
@@ -170,6 +256,20 @@ def _png(figure: Any) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
+def _label(text: str) -> str:
+    """``text`` as matplotlib draws it literally (``$`` would start mathematics; characters
+    that print nothing, as controls and direction overrides, show as ``?``), shortened to
+    :data:`_LABEL_CHARS` characters."""
+    short = text if len(text) <= _LABEL_CHARS else text[: _LABEL_CHARS - 1] + "…"
+    return "".join(c if c.isprintable() else "?" for c in short).replace("$", r"\$")
+
+
+def _inches(size: float) -> float:
+    """A figure side, at most :data:`_MAX_INCHES` (matplotlib refuses images over 2**16
+    pixels a side)."""
+    return min(size, _MAX_INCHES)
+
+
 def _grouped_bars(
     rows: Sequence[ResultRow], value: str, ylabel: str, title: str, intervals: bool = False
 ) -> str:
@@ -177,7 +277,9 @@ def _grouped_bars(
     envs = list(dict.fromkeys(r.env_id for r in rows))
     labels = list(dict.fromkeys(r.label for r in rows))
     width = 0.8 / len(labels)
-    figure, axes = plt.subplots(figsize=(max(6.0, 1.1 * len(envs) * max(1, len(labels))), 3.8))
+    figure, axes = plt.subplots(
+        figsize=(_inches(max(6.0, 1.1 * len(envs) * max(1, len(labels)))), 3.8)
+    )
     for i, label in enumerate(labels):
         by_env = {r.env_id: r for r in rows if r.label == label}
         xs = [
@@ -192,8 +294,10 @@ def _grouped_bars(
                 [max(0.0, h - r.interval[0]) for h, r in zip(heights, found, strict=True)],
                 [max(0.0, r.interval[1] - h) for h, r in zip(heights, found, strict=True)],
             ]
-        axes.bar(xs, heights, width, label=label, yerr=errors, capsize=3 if intervals else 0)
-    axes.set_xticks(range(len(envs)), [env.removeprefix("llmgym/") for env in envs])
+        axes.bar(
+            xs, heights, width, label=_label(label), yerr=errors, capsize=3 if intervals else 0
+        )
+    axes.set_xticks(range(len(envs)), [_label(env.removeprefix("llmgym/")) for env in envs])
     axes.tick_params(axis="x", rotation=30)
     axes.set_ylabel(ylabel)
     axes.set_title(title)
@@ -208,16 +312,18 @@ def _skill_heatmap(run: EnvGenRun) -> str:
     plt = _pyplot()
     skills = sorted({skill for rates in run.rates for skill in rates})
     grid = [[rates.get(skill, 0.0) for rates in run.rates] for skill in skills]
-    figure, axes = plt.subplots(figsize=(2.5 + 1.0 * len(run.cycles), 0.3 * len(skills) + 1.2))
+    figure, axes = plt.subplots(
+        figsize=(_inches(2.5 + 1.0 * len(run.cycles)), _inches(0.3 * len(skills) + 1.2))
+    )
     image = axes.imshow(grid, cmap="viridis", vmin=0, vmax=100, aspect="auto")
-    axes.set_yticks(range(len(skills)), skills, fontsize=8)
+    axes.set_yticks(range(len(skills)), [_label(skill) for skill in skills], fontsize=8)
     axes.set_xticks(range(len(run.cycles)), [f"cycle {c}" for c in run.cycles], fontsize=8)
     for y, row in enumerate(grid):
         for x, rate in enumerate(row):
             colour = "white" if rate < 60 else "black"
             axes.text(x, y, f"{rate:.0f}", ha="center", va="center", fontsize=7, color=colour)
     figure.colorbar(image, ax=axes, label="success (%)")
-    axes.set_title(f"Per-skill success per cycle: {run.name}")
+    axes.set_title(f"Per-skill success per cycle: {_label(run.name)}")
     return _png(figure)
 
 
@@ -233,10 +339,14 @@ img { max-width: 100%; display: block; margin: 1em 0; }
 
 
 def write_report(
-    paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], title: str = ""
+    paths: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+    title: str = "",
+    warnings: list[str] | None = None,
 ) -> Path:
-    """Write the report of ``paths`` (see the module docstring) to ``out``; return its path."""
-    rows, runs = load_inputs(paths)
+    """Write the report of ``paths`` (see the module docstring) to ``out``; return its path.
+    What was skipped in the inputs goes to ``warnings`` (see :func:`load_inputs`)."""
+    rows, runs = load_inputs(paths, warnings)
     if not rows and not runs:
         raise ValueError("the inputs hold no results and no EnvGen cycles")
     title = title or "llmgym report"

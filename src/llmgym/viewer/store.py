@@ -8,7 +8,6 @@ trajectory file it names (``"trajectories"``) exists, that file's full episodes.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections import OrderedDict
@@ -19,12 +18,46 @@ from typing import Any
 
 from llmgym.runner.frames import read_frames
 from llmgym.runner.trajectories import SCHEMA
+from llmgym.viewer.records import (
+    Field,
+    checked,
+    count,
+    finite,
+    flag,
+    integer,
+    load_json,
+    number,
+    optional,
+    problem_line,
+    text,
+    trajectory_record,
+)
 
 __all__ = ["CompareRow", "Episode", "EpisodeFilter", "Run", "TrajectoryStore"]
 
+MAX_WARNINGS = 100
+"""The warnings a run keeps (a file of a million corrupt lines counts the rest)."""
 OUTCOMES = ("a_only", "b_only", "both", "neither", "missing")
 """How a task of a comparison came out: solved by run A alone, by B alone, by both, by neither,
 or played by one run only."""
+
+
+_RESULT = {
+    "env_id": Field(text, "", "text"),
+    "agent": Field(text, "", "text"),
+    "split": Field(text, "", "text"),
+    "per_episode": Field(lambda value: isinstance(value, list), list, "a list of episodes"),
+}
+_PER_EPISODE = {
+    "task_id": Field(text, "", "text"),
+    "seed": Field(optional(integer), None, "a whole number or null"),
+    "success": Field(flag, False, "true or false"),
+    "turns": Field(count, 0, "a count"),
+    "invalid_actions": Field(count, 0, "a count"),
+    "format_errors": Field(count, 0, "a count"),
+    "reward": Field(number, 0.0, "a finite number"),
+    "error": Field(optional(text), None, "text or null"),
+}
 
 
 @dataclass
@@ -38,6 +71,15 @@ class Run:
     """``"trajectories"`` (full episodes) or ``"results"`` (per-episode summaries only)."""
     episodes: list[int] = field(default_factory=list)
     skipped_lines: int = 0
+    warnings: list[str] = field(default_factory=list)
+    """What was skipped or ignored, and where (``"line 7: ..."``): the first
+    :data:`MAX_WARNINGS` of :attr:`warning_count`."""
+    warning_count: int = 0
+
+    def warn(self, message: str) -> None:
+        self.warning_count += 1
+        if len(self.warnings) < MAX_WARNINGS:
+            self.warnings.append(message)
 
     def to_dict(self, store: TrajectoryStore) -> dict[str, Any]:
         entries = [store.episodes[i] for i in self.episodes]
@@ -161,8 +203,10 @@ class TrajectoryStore:
     """The episodes of trajectory files (JSONL) and results files (JSON), indexed.
 
     Args:
-        paths: The files to show. Anything that is neither a trajectory file nor a results file
-            raises ``ValueError`` naming it.
+        paths: The files to show. A path that is no file, or a ``.json`` file that is not a
+            results file, raises ``ValueError`` naming it. Within the files, a line that holds
+            no trajectory is skipped and a field of the wrong type is ignored (its default
+            shown): each run's :attr:`Run.warnings` say which, and where.
     """
 
     def __init__(self, paths: Sequence[str | os.PathLike[str]]) -> None:
@@ -206,58 +250,75 @@ class TrajectoryStore:
         run = self._new_run(path, name, "trajectories")
         offset = 0
         with open(path, "rb") as handle:
-            for line in handle:
+            for line_number, line in enumerate(handle, start=1):
                 start, offset = offset, offset + len(line)
-                record = _trajectory_record(line)
-                if record is None:
-                    run.skipped_lines += bool(line.strip())
+                if not line.strip():
                     continue
-                turns = record.get("turns") or []
-                frames = (record.get("metadata") or {}).get("frames") or {}
+                try:
+                    record, problems = trajectory_record(line)
+                except ValueError as error:
+                    run.skipped_lines += 1
+                    run.warn(f"line {line_number}: {error} (skipped)")
+                    continue
+                if problems:
+                    run.warn(f"line {line_number}: {problem_line(problems)} (ignored)")
+                turns = record["turns"]
                 self._add(
                     run,
-                    env_id=str(record.get("env_id", "")),
-                    agent=str(record.get("agent", "")),
-                    split=str(record.get("split", "")),
-                    task_id=str(record.get("task_id", "")),
-                    seed=record.get("seed"),
-                    success=bool(record.get("success")),
+                    env_id=record["env_id"],
+                    agent=record["agent"],
+                    split=record["split"],
+                    task_id=record["task_id"],
+                    seed=record["seed"],
+                    success=record["success"],
                     turns=len(turns),
                     invalid_actions=sum(
-                        bool(t.get("invalid_action")) and not t.get("format_error") for t in turns
+                        t["invalid_action"] and not t["format_error"] for t in turns
                     ),
-                    format_errors=sum(bool(t.get("format_error")) for t in turns),
-                    reward=float(record.get("total_reward") or 0.0),
-                    error=record.get("error"),
-                    instruction=str(record.get("instruction", "")),
-                    frames=int(frames.get("count", 0)),
+                    format_errors=sum(t["format_error"] for t in turns),
+                    reward=float(record["total_reward"]),
+                    error=record["error"],
+                    instruction=record["instruction"],
+                    frames=record["metadata"].get("frames", {}).get("count", 0),
                     offset=start,
                     length=len(line),
                 )
         if not run.episodes:
-            raise ValueError(f"{path} holds no {SCHEMA} records")
+            run.warn(f"no line holds an {SCHEMA} record: nothing to show")
 
     def _load_results(self, path: Path, data: Mapping[str, Any]) -> None:
         run = self._new_run(path, path.name, "results")
-        for result in data.get("results") or []:
-            for record in result.get("per_episode") or []:
+        for position, result in enumerate(data["results"]):
+            where = f"results[{position}]"
+            if not isinstance(result, dict):
+                run.warn(f"{where}: not an object (skipped)")
+                continue
+            problems: list[str] = []
+            result = checked(result, _RESULT, problems)
+            for index, entry in enumerate(result["per_episode"]):
+                if not isinstance(entry, dict):
+                    problems.append(f"'per_episode[{index}]' is not an object")
+                    continue
+                record = checked(entry, _PER_EPISODE, problems, f"per_episode[{index}].")
                 self._add(
                     run,
-                    env_id=str(result.get("env_id", "")),
-                    agent=str(result.get("agent", "")),
-                    split=str(result.get("split", "")),
-                    task_id=str(record.get("task_id", "")),
-                    seed=record.get("seed"),
-                    success=bool(record.get("success")),
-                    turns=int(record.get("turns") or 0),
-                    invalid_actions=int(record.get("invalid_actions") or 0),
-                    format_errors=int(record.get("format_errors") or 0),
-                    reward=float(record.get("reward") or 0.0),
-                    error=record.get("error"),
+                    env_id=result["env_id"],
+                    agent=result["agent"],
+                    split=result["split"],
+                    task_id=record["task_id"],
+                    seed=record["seed"],
+                    success=record["success"],
+                    turns=record["turns"],
+                    invalid_actions=record["invalid_actions"],
+                    format_errors=record["format_errors"],
+                    reward=float(record["reward"]),
+                    error=record["error"],
                     instruction="",
                     frames=0,
-                    summary=dict(record),
+                    summary=record,
                 )
+            if problems:
+                run.warn(f"{where}: {problem_line(problems)} (ignored)")
 
     # ------------------------------------------------------------------ queries
     def facets(self) -> dict[str, list[str]]:
@@ -292,13 +353,20 @@ class TrajectoryStore:
                 "task_id": entry.task_id,
                 "seed": entry.seed,
                 "success": entry.success,
-                "summary": entry.summary,
+                "summary": finite(entry.summary),
                 "turns": [],
             }
         else:
             with open(self.runs[entry.run].path, "rb") as handle:
                 handle.seek(entry.offset)
-                record = json.loads(handle.read(entry.length))
+                line = handle.read(entry.length)
+            try:
+                record = finite(trajectory_record(line)[0])
+            except ValueError:
+                raise ValueError(
+                    f"episode {episode_id}: its line of {self.runs[entry.run].name} changed since "
+                    "the viewer read it; restart the viewer"
+                ) from None
         return {**record, "id": entry.id, "run": entry.run, "frames": entry.frames}
 
     def frame(self, episode_id: int, index: int) -> bytes:
@@ -354,20 +422,12 @@ class TrajectoryStore:
         return self.runs[run_id]
 
 
-def _trajectory_record(line: bytes) -> dict[str, Any] | None:
-    try:
-        record = json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return None
-    return record if isinstance(record, dict) and record.get("schema") == SCHEMA else None
-
-
 def _read_results(path: Path) -> Mapping[str, Any]:
     """A results file: one JSON object with a ``results`` list (``llmgym eval --json``)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path}: not JSON ({error})") from None
+        data = load_json(path.read_bytes())
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
     if not isinstance(data, dict) or not isinstance(data.get("results"), list):
         raise ValueError(f"{path}: not a results file of `llmgym eval --json` (no 'results' list)")
     return data
@@ -380,6 +440,9 @@ def _results_trajectories(path: Path, data: Mapping[str, Any]) -> Path | None:
     if not isinstance(named, str) or not named:
         return None
     for candidate in (path.parent / named, Path(named)):
-        if candidate.is_file():
-            return candidate.resolve()
+        try:
+            if candidate.is_file():
+                return candidate.resolve()
+        except (OSError, ValueError):  # a name too long for the system, a NUL byte
+            return None
     return None

@@ -148,7 +148,7 @@ class ShopAdmin(Site):
     # ------------------------------------------------------------------ orders
     @route("/sales/orders")
     def orders(self, request: Request) -> Response:
-        keyword, status = request.arg("q"), request.arg("status")
+        keyword, status = request.search_arg("q"), request.arg("status")
         sort = request.arg("sort", "newest")
         sort = sort if sort in ORDER_SORTS else "newest"
         conditions, values = [], []
@@ -258,7 +258,7 @@ class ShopAdmin(Site):
     # ------------------------------------------------------------------ products
     @route("/catalog/products")
     def products(self, request: Request) -> Response:
-        keyword, status = request.arg("q"), request.arg("status")
+        keyword, status = request.search_arg("q"), request.arg("status")
         sort = request.arg("sort", "id")
         sort = sort if sort in PRODUCT_SORTS else "id"
         conditions, values = [], []
@@ -371,7 +371,7 @@ class ShopAdmin(Site):
     # ------------------------------------------------------------------ customers
     @route("/customers")
     def customers(self, request: Request) -> Response:
-        keyword = request.arg("q")
+        keyword = request.search_arg("q")
         conditions, values = [], []
         if keyword:
             conditions.append(
@@ -453,7 +453,7 @@ class ShopAdmin(Site):
     # ------------------------------------------------------------------ reviews
     @route("/reviews")
     def reviews(self, request: Request) -> Response:
-        keyword, status = request.arg("q"), request.arg("status")
+        keyword, status = request.search_arg("q"), request.arg("status")
         conditions, values = [], []
         if keyword:
             conditions.append("(p.name LIKE ? OR r.nickname LIKE ? OR r.title LIKE ?)")

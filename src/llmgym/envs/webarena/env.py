@@ -123,7 +123,8 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
     and people with infoboxes, sections, links, categories and search). The environment drives
     them in-process through a small browser (tabs, history, cookies, forms) that turns each
     page into WebArena's accessibility tree; ``llmgym webarena serve`` serves the same sites on
-    their ports for a real browser. Every episode starts signed in (the store as its customer
+    their ports for a real browser, and prints a login for each site that has a sign-in page
+    (all but the wiki). Every episode starts signed in (the store as its customer
     Emma Lopez, the back office as ``admin``, the forum as ``MarvelsGrantMan136``, the code
     host as ``byteblaze``), and the databases are restored to their generated state on reset
     (a copy only when the episode wrote something). The sizes of the generated data are

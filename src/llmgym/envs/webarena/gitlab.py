@@ -296,7 +296,7 @@ class Gitlab(Site):
 
     @route("/search")
     def search(self, request: Request) -> Response:
-        text = request.arg("search")[:200]
+        text = request.search_arg("search")
         scope = request.arg("scope", "projects")
         scopes = (
             ("projects", "Projects"),
@@ -492,7 +492,7 @@ class Gitlab(Site):
         if sort not in ISSUE_SORTS:
             sort = "created_date"
         conditions, params = ["i.project_id = ?"], [p["id"]]
-        search = request.arg("search")[:200]
+        search = request.search_arg("search")
         if search:
             conditions.append("i.title LIKE ? ESCAPE '\\'")
             params.append(f"%{_like(search)}%")

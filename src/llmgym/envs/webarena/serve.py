@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+from llmgym.envs.webarena.forum_data import FORUM_PASSWORD, FORUM_USER
+from llmgym.envs.webarena.gitlab_data import GITLAB_PASSWORD, GITLAB_USER
 from llmgym.envs.webarena.shop_data import ADMIN_PASSWORD, CUSTOMER_PASSWORD
 from llmgym.envs.webarena.sites import SITE_CLASSES, Web, site_class
 from llmgym.envs.webarena.web import Site
@@ -23,8 +25,11 @@ __all__ = ["SIGN_IN", "RunningSite", "serve_sites"]
 SIGN_IN = {
     "shop": f"emma.lopez@example.com / {CUSTOMER_PASSWORD}",
     "admin": f"admin / {ADMIN_PASSWORD}",
+    "forum": f"{FORUM_USER} / {FORUM_PASSWORD}",
+    "gitlab": f"{GITLAB_USER} / {GITLAB_PASSWORD}",
 }
-"""How to sign in to each site (the generated accounts)."""
+"""How to sign in to each site that has a sign-in page (the generated accounts; the wiki has
+none)."""
 
 
 class _ThreadingServer(ThreadingMixIn, WSGIServer):

@@ -63,6 +63,9 @@ __all__ = [
 
 MAX_BODY_BYTES = 1_000_000
 """Request bodies over this size are refused (413)."""
+MAX_SEARCH_CHARS = 200
+"""Search text is cut to this many characters (sqlite refuses a LIKE pattern over 50,000
+bytes, and no page needs more)."""
 
 
 _PARAMETER = re.compile(r"<(?:(int):)?([a-z_]+)>")
@@ -115,6 +118,11 @@ class Request:
     def arg(self, name: str, default: str = "") -> str:
         """A query-string parameter, stripped."""
         return self.query.get(name, default).strip()
+
+    def search_arg(self, name: str) -> str:
+        """A search text from the query string: stripped, and cut to
+        :data:`MAX_SEARCH_CHARS` characters."""
+        return self.arg(name)[:MAX_SEARCH_CHARS]
 
     def int_arg(self, name: str, default: int, low: int = 1, high: int = 1_000_000) -> int:
         """A whole-number query parameter, clamped to ``[low, high]`` (``default`` if absent)."""

@@ -126,7 +126,7 @@ class Wiki(Site):
 
     @route("/search")
     def search(self, request: Request) -> Response:
-        text = request.arg("pattern")[:200]
+        text = request.search_arg("pattern")
         query = fts_query(text)
         body = h("h1", "Search")
         if not query:

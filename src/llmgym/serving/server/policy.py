@@ -247,6 +247,13 @@ class ConfigPolicy:
         inside = os.path.commonpath([resolved, self.file_dir]) == self.file_dir
         return resolved if inside and resolved != self.file_dir else None
 
+    def without_file_dir(self, message: str) -> str:
+        """``message`` with the allowed directory's path left out: a file in it is named by
+        its path from there (as clients name it)."""
+        if self.file_dir in (None, os.sep):
+            return message
+        return message.replace(self.file_dir + os.sep, "").replace(self.file_dir, ".")
+
     def _path_refusal(self) -> str:
         if self.file_dir is None:
             return (

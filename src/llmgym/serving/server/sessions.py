@@ -35,7 +35,7 @@ from llmgym.serving.isolation import (
     ProcessHostedEnv,
     Workers,
 )
-from llmgym.serving.protocol import HostingError, InvalidRequestError, dumps
+from llmgym.serving.protocol import HostingError, InvalidRequestError, dumps, raised_message
 from llmgym.serving.server.logs import log
 from llmgym.serving.server.schemas import (
     STREAM_OPERATIONS,
@@ -282,7 +282,8 @@ class SessionStore:
         """``function(*args)`` in a worker thread, under the limit of ``operation`` (``step``
         and ``call``: ``step_timeout_s``; anything else: ``reset_timeout_s``). Past the limit,
         or when a child process ends, ``session`` (if given) is closed. Exceptions other than
-        :class:`HostingError` become a logged 500."""
+        :class:`HostingError` become a logged 500; no message shows the directory of client
+        files (a client's file is named as it named it)."""
         settings = self.settings
         step_like = operation in ("step", "call")
         limit = settings.step_timeout_s if step_like else settings.reset_timeout_s
@@ -315,6 +316,9 @@ class SessionStore:
             self._lose(session, reason)
             self._dispose(session.host)
             raise EnvProcessError(reason) from None
+        except HostingError as error:
+            error.message = self.policy.without_file_dir(error.message)
+            raise
 
     async def session_run(
         self, session: Session, operation: str, function: Callable[..., Any], *args: Any
@@ -553,7 +557,7 @@ def _guarded(env_id: str, operation: str, function: Callable[..., Any], *args: A
         raise
     except Exception as error:
         log(logging.ERROR, "env.error", env_id=env_id, operation=operation, exc_info=True)
-        raise HostingError(f"the environment raised {type(error).__name__}: {error}") from error
+        raise HostingError(raised_message(error)) from error
 
 
 def _make_hosted(
