@@ -26,7 +26,7 @@ import llmgym
 import llmgym.runner.rollout
 from llmgym.cli import EXIT_INTERRUPTED, build_parser, main
 from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition
-from llmgym.envs import PluginWarning, get_entry, load_entry, plugin_entries
+from llmgym.envs import _LOADED, PluginWarning, get_entry, load_entry, plugin_entries
 from llmgym.runner.trajectories import BadLine, convert_file, read_trajectories
 from llmgym.testing import check_splits
 from tests.chat_server import ChatServer
@@ -510,6 +510,8 @@ def loaded_site(site: Path) -> Iterator[Path]:
         sys.modules.pop(module, None)
     for env_id in ("my-envs/Anagram-v0", "loose_envs.Backwards"):
         gym.registry.pop(env_id, None)
+    for path in [path for path, entry in _LOADED.items() if entry.id == "loose_envs.Backwards"]:
+        del _LOADED[path]  # load_entry's rows: `llmgym list` in a later test must not show them
 
 
 def test_entry_points_in_this_process(loaded_site: Path) -> None:
