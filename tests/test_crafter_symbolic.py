@@ -9,7 +9,6 @@ import pytest
 pytest.importorskip("crafter", reason="needs pip install -e '.[crafter]'")
 
 import llmgym  # noqa: F401
-from llmgym.core.config import ConfigError
 from llmgym.envs.crafter import ACHIEVEMENTS
 from llmgym.envs.crafter.symbolic import (
     CREATURES,
@@ -19,6 +18,7 @@ from llmgym.envs.crafter.symbolic import (
     VIEW,
 )
 from llmgym.envs.crafter.vector import CrafterSymbolicVectorEnv
+from llmgym.errors import ConfigError
 
 CHANNELS = len(MATERIALS) + len(CREATURES)
 GRID = VIEW[0] * VIEW[1] * CHANNELS

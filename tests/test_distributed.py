@@ -16,14 +16,10 @@ ray = pytest.importorskip("ray")
 from llmgym import ConfigError  # noqa: E402
 from llmgym.agents import OracleAgent, RandomAgent  # noqa: E402
 from llmgym.cli import main  # noqa: E402
+from llmgym.errors import RemoteEnvError, ServerUnavailableError, SessionLostError  # noqa: E402
 from llmgym.runner.evaluation import evaluate  # noqa: E402
 from llmgym.runner.rollout import rollout  # noqa: E402
 from llmgym.serving import ray_actors  # noqa: E402
-from llmgym.serving.client import (  # noqa: E402
-    RemoteEnvError,
-    ServerUnavailableError,
-    SessionLostError,
-)
 from llmgym.testing import HOSTILE_ACTIONS  # noqa: E402
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,8 @@ import pytest
 from llmgym import cli
 from llmgym.agents import OpenAIChatAgent
 from llmgym.core.registry import EnvEntry
-from llmgym.llm import OPENAI_URL, ChatClient, ChatError, ServerUnavailableError
+from llmgym.errors import ChatError, ServerUnavailableError
+from llmgym.llm import OPENAI_URL, ChatClient
 from llmgym.runner.evaluation import RunEstimate, overall_score
 from llmgym.runner.trajectories import read_trajectories
 from tests.chat_server import ChatServer

@@ -27,12 +27,8 @@ import pytest
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
-from llmgym.serving.client import (
-    RemoteEnv,
-    RemoteEnvError,
-    ServerUnavailableError,
-    SessionLostError,
-)
+from llmgym.errors import RemoteEnvError, ServerUnavailableError, SessionLostError
+from llmgym.serving.client import RemoteEnv
 from llmgym.testing import HOSTILE_ACTIONS
 from tests.servers import ServeProcess
 

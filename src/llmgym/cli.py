@@ -21,7 +21,7 @@ import gymnasium as gym
 import llmgym
 from llmgym.agents import AGENT_NAMES, Agent, HumanAgent, make_agent
 from llmgym.envs import all_entries, get_entry, load_entry
-from llmgym.llm import ChatError
+from llmgym.errors import LLMGymError
 from llmgym.runner.evaluation import EvalResult, estimate_run, evaluate, overall_score
 from llmgym.runner.rollout import EnvSource, choose_tasks, rollout
 from llmgym.runner.trajectories import (
@@ -32,7 +32,6 @@ from llmgym.runner.trajectories import (
     finished_episodes,
     read_trajectories,
 )
-from llmgym.serving.client import RemoteEnvError
 from llmgym.suites import SUITE_NAMES, load_suite
 
 __all__ = ["EXIT_INTERRUPTED", "format_table", "main"]
@@ -1405,15 +1404,7 @@ def _run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `llmgym list | head -1`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except (
-        KeyError,
-        ValueError,
-        OSError,
-        llmgym.MissingDependencyError,
-        llmgym.ConfigError,
-        RemoteEnvError,
-        ChatError,
-    ) as error:
+    except (LLMGymError, KeyError, ValueError, OSError) as error:
         print(f"llmgym: error: {_message(error)}", file=sys.stderr)
         return 2
 

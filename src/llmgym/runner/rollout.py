@@ -20,7 +20,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from llmgym.agents.base import Agent
 from llmgym.core.env import TextEnv
 from llmgym.core.tasks import TaskRng
-from llmgym.llm import ServerUnavailableError
+from llmgym.errors import ServerUnavailableError
 from llmgym.runner.frames import frame_source
 from llmgym.runner.trajectories import Trajectory, TrajectoryBuilder
 from llmgym.runner.workers import PerThread, SuccessBar, run_concurrently
@@ -93,7 +93,8 @@ def play_episode(
     """Play one episode of ``task_id`` with ``agent``. An exception inside the episode is recorded
     in ``Trajectory.error`` (with ``success=False``) instead of propagating; so is a model request
     that failed for good (``agent.errors``), which ends the episode as a :data:`SERVER_ERROR`.
-    :class:`~llmgym.llm.ServerUnavailableError` propagates: the run should stop. With
+    :class:`~llmgym.errors.ServerUnavailableError` (the model's server, or a remote environment's,
+    is gone) propagates: the run should stop. With
     ``record_frames``, the environment's pictures are kept in ``Trajectory.frames`` (see
     :mod:`llmgym.runner.frames`)."""
     frames = frame_source(env) if record_frames else None

@@ -19,7 +19,6 @@ from llmgym.envs.tools.base import (
     ToolCall,
     ToolConfig,
     ToolEnv,
-    ToolError,
     call,
     goal_template,
     load_data,
@@ -27,6 +26,7 @@ from llmgym.envs.tools.base import (
     prompt_texts,
     tool,
 )
+from llmgym.errors import ToolError
 
 __all__ = ["AcademiaConfig", "AcademiaEnv", "Author", "Paper", "ScholarGraph", "scholar_graph"]
 

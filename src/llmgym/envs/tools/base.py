@@ -39,17 +39,9 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 import numpy as np
 from typing_extensions import Self
 
-from llmgym.core import (
-    ConfigError,
-    EnvConfig,
-    Task,
-    TaskIdRange,
-    TextEnv,
-    Transition,
-    knob,
-    split_of,
-)
+from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob, split_of
 from llmgym.core.tasks import TaskRng
+from llmgym.errors import ConfigError, NoGoal, ToolError
 
 __all__ = [
     "Answer",
@@ -60,7 +52,6 @@ __all__ = [
     "Episode",
     "GoalTemplate",
     "ItemSplit",
-    "NoGoal",
     "Param",
     "PlanStep",
     "Results",
@@ -68,7 +59,6 @@ __all__ = [
     "ToolCall",
     "ToolConfig",
     "ToolEnv",
-    "ToolError",
     "ToolTable",
     "answers_match",
     "finish_with",
@@ -92,16 +82,6 @@ _ISO_DATE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})$")
 _NOT_ALPHANUMERIC = re.compile(r"[^0-9a-z]+")
 _MAX_ACTION_CHARS = 100_000
 _LARGEST_INTEGER = int(sys.float_info.max)
-
-
-class NoGoal(Exception):
-    """Raised by a goal template (or a helper it calls) when this draw has no suitable instance:
-    the environment draws again, as when the template returns ``None``."""
-
-
-class ToolError(Exception):
-    """Raised by a tool whose arguments are well-typed but not applicable (an unknown id, a date
-    outside the data); the message is shown to the agent and the action counts as invalid."""
 
 
 @cache

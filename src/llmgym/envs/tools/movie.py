@@ -22,7 +22,6 @@ from llmgym.envs.tools.base import (
     Results,
     ToolConfig,
     ToolEnv,
-    ToolError,
     call,
     goal_template,
     load_data,
@@ -31,6 +30,7 @@ from llmgym.envs.tools.base import (
     search_results,
     tool,
 )
+from llmgym.errors import ToolError
 
 __all__ = ["Movie", "MovieConfig", "MovieDatabase", "MovieEnv", "Person", "movie_database"]
 

@@ -23,7 +23,6 @@ from llmgym.envs.tools.base import (
     ToolCall,
     ToolConfig,
     ToolEnv,
-    ToolError,
     call,
     format_call,
     goal_template,
@@ -31,6 +30,7 @@ from llmgym.envs.tools.base import (
     prompt_texts,
     tool,
 )
+from llmgym.errors import ToolError
 
 __all__ = [
     "FormulaBudget",

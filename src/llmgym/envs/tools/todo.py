@@ -17,13 +17,11 @@ from llmgym.envs.tools.base import (
     Answer,
     CurrentDateTool,
     Episode,
-    NoGoal,
     PlanStep,
     Results,
     Tool,
     ToolConfig,
     ToolEnv,
-    ToolError,
     answers_match,
     call,
     goal_template,
@@ -33,6 +31,7 @@ from llmgym.envs.tools.base import (
     prompt_texts,
     tool,
 )
+from llmgym.errors import NoGoal, ToolError
 
 __all__ = ["TodoConfig", "TodoEnv"]
 

@@ -26,7 +26,6 @@ from llmgym.envs.tools.base import (
     ToolCall,
     ToolConfig,
     ToolEnv,
-    ToolError,
     ToolTable,
     call,
     goal_template,
@@ -37,6 +36,7 @@ from llmgym.envs.tools.base import (
     search_results,
     tool,
 )
+from llmgym.errors import ToolError
 
 __all__ = ["City", "DayWeather", "WeatherConfig", "WeatherEnv", "air_quality_level", "cities"]
 

@@ -17,8 +17,9 @@ from starlette.routing import Match
 
 import llmgym
 from llmgym.core.registry import optional_import
+from llmgym.errors import HostingError
 from llmgym.serving.hosting import REMOTE_CALLS
-from llmgym.serving.protocol import ARRAY_KEY, HostingError
+from llmgym.serving.protocol import ARRAY_KEY
 from llmgym.serving.server.agentgym import agentgym_routes
 from llmgym.serving.server.guard import OPEN_PATHS, Guard
 from llmgym.serving.server.logs import log
