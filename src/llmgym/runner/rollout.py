@@ -60,9 +60,24 @@ class EpisodeSpec:
     seed: int
 
 
-def choose_tasks(env: gym.Env, split: str, episodes: int, seed: int) -> list[str]:
+def choose_tasks(
+    env: gym.Env | EnvSource,
+    split: str,
+    episodes: int,
+    seed: int,
+    *,
+    make_kwargs: Mapping[str, Any] | None = None,
+) -> list[str]:
     """``episodes`` task ids of ``split``: a seeded sample without replacement (cycling through
-    the whole split first when more episodes than tasks are asked for)."""
+    the whole split first when more episodes than tasks are asked for). ``env`` is an
+    environment, or what a rollout takes (an id, made with ``make_kwargs``, or a factory): an
+    instance is made to list the tasks, and closed."""
+    if not isinstance(env, gym.Env):
+        probe = env() if callable(env) else gym.make(env, **(make_kwargs or {}))
+        try:
+            return choose_tasks(probe, split, episodes, seed)
+        finally:
+            probe.close()
     ids = cast("TextEnv", env.unwrapped).task_ids(split)
     return sample_task_ids(ids, episodes, TaskRng("evaluation", split, seed))
 
