@@ -10,9 +10,9 @@ from tests.extras import need
 
 need("pettingzoo")
 
-from llmgym.core import ConfigError, Task
+from llmgym.core import Task
 from llmgym.envs.multiagent.auction import AuctionConfig, AuctionGame, raw_env
-from llmgym.envs.multiagent.game import IllegalMove
+from llmgym.errors import ConfigError, IllegalMove
 
 
 def _game(task_id: str = "eval/00000", **config) -> AuctionGame:

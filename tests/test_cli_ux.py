@@ -26,7 +26,8 @@ import llmgym
 import llmgym.runner.rollout
 from llmgym.cli import EXIT_INTERRUPTED, build_parser, main
 from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition
-from llmgym.envs import _LOADED, PluginWarning, get_entry, load_entry, plugin_entries
+from llmgym.envs import _LOADED, get_entry, load_entry, plugin_entries
+from llmgym.errors import PluginWarning
 from llmgym.runner.trajectories import BadLine, convert_file, read_trajectories
 from llmgym.testing import check_splits
 from tests.chat_server import ChatServer

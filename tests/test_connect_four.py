@@ -9,14 +9,14 @@ from tests.extras import need
 
 need("pettingzoo")
 
-from llmgym.core import ConfigError, Task
+from llmgym.core import Task
 from llmgym.envs.multiagent.connect_four import (
     ConnectFourConfig,
     ConnectFourGame,
     board_geometry,
     raw_env,
 )
-from llmgym.envs.multiagent.game import IllegalMove
+from llmgym.errors import ConfigError, IllegalMove
 
 
 def _game(moves: str = "", **config) -> ConnectFourGame:

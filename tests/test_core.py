@@ -12,10 +12,11 @@ import pytest
 from gymnasium.error import ResetNeeded
 
 import llmgym
-from llmgym.core import ConfigError, EnvConfig, TaskIdRange, TaskRng, knob, split_of
-from llmgym.core.registry import EnvEntry, MissingDependencyError, register_entries
+from llmgym.core import EnvConfig, TaskIdRange, TaskRng, knob, split_of
+from llmgym.core.registry import EnvEntry, register_entries
 from llmgym.core.text import CHARSET, clip_text, normalize_command, quote_action, sanitize_text
 from llmgym.envs.maze import MazeConfig
+from llmgym.errors import ConfigError, MissingDependencyError
 
 
 @dataclasses.dataclass(frozen=True)

@@ -11,7 +11,6 @@ from tests.extras import need
 need("crafter")
 
 import llmgym  # noqa: F401
-from llmgym.core.config import ConfigError
 from llmgym.envs.crafter import ACHIEVEMENTS
 from llmgym.envs.crafter.symbolic import (
     CREATURES,
@@ -21,6 +20,7 @@ from llmgym.envs.crafter.symbolic import (
     VIEW,
 )
 from llmgym.envs.crafter.vector import CrafterSymbolicVectorEnv
+from llmgym.errors import ConfigError
 
 CHANNELS = len(MATERIALS) + len(CREATURES)
 GRID = VIEW[0] * VIEW[1] * CHANNELS

@@ -18,14 +18,10 @@ ray = need("ray")
 from llmgym import ConfigError
 from llmgym.agents import OracleAgent, RandomAgent
 from llmgym.cli import main
+from llmgym.errors import RemoteEnvError, ServerUnavailableError, SessionLostError
 from llmgym.runner.evaluation import evaluate
 from llmgym.runner.rollout import rollout
 from llmgym.serving import ray_actors
-from llmgym.serving.client import (
-    RemoteEnvError,
-    ServerUnavailableError,
-    SessionLostError,
-)
 from llmgym.testing import HOSTILE_ACTIONS
 
 pytestmark = pytest.mark.slow

@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
+from llmgym.errors import InvalidRequestError
 from llmgym.serving.hosting import HostedEnv
 from llmgym.serving.protocol import (
     ARRAY_DTYPES,
     ARRAY_KEY,
-    InvalidRequestError,
     dumps,
     loads,
     space_from_dict,

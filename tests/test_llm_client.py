@@ -7,7 +7,8 @@ import time
 import pytest
 
 from llmgym.agents import OpenAIChatAgent, make_agent
-from llmgym.llm import ChatClient, ChatError
+from llmgym.errors import ChatError
+from llmgym.llm import ChatClient
 from tests.chat_server import ChatServer
 
 

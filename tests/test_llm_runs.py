@@ -12,7 +12,9 @@ import pytest
 from llmgym import cli
 from llmgym.agents import OpenAIChatAgent
 from llmgym.core.registry import EnvEntry
-from llmgym.llm import OPENAI_URL, ChatClient, ChatError, ServerUnavailableError
+from llmgym.errors import ChatError, ServerUnavailableError
+from llmgym.llm import OPENAI_URL, ChatClient
+from llmgym.runner import runs
 from llmgym.runner.evaluation import RunEstimate, overall_score
 from llmgym.runner.trajectories import read_trajectories
 from tests.chat_server import ChatServer
@@ -179,7 +181,7 @@ def suite(monkeypatch):
     """Make ``--suite smoke`` these tasks, with these environments looking uninstalled."""
 
     def define(tasks: dict[str, list[str]], uninstalled: tuple[str, ...] = ()) -> None:
-        monkeypatch.setattr(cli, "load_suite", lambda name: dict(tasks))
+        monkeypatch.setattr(runs, "load_suite", lambda name: dict(tasks))
         monkeypatch.setattr(EnvEntry, "available", property(lambda e: e.id not in uninstalled))
 
     return define

@@ -13,8 +13,8 @@ from tests.extras import need
 need("pettingzoo")
 
 from llmgym.core import Task
-from llmgym.envs.multiagent.game import IllegalMove
 from llmgym.envs.multiagent.negotiation import NegotiationConfig, NegotiationGame, raw_env
+from llmgym.errors import IllegalMove
 
 
 def _game(task_id: str = "eval/00000", **config) -> NegotiationGame:

@@ -30,18 +30,18 @@ from llmgym import ConfigError
 from llmgym.agents import OracleAgent
 from llmgym.cli import main
 from llmgym.core.env import text_space
-from llmgym.runner.evaluation import evaluate
-from llmgym.runner.rollout import rollout
-from llmgym.serving.client import (
+from llmgym.errors import (
     AuthenticationError,
+    ChatError,
     EpisodeEndedError,
-    RemoteEnv,
     RemoteEnvError,
     ServerBusyError,
     ServerUnavailableError,
     SessionLostError,
-    remote_env_factory,
 )
+from llmgym.runner.evaluation import evaluate
+from llmgym.runner.rollout import play_episode, rollout
+from llmgym.serving.client import RemoteEnv, remote_env_factory
 from llmgym.serving.protocol import PROTOCOL_VERSION, dumps, space_to_dict
 from llmgym.serving.server import ServerSettings
 from llmgym.testing import HOSTILE_ACTIONS
@@ -247,6 +247,23 @@ def test_stopped_server_is_a_clear_error_after_retries() -> None:
     with pytest.raises(ServerUnavailableError, match="after 3 attempt"):
         env.step("crane")
     assert time.monotonic() - start < 10
+
+
+def test_a_server_gone_mid_episode_stops_the_run_as_a_gone_model_server_does() -> None:
+    """One ``ServerUnavailableError`` for both servers a run depends on: an episode whose
+    environment server stopped answering is not recorded as failed (with every later one after
+    it); the error propagates, and it is the class a gone model server raises."""
+    with LiveServer() as live:
+        env = RemoteEnv(live.url, "llmgym/Wordle-v0", retries=1, backoff=0.05)
+
+        class StopsTheServer(OracleAgent):
+            def act(self, observation: str, info: dict) -> str:
+                live.stop()
+                return super().act(observation, info)
+
+        with pytest.raises(ServerUnavailableError, match="after 2 attempt") as gone:
+            play_episode(env, StopsTheServer(), task_id="eval/00000", seed=0)
+    assert isinstance(gone.value, ChatError) and isinstance(gone.value, RemoteEnvError)
 
 
 def test_hung_server_times_out() -> None:

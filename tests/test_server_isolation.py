@@ -190,7 +190,8 @@ def test_an_engine_that_exits_ends_its_session_and_not_the_server(tmp_path) -> N
 
 @pytest.mark.parametrize("transport", ["websocket", "http"])
 def test_remote_env_raises_session_lost_for_a_step_over_the_limit(transport) -> None:
-    from llmgym.serving.client import RemoteEnv, SessionLostError
+    from llmgym.errors import SessionLostError
+    from llmgym.serving.client import RemoteEnv
 
     with LiveServer(_over_the_limit(())) as live:
         env = RemoteEnv(
@@ -206,7 +207,8 @@ def test_remote_env_raises_session_lost_for_a_step_over_the_limit(transport) -> 
 
 
 def test_remote_env_raises_server_busy_past_the_client_quota() -> None:
-    from llmgym.serving.client import RemoteEnv, ServerBusyError
+    from llmgym.errors import ServerBusyError
+    from llmgym.serving.client import RemoteEnv
 
     with LiveServer(ServerSettings(max_sessions_per_client=1)) as live:
         first = RemoteEnv(live.url, "llmgym/Wordle-v0")

@@ -29,12 +29,8 @@ from tests.extras import need
 need("fastapi")
 need("uvicorn")
 
-from llmgym.serving.client import (
-    RemoteEnv,
-    RemoteEnvError,
-    ServerUnavailableError,
-    SessionLostError,
-)
+from llmgym.errors import RemoteEnvError, ServerUnavailableError, SessionLostError
+from llmgym.serving.client import RemoteEnv
 from llmgym.testing import HOSTILE_ACTIONS
 from tests.servers import ServeProcess
 

@@ -9,7 +9,6 @@ import time
 import gymnasium as gym
 import pytest
 
-from llmgym.envs.tools import ToolError
 from llmgym.envs.tools.sheet import (
     MAX_FORMULA_WORK,
     FormulaBudget,
@@ -19,6 +18,7 @@ from llmgym.envs.tools.sheet import (
     evaluate_formula,
     parse_position,
 )
+from llmgym.errors import ToolError
 
 GRID = [["Item", "Price", "Stock"], ["Pen", 2.5, 10], ["Ink", 4, 0], ["Pad", 3.25, 7]]
 

@@ -21,7 +21,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from llmgym.envs.sql.databases import DOMAIN_NAMES, master_database, private_copy
-from llmgym.envs.sql.sandbox import QueryError, SqlSandbox, database_digest
+from llmgym.envs.sql.sandbox import SqlSandbox, database_digest
+from llmgym.errors import QueryError
 
 
 def _digests() -> dict[str, str]:

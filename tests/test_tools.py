@@ -23,7 +23,6 @@ from llmgym.envs.tools import (
     CurrentDate,
     ToolCall,
     ToolEnv,
-    ToolError,
     Toolkit,
     answers_match,
     call,
@@ -35,6 +34,7 @@ from llmgym.envs.tools import (
 from llmgym.envs.tools.answers import holds_answer
 from llmgym.envs.tools.weather import WeatherEnv, cities
 from llmgym.envs.tools.weather.toolkit import Places, WeatherQueries, WeatherState
+from llmgym.errors import ToolError
 from llmgym.testing import check_conformance
 
 TOOL_ENVS = ["llmgym/Weather-v0", "llmgym/Movie-v0", "llmgym/Academia-v0", "llmgym/Sheet-v0",

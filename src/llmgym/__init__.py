@@ -8,18 +8,10 @@ observation, info = env.reset(seed=0, options={"split": "eval"})
 observation, reward, terminated, truncated, info = env.step("crane")
 """
 
-from llmgym.core import (
-    ConfigError,
-    EnvConfig,
-    MissingDependencyError,
-    Task,
-    TaskRng,
-    TextEnv,
-    Transition,
-    knob,
-)
+from llmgym.core import EnvConfig, Task, TaskRng, TextEnv, Transition, knob
 from llmgym.core.registry import register_entries
 from llmgym.envs import ENVIRONMENTS, get_entry, plugin_entries
+from llmgym.errors import ConfigError, MissingDependencyError
 from llmgym.serving import register_remote_env
 
 __version__ = "0.1.0"

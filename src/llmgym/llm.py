@@ -29,12 +29,12 @@ from typing import Any
 
 import httpx
 
+from llmgym.errors import ChatError
+
 __all__ = [
     "OPENAI_URL",
     "ChatClient",
-    "ChatError",
     "ChatReply",
-    "ServerUnavailableError",
     "Usage",
     "summarize_body",
 ]
@@ -50,14 +50,6 @@ _HINTS = {
     403: "check the API key (--api-key or $OPENAI_API_KEY)",
     404: "is the base URL the API root (usually ending in /v1) and the model name right?",
 }
-
-
-class ChatError(RuntimeError):
-    """A chat request failed for good (after retries where retrying made sense)."""
-
-
-class ServerUnavailableError(ChatError):
-    """So many requests in a row failed that the run should stop rather than go on failing."""
 
 
 @dataclass

@@ -7,7 +7,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from llmgym.agents.base import Agent, Playable
-from llmgym.llm import ChatClient, ChatError, ServerUnavailableError
+from llmgym.errors import ChatError, ServerUnavailableError
+from llmgym.llm import ChatClient
 
 __all__ = ["OpenAIChatAgent"]
 
@@ -23,7 +24,8 @@ class OpenAIChatAgent(Agent):
     client's retries yields an empty reply, is counted in :attr:`errors` and explained in
     :attr:`last_error` (a rollout then ends the episode as a server error, not a format error),
     so one bad response never stops an evaluation; ``max_consecutive_failures`` failures in a
-    row (over every fork sharing the client) do, with :class:`~llmgym.llm.ServerUnavailableError`.
+    row (over every fork sharing the client) do, with
+    :class:`~llmgym.errors.ServerUnavailableError`.
 
     Args:
         model: Model name on the server.
@@ -33,7 +35,7 @@ class OpenAIChatAgent(Agent):
         timeout: Seconds to wait for an answer. max_retries: Retries on connection errors,
             429 and 5xx.
         max_consecutive_failures: Requests in a row that may fail for good before :meth:`act`
-            raises :class:`~llmgym.llm.ServerUnavailableError` (``None``: never).
+            raises :class:`~llmgym.errors.ServerUnavailableError` (``None``: never).
         client: An existing :class:`~llmgym.llm.ChatClient` to share (the other connection
             arguments are then ignored).
         react: Whether the agent is prompted for ``Thought:``/``Action:`` replies.

@@ -1,10 +1,10 @@
 """The core contract every llmgym environment fulfils, and the helpers environments share."""
 
 from llmgym.core.cache import cache_dir
-from llmgym.core.config import ConfigError, ConfigT, EnvConfig, knob
+from llmgym.core.config import ConfigT, EnvConfig, knob
 from llmgym.core.env import RESET_OPTIONS, ActT, ObsT, TextEnv, Transition, text_space
 from llmgym.core.pixels import PixelAction, PixelEnv
-from llmgym.core.registry import EnvEntry, MissingDependencyError, optional_import
+from llmgym.core.registry import EnvEntry, optional_import
 from llmgym.core.tasks import SPLITS, Task, TaskIdRange, TaskRng, split_of
 from llmgym.core.text import CHARSET, normalize_command, quote_action, sanitize_text
 
@@ -13,11 +13,9 @@ __all__ = [
     "RESET_OPTIONS",
     "SPLITS",
     "ActT",
-    "ConfigError",
     "ConfigT",
     "EnvConfig",
     "EnvEntry",
-    "MissingDependencyError",
     "ObsT",
     "PixelAction",
     "PixelEnv",

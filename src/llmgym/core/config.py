@@ -23,20 +23,14 @@ import typing
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, TypeVar
 
+from llmgym.errors import ConfigError
+
 __all__ = ["ConfigError", "ConfigT", "EnvConfig", "describe_allowed", "knob"]
 
 _MISSING = dataclasses.MISSING
 C = TypeVar("C", bound="EnvConfig")
 ConfigT = TypeVar("ConfigT", bound="EnvConfig")
 """An environment's config class, as in ``class MazeEnv(TextEnv[MazeConfig])``."""
-
-
-class ConfigError(ValueError):
-    """A configuration value is unknown, of the wrong type, or outside its allowed range."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
 
 
 def knob(

@@ -11,17 +11,14 @@ from typing import Any
 
 import gymnasium as gym
 
+from llmgym.errors import MissingDependencyError
+
 __all__ = [
     "EnvEntry",
-    "MissingDependencyError",
     "install_command",
     "optional_import",
     "register_entries",
 ]
-
-
-class MissingDependencyError(ImportError):
-    """An optional dependency (a pip extra) is not installed; the message names the fix."""
 
 
 def install_command(extra: str | None = None) -> str:

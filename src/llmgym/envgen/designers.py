@@ -19,7 +19,8 @@ from typing import Any, Protocol
 
 from llmgym.envgen.parsing import Design, ParsedReply, parse_designs, validate_overrides
 from llmgym.envgen.spec import DesignSpec, SkillStats
-from llmgym.llm import ChatClient, ChatError, ChatReply
+from llmgym.errors import ChatError
+from llmgym.llm import ChatClient, ChatReply
 
 __all__ = [
     "Designer",

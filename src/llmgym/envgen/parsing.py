@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from llmgym.core.config import ConfigError, EnvConfig
+from llmgym.core.config import EnvConfig
+from llmgym.errors import ConfigError
 
 __all__ = ["Design", "ParsedReply", "extract_json", "parse_designs", "validate_overrides"]
 

@@ -28,11 +28,11 @@ import gymnasium as gym
 
 from llmgym.core.env import TextEnv
 from llmgym.core.registry import EnvEntry, register_entries
+from llmgym.errors import PluginWarning
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "ENVIRONMENTS",
-    "PluginWarning",
     "all_entries",
     "entries_from",
     "game_entries",
@@ -45,10 +45,6 @@ ENTRY_POINT_GROUP = "llmgym.envs"
 """The entry-point group through which an installed package registers environments: each entry
 point names an :class:`EnvEntry`, a row as a mapping of its fields, a list of them, or a function
 returning them."""
-
-
-class PluginWarning(UserWarning):
-    """An installed package's ``llmgym.envs`` entry point could not be loaded (it is skipped)."""
 
 
 def _load_table() -> tuple[EnvEntry, ...]:

@@ -18,9 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from llmgym.core import (
-    ConfigError,
     EnvConfig,
-    MissingDependencyError,
     Task,
     TaskIdRange,
     TextEnv,
@@ -30,6 +28,7 @@ from llmgym.core import (
     normalize_command,
     optional_import,
 )
+from llmgym.errors import ConfigError, MissingDependencyError
 
 scienceworld = optional_import("scienceworld", extra="sciworld")
 

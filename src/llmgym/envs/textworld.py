@@ -30,7 +30,6 @@ from typing import Any
 from tqdm import tqdm
 
 from llmgym.core import (
-    ConfigError,
     EnvConfig,
     Task,
     TaskIdRange,
@@ -44,6 +43,7 @@ from llmgym.core import (
     split_of,
 )
 from llmgym.core.cache import prune_files, touch
+from llmgym.errors import ConfigError
 
 textworld = optional_import("textworld", extra="textworld")
 jericho = optional_import("jericho", extra="textworld")

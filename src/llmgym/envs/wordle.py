@@ -12,7 +12,6 @@ from importlib import resources
 import numpy as np
 
 from llmgym.core import (
-    ConfigError,
     EnvConfig,
     Task,
     TaskIdRange,
@@ -23,6 +22,7 @@ from llmgym.core import (
     normalize_command,
     split_of,
 )
+from llmgym.errors import ConfigError
 
 __all__ = ["WordleConfig", "WordleEnv", "score_guess", "word_lists"]
 

@@ -2,6 +2,8 @@
 
 * :mod:`~llmgym.runner.rollout` — play episodes, concurrently, with an agent.
 * :mod:`~llmgym.runner.evaluation` — :func:`evaluate` an agent on a split or a suite.
+* :mod:`~llmgym.runner.runs` — run an :class:`EvalPlan` over several environments (resumable) and
+  :func:`write_results`, the results file ``llmgym view`` and ``llmgym report`` read.
 * :mod:`~llmgym.runner.trajectories` — the trajectory records episodes are saved as, and their
   conversion to SFT data.
 * :mod:`~llmgym.runner.matches` — agents play a multi-agent game against each other.
@@ -28,6 +30,11 @@ _MODULE_OF = {
     "play_episode": "rollout",
     "rollout": "rollout",
     "rollout_vector": "rollout",
+    "EvalPlan": "runs",
+    "EvalRun": "runs",
+    "estimate_plan": "runs",
+    "run_plan": "runs",
+    "write_results": "runs",
     "Trajectory": "trajectories",
     "append_trajectory": "trajectories",
     "read_trajectories": "trajectories",

@@ -20,7 +20,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from llmgym.agents.base import Agent
 from llmgym.core.env import TextEnv
 from llmgym.core.tasks import TaskRng
-from llmgym.llm import ServerUnavailableError
+from llmgym.errors import ServerUnavailableError
 from llmgym.runner.frames import frame_source
 from llmgym.runner.trajectories import Trajectory, TrajectoryBuilder
 from llmgym.runner.workers import PerThread, SuccessBar, run_concurrently
@@ -60,9 +60,24 @@ class EpisodeSpec:
     seed: int
 
 
-def choose_tasks(env: gym.Env, split: str, episodes: int, seed: int) -> list[str]:
+def choose_tasks(
+    env: gym.Env | EnvSource,
+    split: str,
+    episodes: int,
+    seed: int,
+    *,
+    make_kwargs: Mapping[str, Any] | None = None,
+) -> list[str]:
     """``episodes`` task ids of ``split``: a seeded sample without replacement (cycling through
-    the whole split first when more episodes than tasks are asked for)."""
+    the whole split first when more episodes than tasks are asked for). ``env`` is an
+    environment, or what a rollout takes (an id, made with ``make_kwargs``, or a factory): an
+    instance is made to list the tasks, and closed."""
+    if not isinstance(env, gym.Env):
+        probe = env() if callable(env) else gym.make(env, **(make_kwargs or {}))
+        try:
+            return choose_tasks(probe, split, episodes, seed)
+        finally:
+            probe.close()
     ids = cast("TextEnv", env.unwrapped).task_ids(split)
     return sample_task_ids(ids, episodes, TaskRng("evaluation", split, seed))
 
@@ -93,7 +108,8 @@ def play_episode(
     """Play one episode of ``task_id`` with ``agent``. An exception inside the episode is recorded
     in ``Trajectory.error`` (with ``success=False``) instead of propagating; so is a model request
     that failed for good (``agent.errors``), which ends the episode as a :data:`SERVER_ERROR`.
-    :class:`~llmgym.llm.ServerUnavailableError` propagates: the run should stop. With
+    :class:`~llmgym.errors.ServerUnavailableError` (the model's server, or a remote environment's,
+    is gone) propagates: the run should stop. With
     ``record_frames``, the environment's pictures are kept in ``Trajectory.frames`` (see
     :mod:`llmgym.runner.frames`)."""
     frames = frame_source(env) if record_frames else None

@@ -21,12 +21,7 @@ import gymnasium as gym
 
 __all__ = [
     "REMOTE_ENV_ID",
-    "AuthenticationError",
     "RemoteEnv",
-    "RemoteEnvError",
-    "ServerBusyError",
-    "ServerUnavailableError",
-    "SessionLostError",
     "register_remote_env",
     "remote_env_factory",
 ]

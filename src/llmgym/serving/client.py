@@ -55,55 +55,32 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.error import ResetNeeded
 
-from llmgym.core.config import ConfigError
-from llmgym.core.registry import MissingDependencyError
 from llmgym.core.tasks import TaskIdRange
+from llmgym.errors import (
+    AuthenticationError,
+    ConfigError,
+    EpisodeEndedError,
+    MissingDependencyError,
+    RemoteEnvError,
+    ServerBusyError,
+    ServerUnavailableError,
+    SessionLostError,
+)
 from llmgym.serving.protocol import PROTOCOL_VERSION, dumps, loads, space_from_dict
 
 if TYPE_CHECKING:
     from websockets.frames import Frame
 
 __all__ = [
-    "AuthenticationError",
-    "EpisodeEndedError",
     "ProxyEnv",
     "RemoteConfig",
     "RemoteEnv",
-    "RemoteEnvError",
     "RemoteTask",
-    "ServerBusyError",
-    "ServerUnavailableError",
-    "SessionLostError",
     "remote_env_factory",
 ]
 
 TOKEN_VARIABLE = "LLMGYM_SERVER_TOKEN"
 """Environment variable read for the server's token when none is passed."""
-
-
-class RemoteEnvError(RuntimeError):
-    """A remote environment could not do what was asked (base class)."""
-
-
-class ServerUnavailableError(RemoteEnvError):
-    """The server could not be reached, or did not answer within the timeout."""
-
-
-class SessionLostError(RemoteEnvError):
-    """The session is gone: it expired, was closed, or the server restarted."""
-
-
-class ServerBusyError(RemoteEnvError):
-    """The server is at its session limit."""
-
-
-class AuthenticationError(RemoteEnvError, PermissionError):
-    """The server wants a token and did not get the right one."""
-
-
-class EpisodeEndedError(RemoteEnvError, ResetNeeded):
-    """``step`` before the first ``reset`` or after the episode ended (as locally, a
-    ``gymnasium.error.ResetNeeded``)."""
 
 
 def raise_remote_error(code: str, message: str, field: str | None = None) -> NoReturn:

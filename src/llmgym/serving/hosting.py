@@ -18,17 +18,15 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.error import ResetNeeded
 
-from llmgym.core.config import ConfigError
-from llmgym.core.registry import MissingDependencyError
 from llmgym.core.tasks import SPLITS, TaskIdRange
 from llmgym.envs import get_entry
-from llmgym.serving.protocol import (
-    PROTOCOL_VERSION,
+from llmgym.errors import (
+    ConfigError,
     EpisodeStateError,
     InvalidRequestError,
-    config_error,
-    space_to_dict,
+    MissingDependencyError,
 )
+from llmgym.serving.protocol import PROTOCOL_VERSION, config_error, space_to_dict
 
 __all__ = ["REMOTE_CALLS", "HostedEnv"]
 

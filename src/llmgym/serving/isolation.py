@@ -29,46 +29,20 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from llmgym.envs import get_entry
-from llmgym.serving.protocol import (
+from llmgym.errors import (
+    CallTimeoutError,
+    EnvProcessError,
+    EnvRaisedError,
     EpisodeStateError,
     HostingError,
     InvalidRequestError,
-    dumps,
-    loads,
-    raised_message,
 )
+from llmgym.serving.protocol import dumps, loads, raised_message
 
 __all__ = [
-    "CallTimeoutError",
-    "EnvProcessError",
-    "EnvRaisedError",
     "ProcessHostedEnv",
     "Workers",
 ]
-
-
-class CallTimeoutError(HostingError):
-    """An environment call overran the server's wall-clock limit; its session is closed (504)."""
-
-    status = 504
-    code = "session_lost"
-
-
-class EnvProcessError(HostingError):
-    """The child process of a session's environment ended (``exit()``, a crash, killed); the
-    session is closed (502)."""
-
-    status = 502
-    code = "session_lost"
-
-
-class EnvRaisedError(HostingError):
-    """The environment in a child process raised an exception (500); ``details`` holds the
-    child's traceback, for the server's log."""
-
-    def __init__(self, message: str, details: str) -> None:
-        super().__init__(message)
-        self.details = details
 
 
 # ------------------------------------------------------------------------------ threads

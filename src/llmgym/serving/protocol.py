@@ -16,13 +16,14 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal, get_args
+from typing import Any, Literal, get_args
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from llmgym.core.config import ConfigError, EnvConfig
+from llmgym.core.config import EnvConfig
+from llmgym.errors import ConfigError, InvalidRequestError, NestingError
 
 __all__ = [
     "ARRAY_DTYPES",
@@ -30,10 +31,6 @@ __all__ = [
     "PROTOCOL_VERSION",
     "SERVABLE_SPACES",
     "ArrayDType",
-    "EpisodeStateError",
-    "HostingError",
-    "InvalidRequestError",
-    "NestingError",
     "config_error",
     "decode_array",
     "dumps",
@@ -47,47 +44,6 @@ __all__ = [
 
 PROTOCOL_VERSION = 1
 """Bumped when requests or responses change incompatibly; clients check it."""
-
-
-class HostingError(Exception):
-    """A request that cannot be served; ``status`` is its HTTP status, ``code`` a stable name."""
-
-    status: ClassVar[int] = 500
-    code: str = "internal_error"
-
-    def __init__(self, message: str, *, field: str | None = None, code: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.field = field
-        if code is not None:
-            self.code = code
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON error body: ``{"error": code, "message": ..., "field": ...}``."""
-        return {"error": self.code, "message": self.message, "field": self.field}
-
-    def __reduce__(self) -> tuple[Any, ...]:  # keep field and code across pickling (Ray)
-        return (_rebuild_error, (type(self), self.message, self.field, self.code))
-
-
-def _rebuild_error(
-    cls: type[HostingError], message: str, field: str | None, code: str
-) -> HostingError:
-    return cls(message, field=field, code=code)
-
-
-class InvalidRequestError(HostingError):
-    """The request is malformed or names something that does not exist (HTTP 422)."""
-
-    status = 422
-    code = "invalid_request"
-
-
-class EpisodeStateError(HostingError):
-    """``step`` before the first ``reset`` or after the episode ended (HTTP 409)."""
-
-    status = 409
-    code = "episode_ended"
 
 
 def raised_message(error: BaseException) -> str:
@@ -201,10 +157,6 @@ def dumps(payload: Any) -> bytes:
     that JSON cannot hold becomes its ``repr``. Non-ASCII text is escaped, so lone surrogates in
     hostile text survive the round trip."""
     return json.dumps(payload, separators=(",", ":"), default=_encode_default).encode()
-
-
-class NestingError(ValueError):
-    """JSON nested deeper than a reader allows."""
 
 
 _JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')

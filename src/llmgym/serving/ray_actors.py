@@ -26,15 +26,9 @@ import gymnasium as gym
 import numpy as np
 
 from llmgym.core.registry import optional_import
-from llmgym.serving.client import (
-    ProxyEnv,
-    RemoteEnvError,
-    ServerUnavailableError,
-    SessionLostError,
-    raise_remote_error,
-)
+from llmgym.errors import HostingError, RemoteEnvError, ServerUnavailableError, SessionLostError
+from llmgym.serving.client import ProxyEnv, raise_remote_error
 from llmgym.serving.hosting import HostedEnv
-from llmgym.serving.protocol import HostingError
 
 ray = optional_import("ray", extra="ray")
 

@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from llmgym.core import ConfigError, EnvConfig, knob
+from llmgym.core import EnvConfig, knob
 from llmgym.envs.crafter import ACHIEVEMENTS
+from llmgym.errors import ConfigError
 
 __all__ = ["BIOMES", "ITEMS", "MATERIAL_ITEMS", "RARITIES", "TOOL_ITEMS", "CrafterConfig"]
 

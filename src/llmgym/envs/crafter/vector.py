@@ -18,12 +18,12 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from llmgym.core.config import ConfigError
 from llmgym.envs.crafter import ACHIEVEMENTS, ACTIONS
 from llmgym.envs.crafter.config import CrafterConfig
 from llmgym.envs.crafter.env import TRAIN_SEEDS
 from llmgym.envs.crafter.game import CrafterGame, crafter_world_seed
 from llmgym.envs.crafter.symbolic import SYMBOLIC_SIZE, SymbolicObserver
+from llmgym.errors import ConfigError
 
 __all__ = ["CrafterSymbolicVectorEnv"]
 

@@ -10,7 +10,6 @@ import numpy as np
 
 from llmgym.core import (
     ActT,
-    ConfigError,
     EnvConfig,
     ObsT,
     PixelAction,
@@ -25,6 +24,7 @@ from llmgym.core import (
     split_of,
 )
 from llmgym.envs.heist.game import COLORS, DIRECTIONS, HeistLayout, HeistState, generate_layout
+from llmgym.errors import ConfigError
 
 __all__ = ["HEIST_SKILLS", "HeistConfig", "HeistEnv", "HeistPixelsEnv", "render_rgb"]
 

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob
-from llmgym.core.config import ConfigError
 from llmgym.envs.household.catalog import ROOM_TYPES, TASK_TYPES
 from llmgym.envs.household.generation import (
     TASKS_PER_LAYOUT,
@@ -18,6 +17,7 @@ from llmgym.envs.household.generation import (
 )
 from llmgym.envs.household.planner import next_action
 from llmgym.envs.household.world import World
+from llmgym.errors import ConfigError
 
 __all__ = ["HouseholdConfig", "HouseholdEnv"]
 

@@ -14,11 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from llmgym.core import ConfigError, Task, TaskIdRange, knob, normalize_command, quote_action
+from llmgym.core import Task, TaskIdRange, knob, normalize_command, quote_action
 from llmgym.core.text import join_names
 from llmgym.envs.multiagent.api import pettingzoo_api
-from llmgym.envs.multiagent.game import Game, GameConfig, IllegalMove
+from llmgym.envs.multiagent.game import Game, GameConfig
 from llmgym.envs.multiagent.versus import VersusEnv, versus_config
+from llmgym.errors import ConfigError, IllegalMove
 
 __all__ = [
     "ConnectFourConfig",

@@ -19,12 +19,12 @@ from typing import Any, ClassVar, Generic, TypeVar
 import numpy as np
 
 from llmgym.core import EnvConfig, Task, knob
+from llmgym.errors import IllegalMove
 
 __all__ = [
     "Game",
     "GameConfig",
     "GameConfigT",
-    "IllegalMove",
     "Referee",
     "Ruling",
     "player_names",
@@ -59,11 +59,6 @@ class GameConfig(EnvConfig):
 
 GameConfigT = TypeVar("GameConfigT", bound=GameConfig)
 """A game's config class, as in ``class ConnectFourGame(Game[ConnectFourConfig])``."""
-
-
-class IllegalMove(Exception):
-    """Raised by :meth:`Game.parse` for a move that is not understood or not allowed now; the
-    message says why and what would be valid."""
 
 
 class Game(ABC, Generic[GameConfigT]):

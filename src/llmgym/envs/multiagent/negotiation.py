@@ -19,8 +19,9 @@ import numpy as np
 from llmgym.core import Task, TaskIdRange, TaskRng, knob, normalize_command, quote_action, split_of
 from llmgym.core.text import join_names
 from llmgym.envs.multiagent.api import pettingzoo_api
-from llmgym.envs.multiagent.game import Game, GameConfig, IllegalMove
+from llmgym.envs.multiagent.game import Game, GameConfig
 from llmgym.envs.multiagent.versus import VersusEnv, versus_config
+from llmgym.errors import IllegalMove
 
 __all__ = [
     "NegotiationConfig",

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from llmgym.core import ConfigError, Task, TaskRng, TextEnv, Transition, knob
+from llmgym.core import Task, TaskRng, TextEnv, Transition, knob
 from llmgym.envs.multiagent.api import TextAECEnv
 from llmgym.envs.multiagent.game import Game, GameConfig, player_names
 from llmgym.envs.multiagent.seats import AgentSeat, PlayerView, ScriptedSeat, Seat
+from llmgym.errors import ConfigError
 
 if TYPE_CHECKING:
     from llmgym.agents.base import Agent

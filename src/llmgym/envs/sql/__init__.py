@@ -11,6 +11,6 @@
 """
 
 from llmgym.envs.sql.env import SQLConfig, SQLEnv
-from llmgym.envs.sql.sandbox import QueryError, QueryResult, SqlSandbox
+from llmgym.envs.sql.sandbox import QueryResult, SqlSandbox
 
-__all__ = ["QueryError", "QueryResult", "SQLConfig", "SQLEnv", "SqlSandbox"]
+__all__ = ["QueryResult", "SQLConfig", "SQLEnv", "SqlSandbox"]

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from llmgym.core import SPLITS, ConfigError, EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob
+from llmgym.core import SPLITS, EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob
 from llmgym.envs.sql.databases import DOMAIN_NAMES, DOMAINS, master_database, private_copy
 from llmgym.envs.sql.questions import (
     DIFFICULTIES,
@@ -20,7 +20,8 @@ from llmgym.envs.sql.questions import (
     questions_for,
 )
 from llmgym.envs.sql.reading import read_question
-from llmgym.envs.sql.sandbox import QueryError, QueryResult, SqlSandbox
+from llmgym.envs.sql.sandbox import QueryResult, SqlSandbox
+from llmgym.errors import ConfigError, QueryError
 
 __all__ = ["SQLConfig", "SQLEnv", "extract_sql", "render_table", "schema_text"]
 

@@ -48,11 +48,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from llmgym.errors import QueryError
+
 __all__ = [
     "ALLOWED_FUNCTIONS",
     "MAX_PATTERN_WORK",
     "PATTERN_FUNCTIONS",
-    "QueryError",
     "QueryResult",
     "SqlSandbox",
     "database_digest",
@@ -111,22 +112,6 @@ lengths, guarded by the sandbox, with the name its feedback uses."""
 MAX_PATTERN_WORK = 10_000_000
 """The largest product of the two lengths a guarded function may be called with (a few
 milliseconds of work; a ``LIKE`` over a whole table's ``group_concat`` stays well below)."""
-
-
-class QueryError(Exception):
-    """The query did not produce a result.
-
-    Attributes:
-        kind: ``"error"`` (SQLite rejected it: syntax, unknown column, ...), ``"refused"`` (the
-            sandbox does not allow it), ``"timeout"`` (over the time limit) or ``"too_large"``
-            (over the row or size bound).
-        message: What went wrong, for the agent.
-    """
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
 
 
 @dataclass(frozen=True)

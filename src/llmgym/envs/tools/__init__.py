@@ -12,7 +12,8 @@ deterministic simulated service, and what they share, by concern:
 * :mod:`~llmgym.envs.tools.services` — data files and helpers of the simulated services;
 * :mod:`~llmgym.envs.tools.env` — :class:`ToolEnv`, a thin environment over toolkits.
 
-The names needed to write a tool environment are importable from here.
+The names needed to write a tool environment are importable from here; the exceptions a tool
+or a goal template raises (``ToolError``, ``NoGoal``) are :mod:`llmgym.errors`'.
 """
 
 from llmgym.envs.tools.answers import Answer, AnswerKind, answers_match, normalize_answer
@@ -23,7 +24,6 @@ from llmgym.envs.tools.planning import (
     Episode,
     Goals,
     GoalTemplate,
-    NoGoal,
     PlanStep,
     Results,
     call,
@@ -40,7 +40,6 @@ from llmgym.envs.tools.services import (
 )
 from llmgym.envs.tools.toolkit import (
     CurrentDate,
-    ToolError,
     Toolkit,
     ToolTable,
     tool,
@@ -57,7 +56,6 @@ __all__ = [
     "GoalTemplate",
     "Goals",
     "ItemSplit",
-    "NoGoal",
     "Param",
     "PlanStep",
     "Results",
@@ -65,7 +63,6 @@ __all__ = [
     "ToolCall",
     "ToolConfig",
     "ToolEnv",
-    "ToolError",
     "ToolTable",
     "Toolkit",
     "answers_match",

@@ -21,14 +21,15 @@ from typing import Any, ClassVar, Generic, cast
 import numpy as np
 from typing_extensions import Self, TypeVar
 
-from llmgym.core import ConfigError, EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob
+from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.tools.answers import answers_match
 from llmgym.envs.tools.calls import ToolCall, format_call, parse_tool_call
 from llmgym.envs.tools.planning import Episode, Goals
 from llmgym.envs.tools.progress import Progress, canonical_json
 from llmgym.envs.tools.schema import ArgType, Param, Tool
-from llmgym.envs.tools.toolkit import ToolCatalogue, ToolError, Toolkit
+from llmgym.envs.tools.toolkit import ToolCatalogue, Toolkit
+from llmgym.errors import ConfigError, ToolError
 
 __all__ = ["AGENTGYM_FORMAT_ERROR", "ToolConfig", "ToolEnv"]
 

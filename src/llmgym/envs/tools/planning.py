@@ -18,6 +18,7 @@ from llmgym.core import Task
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.tools.answers import Answer
 from llmgym.envs.tools.calls import ToolCall
+from llmgym.errors import NoGoal
 
 __all__ = [
     "DerivedCall",
@@ -36,11 +37,6 @@ _Method = TypeVar("_Method", bound=Callable[..., Any])
 _GOAL_MARK = "__llmgym_goal_template__"
 _DRAWS = 200
 StateT = TypeVar("StateT")
-
-
-class NoGoal(Exception):
-    """Raised by a goal template (or a helper it calls) when this draw has no suitable instance:
-    the goal is drawn again, as when the template returns ``None``."""
 
 
 Results = Sequence[Any]

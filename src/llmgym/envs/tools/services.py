@@ -13,7 +13,7 @@ from importlib import resources
 from typing import Any, Generic, TypeVar
 
 from llmgym.core import split_of
-from llmgym.envs.tools.toolkit import ToolError
+from llmgym.errors import ToolError
 
 __all__ = ["ItemSplit", "load_data", "parse_iso_date", "prompt_texts", "search_results"]
 

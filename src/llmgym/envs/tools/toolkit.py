@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from llmgym.envs.tools.calls import ToolCall
 from llmgym.envs.tools.schema import ArgType, Param, Tool
+from llmgym.errors import ToolError
 
 __all__ = [
     "CurrentDate",
@@ -32,12 +33,6 @@ __all__ = [
     "Toolkit",
     "tool",
 ]
-
-
-class ToolError(Exception):
-    """Raised by a tool whose arguments are well-typed but not applicable (an unknown id, a date
-    outside the data), or by :meth:`Toolkit.call` for an unknown tool or bad arguments; the
-    message is shown to the agent and the action counts as invalid."""
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])

@@ -16,7 +16,6 @@ from llmgym.envs.webarena.database import Dataset
 from llmgym.envs.webarena.shop import fts_query, money
 from llmgym.envs.webarena.shop_data import ORDER_STATUSES, TODAY, ShopData
 from llmgym.envs.webarena.web import (
-    HttpError,
     Request,
     Response,
     Site,
@@ -33,6 +32,7 @@ from llmgym.envs.webarena.web import (
     textarea,
     textbox,
 )
+from llmgym.errors import HttpError
 
 __all__ = ["ShopAdmin"]
 

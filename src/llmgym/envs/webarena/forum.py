@@ -16,7 +16,6 @@ from llmgym.envs.webarena.database import Dataset
 from llmgym.envs.webarena.forum_data import FORUM_TODAY, ForumData, hot_rank
 from llmgym.envs.webarena.shop import fts_query
 from llmgym.envs.webarena.web import (
-    HttpError,
     Request,
     Response,
     Site,
@@ -34,6 +33,7 @@ from llmgym.envs.webarena.web import (
     textarea,
     textbox,
 )
+from llmgym.errors import HttpError
 
 __all__ = ["FORUM_SORTS", "Forum"]
 

@@ -16,7 +16,6 @@ from typing import Any, ClassVar
 from llmgym.envs.webarena.database import Dataset
 from llmgym.envs.webarena.shop_data import SHIPPING_METHODS, TODAY, ShopData
 from llmgym.envs.webarena.web import (
-    HttpError,
     Request,
     Response,
     Site,
@@ -35,6 +34,7 @@ from llmgym.envs.webarena.web import (
     textarea,
     textbox,
 )
+from llmgym.errors import HttpError
 
 __all__ = ["SORTS", "Shop", "money"]
 

@@ -35,6 +35,8 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import parse_qs, urlencode
 
+from llmgym.errors import HttpError
+
 if TYPE_CHECKING:
     from llmgym.envs.webarena.database import Dataset
 
@@ -165,15 +167,6 @@ class Response:
     def redirect(cls, location: str) -> Response:
         """A 303 See Other to ``location`` (after a form post, as real sites do)."""
         return cls("", 303, [("Location", location)])
-
-
-class HttpError(Exception):
-    """Raised by a handler to answer with an error page."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = int(status)
-        self.message = message
 
 
 # ---------------------------------------------------------------------------- routes

@@ -46,6 +46,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from llmgym.core.tasks import TaskIdRange
+from llmgym.errors import HostingError, InvalidRequestError, SessionNotFoundError
 from llmgym.integrations.agentgym import (
     FAMILIES,
     Family,
@@ -53,7 +54,7 @@ from llmgym.integrations.agentgym import (
     find_family,
     task_id_of,
 )
-from llmgym.serving.protocol import HostingError, InvalidRequestError, loads
+from llmgym.serving.protocol import loads
 from llmgym.serving.server.protocols import ServerProtocol
 from llmgym.serving.server.schemas import (
     CallRequest,
@@ -64,7 +65,7 @@ from llmgym.serving.server.schemas import (
     load_json,
     reply,
 )
-from llmgym.serving.server.sessions import SessionNotFoundError, SessionStore
+from llmgym.serving.server.sessions import SessionStore
 
 __all__ = ["AGENTGYM_PREFIX", "AgentGymProtocol", "agentgym_routes"]
 

@@ -18,7 +18,7 @@ from starlette.routing import BaseRoute, Match, WebSocketRoute
 
 import llmgym
 from llmgym.core.registry import optional_import
-from llmgym.serving.protocol import HostingError
+from llmgym.errors import HostingError
 from llmgym.serving.server.guard import Guard, open_paths
 from llmgym.serving.server.logs import log
 from llmgym.serving.server.protocols import ServerProtocol, get_protocol

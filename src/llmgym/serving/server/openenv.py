@@ -50,13 +50,8 @@ from llmgym.core.env import TextEnv
 from llmgym.core.registry import EnvEntry
 from llmgym.core.tasks import SPLITS, TaskIdRange
 from llmgym.envs import get_entry
-from llmgym.serving.protocol import (
-    EpisodeStateError,
-    HostingError,
-    InvalidRequestError,
-    dumps,
-    loads,
-)
+from llmgym.errors import EpisodeStateError, HostingError, InvalidRequestError
+from llmgym.serving.protocol import dumps, loads
 from llmgym.serving.server.logs import log
 from llmgym.serving.server.protocols import ServerProtocol
 from llmgym.serving.server.schemas import (

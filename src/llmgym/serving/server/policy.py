@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from llmgym.envs import get_entry
-from llmgym.serving.protocol import InvalidRequestError
+from llmgym.errors import InvalidRequestError
 
 __all__ = ["DEFAULT_CONFIG_LIMITS", "ConfigLimit", "ConfigPolicy"]
 

@@ -15,14 +15,8 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 from starlette.requests import HTTPConnection
 
-from llmgym.serving.protocol import (
-    ARRAY_KEY,
-    ArrayDType,
-    InvalidRequestError,
-    NestingError,
-    dumps,
-    loads,
-)
+from llmgym.errors import InvalidRequestError, NestingError, ValidationFailure
+from llmgym.serving.protocol import ARRAY_KEY, ArrayDType, dumps, loads
 
 JSON = "application/json"
 
@@ -292,17 +286,6 @@ async def parse_body(request: Request, model: type[M], max_depth: int) -> M:
 def client_address(connection: HTTPConnection) -> str:
     """The address of a request's or a WebSocket's client: whom the per-client quota counts."""
     return connection.client.host if connection.client is not None else "unknown"
-
-
-class ValidationFailure(InvalidRequestError):
-    """A body that does not match its schema; ``detail`` lists every problem."""
-
-    def __init__(self, message: str, field: str | None, detail: list[dict[str, Any]]) -> None:
-        super().__init__(message, field=field)
-        self.detail = detail
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "detail": self.detail}
 
 
 def validation_error(problems: Sequence[Any]) -> ValidationFailure:

@@ -27,15 +27,20 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from llmgym.envs import get_entry
-from llmgym.serving.hosting import REMOTE_CALLS, HostedEnv
-from llmgym.serving.isolation import (
+from llmgym.errors import (
     CallTimeoutError,
+    CapacityError,
     EnvProcessError,
     EnvRaisedError,
-    ProcessHostedEnv,
-    Workers,
+    HostingError,
+    InvalidRequestError,
+    OutOfSequenceError,
+    QuotaError,
+    SessionNotFoundError,
 )
-from llmgym.serving.protocol import HostingError, InvalidRequestError, dumps, raised_message
+from llmgym.serving.hosting import REMOTE_CALLS, HostedEnv
+from llmgym.serving.isolation import ProcessHostedEnv, Workers
+from llmgym.serving.protocol import dumps, raised_message
 from llmgym.serving.server.logs import log
 from llmgym.serving.server.schemas import (
     STREAM_OPERATIONS,
@@ -49,47 +54,12 @@ from llmgym.serving.server.schemas import (
 from llmgym.serving.server.settings import ServerSettings
 
 __all__ = [
-    "CapacityError",
-    "OutOfSequenceError",
-    "QuotaError",
     "Session",
-    "SessionNotFoundError",
     "SessionStore",
 ]
 
 Host = HostedEnv | ProcessHostedEnv
 """A session's environment: in this process, or in a child process of its own."""
-
-
-class SessionNotFoundError(HostingError):
-    """The session does not exist here: never created, closed, expired, lost, or a restart
-    (404)."""
-
-    status = 404
-    code = "session_not_found"
-
-
-class CapacityError(HostingError):
-    """Every session slot is taken (503, with ``Retry-After``)."""
-
-    status = 503
-    code = "at_capacity"
-
-
-class QuotaError(HostingError):
-    """This client address holds as many sessions as one client may (429, with
-    ``Retry-After``)."""
-
-    status = 429
-    code = "quota_exceeded"
-
-
-class OutOfSequenceError(HostingError):
-    """A request's ``seq`` neither follows nor repeats the last applied one, or repeats it with
-    another request (409)."""
-
-    status = 409
-    code = "out_of_sequence"
 
 
 @dataclass(eq=False)

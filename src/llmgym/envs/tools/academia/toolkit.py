@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal, TypeVar
 
-from llmgym.envs.tools import ToolError, Toolkit, normalize_answer, tool
+from llmgym.envs.tools import Toolkit, normalize_answer, tool
 from llmgym.envs.tools.academia.graph import Author, Paper, scholar_graph
+from llmgym.errors import ToolError
 
 __all__ = ["GraphTools"]
 

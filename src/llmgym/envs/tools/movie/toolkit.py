@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, Literal, TypeVar
 
-from llmgym.envs.tools import ToolError, Toolkit, search_results, tool
+from llmgym.envs.tools import Toolkit, search_results, tool
 from llmgym.envs.tools.movie.database import DEPARTMENT, Movie, Person, movie_database
+from llmgym.errors import ToolError
 
 __all__ = ["MovieTools", "PersonTools"]
 

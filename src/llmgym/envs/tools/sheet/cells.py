@@ -9,7 +9,7 @@ import json
 import math
 import re
 
-from llmgym.envs.tools import ToolError
+from llmgym.errors import ToolError
 
 __all__ = [
     "MAX_COLUMNS",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar, Literal
 
-from llmgym.envs.tools import ToolError, Toolkit, tool
+from llmgym.envs.tools import Toolkit, tool
 from llmgym.envs.tools.sheet.cells import (
     MAX_COLUMNS,
     MAX_ROWS,
@@ -26,6 +26,7 @@ from llmgym.envs.tools.sheet.cells import (
     trimmed,
 )
 from llmgym.envs.tools.sheet.workbook import Workbook
+from llmgym.errors import ToolError
 
 __all__ = ["SheetComputing", "SheetEditing", "SheetReading"]
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from llmgym.core.tasks import TaskRng
-from llmgym.envs.tools import ItemSplit, ToolError, load_data
+from llmgym.envs.tools import ItemSplit, load_data
 from llmgym.envs.tools.sheet.cells import Cell, Grid, parse_position, trimmed
+from llmgym.errors import ToolError
 
 __all__ = ["KINDS", "Table", "Workbook", "generate_table", "sheet_places"]
 

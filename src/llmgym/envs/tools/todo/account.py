@@ -10,7 +10,8 @@ from typing import Any
 
 from llmgym.core import split_of
 from llmgym.core.tasks import TaskRng
-from llmgym.envs.tools import ToolError, load_data, normalize_answer
+from llmgym.envs.tools import load_data, normalize_answer
+from llmgym.errors import ToolError
 
 __all__ = ["Account", "canonical", "check_priority", "generate_account", "public"]
 

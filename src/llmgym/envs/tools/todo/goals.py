@@ -15,7 +15,6 @@ from llmgym.envs.tools import (
     CurrentDate,
     Episode,
     Goals,
-    NoGoal,
     PlanStep,
     Results,
     call,
@@ -24,6 +23,7 @@ from llmgym.envs.tools import (
     normalize_answer,
 )
 from llmgym.envs.tools.todo.account import Account, canonical
+from llmgym.errors import NoGoal
 
 __all__ = ["TodoGoals"]
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from llmgym.envs.tools import ToolError, Toolkit, parse_iso_date, tool
+from llmgym.envs.tools import Toolkit, parse_iso_date, tool
 from llmgym.envs.tools.todo.account import Account, check_priority, public
+from llmgym.errors import ToolError
 
 __all__ = ["MAX_TASKS", "ProjectTools", "TaskTools"]
 

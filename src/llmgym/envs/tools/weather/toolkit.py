@@ -10,7 +10,6 @@ from datetime import date, timedelta
 from typing import Any, ClassVar, NamedTuple
 
 from llmgym.envs.tools import (
-    ToolError,
     Toolkit,
     ToolTable,
     load_data,
@@ -31,6 +30,7 @@ from llmgym.envs.tools.weather.world import (
     haversine_km,
     station,
 )
+from llmgym.errors import ToolError
 
 __all__ = ["Places", "WeatherQueries", "WeatherState", "reading"]
 

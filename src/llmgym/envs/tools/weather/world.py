@@ -11,7 +11,8 @@ from functools import cache, lru_cache
 from typing import NamedTuple
 
 from llmgym.core.tasks import TaskRng
-from llmgym.envs.tools import ItemSplit, ToolError, load_data, normalize_answer
+from llmgym.envs.tools import ItemSplit, load_data, normalize_answer
+from llmgym.errors import ToolError
 
 __all__ = [
     "FIRST_DAY",

@@ -1,0 +1,149 @@
+"""``llmgym serve``: serve environments over HTTP (the ``[serve]`` extra)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from llmgym.cli.common import resolve_id
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "serve", help="serve environments over HTTP (needs the [serve] extra)"
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="interface (0.0.0.0: all)")
+    parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    parser.add_argument(
+        "--envs",
+        nargs="+",
+        metavar="ENV_ID",
+        help="serve only these, e.g. wordle or my_pkg.envs:Anagram (default: every available)",
+    )
+    parser.add_argument("--max-sessions", type=int, default=256, help="sessions at once")
+    parser.add_argument(
+        "--max-sessions-per-client",
+        type=int,
+        default=64,
+        metavar="N",
+        help="sessions one client address may hold at once (default 64)",
+    )
+    parser.add_argument("--ttl", type=float, default=600.0, help="idle seconds before expiry")
+    parser.add_argument(
+        "--token",
+        help="require 'Authorization: Bearer TOKEN', or for AgentGym's clients the path "
+        "/agentgym/TOKEN/<family> (default: $LLMGYM_SERVER_TOKEN)",
+    )
+    parser.add_argument(
+        "--max-body-bytes", type=int, default=1 << 20, help="request size limit (default 1 MiB)"
+    )
+    parser.add_argument(
+        "--max-json-depth",
+        type=int,
+        default=32,
+        metavar="N",
+        help="deepest nesting of a request body or stream message (default 32)",
+    )
+    parser.add_argument(
+        "--step-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds a step or remote call may run before its session is closed (default 30)",
+    )
+    parser.add_argument(
+        "--reset-timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="the same for making an environment and reset (default 120)",
+    )
+    parser.add_argument(
+        "--config-max",
+        action="append",
+        metavar="ENV_ID.FIELD=N",
+        help="the largest value clients may give a config field (repeatable; replaces the "
+        "default limit of that field)",
+    )
+    parser.add_argument(
+        "--config-values",
+        action="append",
+        metavar="ENV_ID.FIELD=V[,V...]",
+        help="the only values clients may give a config field (repeatable)",
+    )
+    parser.add_argument(
+        "--allow-files",
+        metavar="DIR",
+        help="let clients name files inside DIR in config fields that name a file "
+        "(default: no file paths from clients)",
+    )
+    parser.add_argument(
+        "--isolate",
+        nargs="+",
+        metavar="ENV_ID",
+        help="also run these environments in a child process per session ('all': every one)",
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default="info",
+        help="the server's log level",
+    )
+    parser.add_argument("--access-log", action="store_true", help="log every request")
+    parser.add_argument(
+        "--protocol",
+        nargs="+",
+        metavar="NAME",
+        help="the protocols to speak (default: llmgym openenv agentgym: llmgym's own, OpenEnv's "
+        "at /openenv/<name>, AgentGym's at /agentgym/<family>); openenv alone serves --env at "
+        "the root, as an OpenEnv Space",
+    )
+    parser.add_argument("--env", metavar="ENV_ID", help="serve this environment alone")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from llmgym.serving.server import ServerSettings, configure_logging, serve
+    from llmgym.serving.server.policy import ConfigLimit
+    from llmgym.serving.server.protocols import DEFAULT_PROTOCOLS
+
+    limits = [ConfigLimit.parse(text, "maximum") for text in args.config_max or ()]
+    limits += [ConfigLimit.parse(text, "values") for text in args.config_values or ()]
+    settings = ServerSettings(
+        envs=_served_envs(args),
+        max_sessions=args.max_sessions,
+        max_sessions_per_client=args.max_sessions_per_client,
+        ttl_s=args.ttl,
+        token=args.token or os.environ.get("LLMGYM_SERVER_TOKEN") or None,
+        max_body_bytes=args.max_body_bytes,
+        max_json_depth=args.max_json_depth,
+        step_timeout_s=args.step_timeout,
+        reset_timeout_s=args.reset_timeout,
+        config_limits=tuple(limits),
+        file_dir=args.allow_files,
+        isolate=tuple(e if e == "all" else resolve_id(e) for e in args.isolate or ()),
+        protocols=tuple(args.protocol or DEFAULT_PROTOCOLS),
+    )
+    configure_logging(args.log_level)
+
+    def announce(url: str) -> None:
+        print(f"llmgym serve: listening on {url}", flush=True)
+
+    serve(
+        args.host,
+        args.port,
+        settings,
+        log_level=args.log_level,
+        access_log=args.access_log,
+        on_ready=announce,
+    )
+    return 0
+
+
+def _served_envs(args: argparse.Namespace) -> tuple[str, ...] | None:
+    """The ids ``--env`` or ``--envs`` name (``None``: every available one)."""
+    if args.env is not None:
+        if args.envs:
+            raise ValueError("--env serves one environment alone: drop --envs")
+        return (resolve_id(args.env),)
+    return tuple(resolve_id(e) for e in args.envs) if args.envs else None
