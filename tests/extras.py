@@ -28,6 +28,7 @@ EXTRA_OF_MODULE = {
     "playwright": "test",
     "procgen": "procgen",
     "ray": "ray",
+    "schemathesis": "test",
     "scienceworld": "sciworld",
     "scipy": "train",
     "stable_baselines3": "train",
