@@ -2,7 +2,18 @@
 
 from llmgym.core.cache import cache_dir
 from llmgym.core.config import ConfigError, ConfigT, EnvConfig, knob
-from llmgym.core.env import RESET_OPTIONS, ActT, ObsT, TextEnv, Transition, text_space
+from llmgym.core.env import (
+    RESET_OPTIONS,
+    ActT,
+    ObsT,
+    ResetInfo,
+    StepInfo,
+    TextEnv,
+    TextEnvLike,
+    Transition,
+    text_space,
+    unwrapped_text_env,
+)
 from llmgym.core.pixels import PixelAction, PixelEnv
 from llmgym.core.registry import EnvEntry, MissingDependencyError, optional_import
 from llmgym.core.tasks import SPLITS, Task, TaskIdRange, TaskRng, split_of
@@ -21,10 +32,13 @@ __all__ = [
     "ObsT",
     "PixelAction",
     "PixelEnv",
+    "ResetInfo",
+    "StepInfo",
     "Task",
     "TaskIdRange",
     "TaskRng",
     "TextEnv",
+    "TextEnvLike",
     "Transition",
     "cache_dir",
     "knob",
@@ -34,4 +48,5 @@ __all__ = [
     "sanitize_text",
     "split_of",
     "text_space",
+    "unwrapped_text_env",
 ]

@@ -117,17 +117,18 @@ def split_of(key: str, eval_fraction: float = 0.2) -> str:
 
 
 class TaskIdRange(Sequence[str]):
-    """The ids ``"<split>/00000"`` .. ``"<split>/<n-1>"`` as a lazy, immutable sequence."""
+    """The ids ``"<split>/00000"`` .. ``"<split>/<count-1>"`` as a lazy, immutable sequence;
+    ``len(ids)`` is ``count`` (``ids.count(task_id)`` is :meth:`Sequence.count`)."""
 
-    __slots__ = ("count", "split", "width")
+    __slots__ = ("_count", "split", "width")
 
     def __init__(self, split: str, count: int, width: int = 5) -> None:
         self.split = split
-        self.count = count
+        self._count = count
         self.width = width
 
     def __len__(self) -> int:
-        return self.count
+        return self._count
 
     @overload
     def __getitem__(self, index: int) -> str: ...
@@ -135,15 +136,15 @@ class TaskIdRange(Sequence[str]):
     def __getitem__(self, index: slice) -> list[str]: ...
     def __getitem__(self, index: int | slice) -> str | list[str]:
         if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(self.count))]
+            return [self[i] for i in range(*index.indices(self._count))]
         if index < 0:
-            index += self.count
-        if not 0 <= index < self.count:
+            index += self._count
+        if not 0 <= index < self._count:
             raise IndexError(index)
         return f"{self.split}/{index:0{self.width}d}"
 
     def __iter__(self) -> Iterator[str]:
-        return (f"{self.split}/{i:0{self.width}d}" for i in range(self.count))
+        return (f"{self.split}/{i:0{self.width}d}" for i in range(self._count))
 
     def __contains__(self, task_id: object) -> bool:
         return self.index_of(task_id) is not None
@@ -156,10 +157,10 @@ class TaskIdRange(Sequence[str]):
         if split != self.split or not (number.isascii() and number.isdigit()):
             return None
         index = int(number)
-        return index if index < self.count else None
+        return index if index < self._count else None
 
     def __repr__(self) -> str:
-        return f"TaskIdRange({self.split!r}, {self.count})"
+        return f"TaskIdRange({self.split!r}, {self._count})"
 
 
 @dataclass(frozen=True)

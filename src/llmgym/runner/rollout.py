@@ -11,14 +11,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from llmgym.agents.base import Agent
-from llmgym.core.env import TextEnv
+from llmgym.core.env import unwrapped_text_env
 from llmgym.core.tasks import TaskRng
 from llmgym.llm import ServerUnavailableError
 from llmgym.runner.frames import frame_source
@@ -63,7 +63,7 @@ class EpisodeSpec:
 def choose_tasks(env: gym.Env, split: str, episodes: int, seed: int) -> list[str]:
     """``episodes`` task ids of ``split``: a seeded sample without replacement (cycling through
     the whole split first when more episodes than tasks are asked for)."""
-    ids = cast("TextEnv", env.unwrapped).task_ids(split)
+    ids = unwrapped_text_env(env).task_ids(split)
     return sample_task_ids(ids, episodes, TaskRng("evaluation", split, seed))
 
 
@@ -356,7 +356,7 @@ def rollout_vector(
                 fresh, fresh_info = vec_env.reset(options={"reset_mask": done_mask})
                 fresh_infos = _split_info(fresh_info, count)
                 observations = list(observations)
-                for i in np.flatnonzero(done_mask):
+                for i in map(int, np.flatnonzero(done_mask)):
                     observations[i], infos[i] = fresh[i], fresh_infos[i]
                     builders[i].start(fresh[i], fresh_infos[i], seed=None, config={})
                     agents[i].reset(None)

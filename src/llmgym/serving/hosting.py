@@ -39,7 +39,7 @@ def _task_ids(env: Any, split: str = "train", config: Mapping[str, Any] | None =
         raise InvalidRequestError(f"split={split!r} is not allowed; allowed: {', '.join(SPLITS)}")
     ids = env.task_ids(split, env.config.merged(config) if config is not None else None)
     if isinstance(ids, TaskIdRange):
-        return {"task_id_range": {"split": ids.split, "count": ids.count, "width": ids.width}}
+        return {"task_id_range": {"split": ids.split, "count": len(ids), "width": ids.width}}
     return list(ids)
 
 

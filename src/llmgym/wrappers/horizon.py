@@ -25,6 +25,8 @@ from typing import Any, Literal, SupportsFloat
 
 import gymnasium as gym
 
+from llmgym.wrappers.base import TextEnvWrapper
+
 __all__ = ["HorizonCurriculum", "HorizonLimit"]
 
 Unit = Literal["step", "episode"]
@@ -94,8 +96,19 @@ class HorizonCurriculum:
     def __repr__(self) -> str:
         return f"HorizonCurriculum(stages={list(self.stages)}, unit={self.unit!r})"
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What ``pickle`` and ``copy.deepcopy`` save (``env.spec`` records a copy): the schedule
+        and its position; a copy counts on its own, with a lock of its own."""
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
 
-class HorizonLimit(gym.Wrapper):
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+
+class HorizonLimit(TextEnvWrapper):
     """Truncates each episode after the number of turns its curriculum allows when it starts.
 
     ``reset`` puts ``info["horizon"] = {"limit": N, "stages": ..., "unit": ..., "position": ...}``
@@ -105,7 +118,7 @@ class HorizonLimit(gym.Wrapper):
     """
 
     def __init__(self, env: gym.Env, curriculum: HorizonCurriculum) -> None:
-        super().__init__(env)
+        super().__init__(env, curriculum=curriculum)
         self.curriculum = curriculum
         self.limit = curriculum.horizon()
         self.turns = 0
