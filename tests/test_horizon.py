@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import gymnasium as gym
 import pytest
 
@@ -16,6 +19,23 @@ def test_schedule_by_step() -> None:
     curriculum.set_position(150)
     assert curriculum.horizon() == 10
     assert curriculum.start_episode() == 10 and curriculum.position == 150
+
+
+def test_copies_and_pickles_count_on_their_own() -> None:
+    curriculum = HorizonCurriculum([(0, 1), (2, 3)], unit="episode")
+    curriculum.start_episode()
+    for twin in (copy.deepcopy(curriculum), pickle.loads(pickle.dumps(curriculum))):
+        assert (
+            twin.describe()
+            == curriculum.describe()
+            == {
+                "stages": [[0, 1], [2, 3]],
+                "unit": "episode",
+                "position": 1,
+            }
+        )
+        assert twin.start_episode() == 1 and twin.start_episode() == 3
+        assert curriculum.position == 1
 
 
 def test_schedule_by_episode_is_counted_by_resets() -> None:
