@@ -337,7 +337,7 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
         actions = self.admissible_actions()
         if actions is not None:
             info["admissible_actions"] = actions
-        return observation, {**info}
+        return observation, {**info}  # a plain dict, as gymnasium's signature has it
 
     def step(self, action: ActT) -> tuple[ObsT, SupportsFloat, bool, bool, dict[str, Any]]:
         """Apply one action. Any string is accepted; other actions are answered as invalid,

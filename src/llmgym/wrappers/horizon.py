@@ -96,16 +96,13 @@ class HorizonCurriculum:
     def __repr__(self) -> str:
         return f"HorizonCurriculum(stages={list(self.stages)}, unit={self.unit!r})"
 
-    def __getstate__(self) -> dict[str, Any]:
-        """What ``pickle`` and ``copy.deepcopy`` save (``env.spec`` records a copy): the schedule
-        and its position; a copy counts on its own, with a lock of its own."""
-        state = self.__dict__.copy()
-        del state["_lock"]
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()
+    def __deepcopy__(self, memo: dict[int, Any]) -> HorizonCurriculum:
+        """A schedule at the same position that counts on its own (``env.spec`` records one).
+        Pickling still fails: a copy in another process would silently stop following the
+        trainer's :meth:`set_position`."""
+        twin = HorizonCurriculum(self.stages, self.unit)
+        twin._position = self._position
+        return twin
 
 
 class HorizonLimit(TextEnvWrapper):
