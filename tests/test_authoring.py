@@ -1,5 +1,5 @@
-"""docs/authoring.md builds an environment by subclassing TextEnv, and a server protocol: run its
-code as written."""
+"""docs/authoring.md builds an environment by subclassing TextEnv, a wrapper for it, and a server
+protocol: run its code as written."""
 
 from __future__ import annotations
 
@@ -43,6 +43,10 @@ def test_authoring_example_runs_and_conforms(capsys, monkeypatch) -> None:
     printed = capsys.readouterr().out
     assert "{'oracle_success_rate': 1.0}" in printed
     assert module.task_id.startswith("eval/")
+    # the wrapper: the rules every second turn, its argument in the spec, the stack re-made
+    assert "\nRemember: Find the secret number" in module.observation
+    assert module.again.spec.additional_wrappers[-1].kwargs == {"every": 2}
+    assert module.again.spec.kwargs == {"largest": 1000}
 
 
 def test_server_protocol_guide_serves_its_protocol(capsys, monkeypatch) -> None:

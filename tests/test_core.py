@@ -12,7 +12,16 @@ import pytest
 from gymnasium.error import ResetNeeded
 
 import llmgym
-from llmgym.core import EnvConfig, TaskIdRange, TaskRng, knob, split_of
+from llmgym.core import (
+    EnvConfig,
+    ResetInfo,
+    StepInfo,
+    TaskIdRange,
+    TaskRng,
+    knob,
+    split_of,
+    unwrapped_text_env,
+)
 from llmgym.core.registry import EnvEntry, register_entries
 from llmgym.core.text import CHARSET, clip_text, normalize_command, quote_action, sanitize_text
 from llmgym.envs.maze import MazeConfig
@@ -126,6 +135,7 @@ class TestTasks:
         assert "eval/00002" in ids and "eval/00003" not in ids and "train/00000" not in ids
         assert "eval/2" not in ids and "eval/000002" not in ids and ids.index_of("eval/2") is None
         assert ids.count("eval/00001") == 1 and ids.count("eval/1") == 0 and len(ids) == 3
+        assert ids.index("eval/00002") == 2
 
     def test_split_of_is_stable(self) -> None:
         assert split_of("abc") == split_of("abc")
@@ -206,6 +216,31 @@ class TestEnvContract:
         first = [env.reset(seed=5)[1]["task_id"], env.reset()[1]["task_id"]]
         second = [env.reset(seed=5)[1]["task_id"], env.reset()[1]["task_id"]]
         assert first == second and first[0] != first[1]
+
+    def test_info_keys_are_those_of_the_typed_dicts(self) -> None:
+        assert ResetInfo.__required_keys__ == {
+            "instruction",
+            "task_id",
+            "split",
+            "success",
+            "invalid_action",
+        }
+        assert StepInfo.__required_keys__ == {"success", "invalid_action"}
+        assert ResetInfo.__optional_keys__ == StepInfo.__optional_keys__ == {"admissible_actions"}
+        env = gym.make("llmgym/Maze-v0")  # lists its admissible actions
+        _, info = env.reset(seed=0)
+        assert set(info) == ResetInfo.__required_keys__ | ResetInfo.__optional_keys__
+        *_, info = env.step("move up")
+        assert set(info) == StepInfo.__required_keys__ | StepInfo.__optional_keys__
+
+    def test_unwrapped_text_env_names_who_needs_it(self) -> None:
+        env = gym.make("llmgym/Maze-v0")
+        assert unwrapped_text_env(env) is env.unwrapped
+        with pytest.raises(TypeError) as caught:
+            unwrapped_text_env(gym.make("CartPole-v1"), "MyWrapper")
+        message = str(caught.value)
+        assert message.startswith("MyWrapper needs an llmgym environment")
+        assert "CartPoleEnv is not one: it lacks admissible_actions, " in message
 
     @pytest.mark.filterwarnings("ignore:.*render_mode")
     def test_render_modes(self) -> None:

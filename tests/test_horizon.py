@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import gymnasium as gym
 import pytest
 
@@ -16,6 +19,18 @@ def test_schedule_by_step() -> None:
     curriculum.set_position(150)
     assert curriculum.horizon() == 10
     assert curriculum.start_episode() == 10 and curriculum.position == 150
+
+
+def test_a_copy_counts_on_its_own_and_pickling_is_refused() -> None:
+    curriculum = HorizonCurriculum([(0, 1), (2, 3)], unit="episode")
+    curriculum.start_episode()
+    twin = copy.deepcopy(curriculum)
+    expected = {"stages": [[0, 1], [2, 3]], "unit": "episode", "position": 1}
+    assert twin.describe() == curriculum.describe() == expected
+    assert twin.start_episode() == 1 and twin.start_episode() == 3
+    assert curriculum.position == 1
+    with pytest.raises(TypeError, match="pickle"):  # a copy elsewhere would not follow
+        pickle.dumps(curriculum)
 
 
 def test_schedule_by_episode_is_counted_by_resets() -> None:

@@ -29,7 +29,7 @@ need("uvicorn")
 from llmgym import ConfigError
 from llmgym.agents import OracleAgent
 from llmgym.cli import main
-from llmgym.core.env import text_space
+from llmgym.core.env import text_space, unwrapped_text_env
 from llmgym.errors import (
     AuthenticationError,
     ChatError,
@@ -45,6 +45,7 @@ from llmgym.serving.client import RemoteEnv, remote_env_factory
 from llmgym.serving.protocol import PROTOCOL_VERSION, dumps, space_to_dict
 from llmgym.serving.server import ServerSettings
 from llmgym.testing import HOSTILE_ACTIONS
+from llmgym.wrappers import ChatHistory, InstructionSampler, OracleHint, ReActWrapper
 from tests.environments import environment_params
 from tests.servers import LiveServer
 from tests.test_conformance import SLOW_IDS
@@ -180,6 +181,31 @@ def test_oracle_agent_and_evaluate_through_remote(server) -> None:
     assert through_server[0].config == local[0].config
     result = evaluate(make, OracleAgent(), episodes=2, progress=False)
     assert result.env_id == "llmgym/TextCraft-v0" and result.success_rate == 1.0
+
+
+def test_wrappers_read_the_served_environment_as_a_local_one(server) -> None:
+    """The wrappers' typed access (``unwrapped_text_env``) accepts a remote proxy: hints, task
+    draws, prompts and messages are those of the local stack."""
+
+    def stack(env: gym.Env) -> gym.Env:
+        sampler = InstructionSampler(OracleHint(env), split="eval", seed=5)
+        return ChatHistory(ReActWrapper(sampler))
+
+    remote_env = RemoteEnv(server.url, "llmgym/Maze-v0")
+    assert unwrapped_text_env(remote_env, "test") is remote_env
+    records = []
+    for env in (stack(gym.make("llmgym/Maze-v0")), stack(remote_env)):
+        record = []
+        observation, info = env.reset(seed=1)
+        for _ in range(3):
+            record.append((observation, info["messages"], info["oracle_action"]))
+            reply = f"Thought: follow the hint\nAction: {info['oracle_action']}"
+            observation, _, terminated, truncated, info = env.step(reply)
+            if terminated or truncated:
+                break
+        records.append(record)
+        env.close()
+    assert records[0] == records[1]
 
 
 def test_exceptions_match_the_local_environment(server) -> None:

@@ -250,6 +250,15 @@ class ResetInfoWithoutTaskId(CounterEnv):
         return observation, info
 
 
+class ResetInfoWithoutSuccess(CounterEnv):
+    """Leaves the success flag out of reset's info (a key of llmgym.core.ResetInfo)."""
+
+    def reset(self, *, seed=None, options=None):
+        observation, info = super().reset(seed=seed, options=options)
+        del info["success"]
+        return observation, info
+
+
 class StepInfoWithoutSuccess(CounterEnv):
     """Leaves the success flag out of step's info."""
 
@@ -372,6 +381,7 @@ DEFECTS = [
         r"characters '\\x1b' outside its character set",
     ),
     (ResetInfoWithoutTaskId, "reset info lacks 'task_id'"),
+    (ResetInfoWithoutSuccess, "reset info lacks 'success'"),
     (StepInfoWithoutSuccess, "step info lacks 'success'"),
     (IntInvalidFlag, r"step info\['invalid_action'\] is int, not bool"),
     (OracleGivesUp, r"oracle solved 0% of 20 eval tasks \(bar 95%\)"),

@@ -8,7 +8,10 @@ from collections import Counter
 import gymnasium as gym
 import numpy as np
 import pytest
+from gymnasium.envs.registration import EnvSpec
 
+from llmgym import TextEnv
+from llmgym.envgen import ConfigMixture
 from llmgym.runner.trajectories import (
     SCHEMA,
     Trajectory,
@@ -18,7 +21,10 @@ from llmgym.runner.trajectories import (
 )
 from llmgym.wrappers import (
     ChatHistory,
+    HorizonCurriculum,
+    HorizonLimit,
     InstructionSampler,
+    OracleHint,
     ReActWrapper,
     RecordTrajectory,
     make_chat_env,
@@ -195,3 +201,93 @@ class TestRecordTrajectory:
         assert len(list(read_trajectories(path))) == 1
         with pytest.raises(ValueError, match="not an llmgym.trajectory.v1"):
             Trajectory.from_dict({"schema": "other"})
+
+
+def _first_step(env: gym.Env) -> str:
+    """The reset and first oracle step of ``env``, as text that differs when any part does."""
+    observation, info = env.reset(seed=0)
+    *step, step_info = env.step(_oracle_reply(env))
+    return json.dumps([observation, info, step, step_info], sort_keys=True, default=repr)
+
+
+# each llmgym wrapper with non-default arguments, and whether they are JSON (a spec's to_json)
+WRAPPER_CASES = [
+    (ChatHistory, {"window": 2}, True),
+    (
+        ReActWrapper,
+        {"react": False, "format_penalty": -0.5, "max_format_errors": 5, "include_example": False},
+        True,
+    ),
+    (
+        InstructionSampler,
+        {
+            "split": "eval",
+            "seed": 3,
+            "weights": [1.0, 3.0],
+            "task_ids": ["eval/00001", "eval/00002"],
+        },
+        True,
+    ),
+    (OracleHint, {}, True),
+    (RecordTrajectory, {"path": "trajectories.jsonl", "agent": "tester", "frames": False}, True),
+    (ConfigMixture, {"designs": [{"width": 6, "height": 5}], "ratio": 1.0, "seed": 1}, True),
+    (HorizonLimit, {"curriculum": HorizonCurriculum([(0, 2), (3, 4)], unit="episode")}, False),
+]
+
+
+class TestSpec:
+    """Each wrapper records its arguments in ``env.spec`` as gymnasium's own wrappers do."""
+
+    @pytest.mark.parametrize(
+        ("wrapper", "kwargs", "serialisable"),
+        WRAPPER_CASES,
+        ids=[wrapper.__name__ for wrapper, _, _ in WRAPPER_CASES],
+    )
+    def test_spec_lists_the_wrapper_and_remakes_it(
+        self, wrapper: type[gym.Wrapper], kwargs: dict, serialisable: bool, tmp_path, monkeypatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)  # RecordTrajectory writes there
+        inner = gym.make("llmgym/Maze-v0", width=5)
+        env = wrapper(inner, **kwargs)
+        spec = env.spec
+        assert spec is not None and spec.id == "llmgym/Maze-v0" and spec.kwargs == {"width": 5}
+        recorded = spec.additional_wrappers[-1]
+        assert recorded.name == wrapper.__name__
+        assert recorded.entry_point == f"{wrapper.__module__}:{wrapper.__name__}"
+        if wrapper is HorizonLimit:
+            assert recorded.kwargs["curriculum"].describe() == kwargs["curriculum"].describe()
+            assert recorded.kwargs["curriculum"] is not kwargs["curriculum"]  # a copy
+        else:
+            assert recorded.kwargs == kwargs
+        remade = gym.make(spec)
+        assert type(remade) is wrapper
+        assert _first_step(remade) == _first_step(env)
+        if serialisable:
+            from_json = gym.make(EnvSpec.from_json(spec.to_json()))
+            assert type(from_json) is wrapper
+            assert _first_step(from_json) == _first_step(env)
+        else:
+            with pytest.raises(TypeError, match="HorizonCurriculum is not JSON serializable"):
+                spec.to_json()
+
+    def test_the_chat_stack_round_trips_through_json(self) -> None:
+        env = OracleHint(make_chat_env("llmgym/Maze-v0", react=False, history_window=1))
+        names = [w.name for w in env.spec.additional_wrappers]
+        assert names == ["ReActWrapper", "ChatHistory", "OracleHint"]
+        remade = gym.make(EnvSpec.from_json(env.spec.to_json()))
+        assert str(remade) == str(env)
+        assert _first_step(remade) == _first_step(env)
+
+
+class TestTextEnvAccess:
+    def test_a_wrapper_around_a_non_llmgym_env_says_what_it_needs(self) -> None:
+        with pytest.raises(TypeError, match=r"^InstructionSampler needs an llmgym environment"):
+            InstructionSampler(gym.make("CartPole-v1"))
+        env = OracleHint(gym.make("CartPole-v1"))
+        with pytest.raises(TypeError, match=r"^OracleHint needs .* CartPoleEnv is not one"):
+            env.reset(seed=0)
+
+    def test_text_env_is_the_environment_inside_every_wrapper(self) -> None:
+        env = ChatHistory(ReActWrapper(OracleHint(gym.make("llmgym/Maze-v0"))))
+        assert env.text_env is env.unwrapped
+        assert isinstance(env.text_env, TextEnv)

@@ -17,13 +17,13 @@ import re
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, get_type_hints
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.utils.env_checker import check_env
 
-from llmgym.core.env import TextEnv
+from llmgym.core.env import ResetInfo, StepInfo, TextEnv
 from llmgym.core.tasks import SPLITS
 
 __all__ = [
@@ -122,7 +122,7 @@ def oracle_policy(env: gym.Env) -> str:
     return _unwrapped(env).oracle_action()
 
 
-def _unwrapped(env: gym.Env) -> TextEnv:
+def _unwrapped(env: gym.Env) -> TextEnv[Any, Any, Any]:
     inner = env.unwrapped
     assert isinstance(inner, TextEnv), f"{type(inner).__name__} does not derive from llmgym.TextEnv"
     return inner
@@ -165,6 +165,15 @@ def _check_observation(space: gym.Space, observation: Any, what: str) -> None:
     else:
         problem = f"a {type(observation).__name__}"
     assert not problem, f"{what} outside the observation space: {problem}"
+
+
+def _required_kinds(hints: dict[str, Any], required: frozenset[str]) -> dict[str, type]:
+    """The types of the ``required`` keys of a TypedDict whose ``get_type_hints`` are ``hints``."""
+    return {key: kind for key, kind in hints.items() if key in required}
+
+
+_RESET_INFO_KINDS = _required_kinds(get_type_hints(ResetInfo), ResetInfo.__required_keys__)
+_STEP_INFO_KINDS = _required_kinds(get_type_hints(StepInfo), StepInfo.__required_keys__)
 
 
 def _check_info(info: Any, what: str, kinds: dict[str, type]) -> None:
@@ -210,7 +219,7 @@ def check_api(make_env: EnvFactory) -> None:
         )
         observation, info = reset_result
         _check_observation(space, observation, "reset observation")
-        _check_info(info, "reset info", {"instruction": str, "task_id": str, "split": str})
+        _check_info(info, "reset info", _RESET_INFO_KINDS)
         assert info["split"] == split, f"{call} reported split {info['split']!r}"
         assert info["task_id"].startswith(f"{split}/"), (
             f"task id {info['task_id']!r} of split {split!r} does not start with '{split}/'"
@@ -225,7 +234,7 @@ def check_api(make_env: EnvFactory) -> None:
         observation, reward, _, _, info = step_result
         _check_observation(space, observation, "step observation")
         assert isinstance(reward, float), f"step reward is {type(reward).__name__}, not float"
-        _check_info(info, "step info", {"success": bool, "invalid_action": bool})
+        _check_info(info, "step info", _STEP_INFO_KINDS)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:

@@ -2,7 +2,18 @@
 
 from llmgym.core.cache import cache_dir
 from llmgym.core.config import ConfigT, EnvConfig, knob
-from llmgym.core.env import RESET_OPTIONS, ActT, ObsT, TextEnv, Transition, text_space
+from llmgym.core.env import (
+    RESET_OPTIONS,
+    ActT,
+    ObsT,
+    ResetInfo,
+    StepInfo,
+    TextEnv,
+    TextEnvLike,
+    Transition,
+    text_space,
+    unwrapped_text_env,
+)
 from llmgym.core.pixels import PixelAction, PixelEnv
 from llmgym.core.registry import EnvEntry, optional_import
 from llmgym.core.tasks import SPLITS, Task, TaskIdRange, TaskRng, split_of
@@ -19,10 +30,13 @@ __all__ = [
     "ObsT",
     "PixelAction",
     "PixelEnv",
+    "ResetInfo",
+    "StepInfo",
     "Task",
     "TaskIdRange",
     "TaskRng",
     "TextEnv",
+    "TextEnvLike",
     "Transition",
     "cache_dir",
     "knob",
@@ -32,4 +46,5 @@ __all__ = [
     "sanitize_text",
     "split_of",
     "text_space",
+    "unwrapped_text_env",
 ]

@@ -2,24 +2,38 @@
 
 from __future__ import annotations
 
+import inspect
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, SupportsFloat, cast
+from typing import Any, ClassVar, Generic, Protocol, SupportsFloat, TypeGuard, cast
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.core import RenderFrame
 from gymnasium.error import ResetNeeded
-from typing_extensions import TypeVar
+from typing_extensions import TypeVar, get_protocol_members
 
 from llmgym.core.config import ConfigT, EnvConfig
 from llmgym.core.spaces import TextSpace, text_space
 from llmgym.core.tasks import SPLITS, Task, TaskRng, check_task_id
 from llmgym.core.text import clip_text, quote_action, sanitize_text
+from llmgym.core.types import ActT, ObsT, ResetInfo, StepInfo
 
-__all__ = ["RESET_OPTIONS", "ActT", "ObsT", "TextEnv", "TextSpace", "Transition", "text_space"]
+__all__ = [
+    "RESET_OPTIONS",
+    "ActT",
+    "ObsT",
+    "ResetInfo",
+    "StepInfo",
+    "TextEnv",
+    "TextEnvLike",
+    "TextSpace",
+    "Transition",
+    "text_space",
+    "unwrapped_text_env",
+]
 
 RESET_OPTIONS = ("task_id", "split", "config")
 """The keys ``TextEnv.reset(options=...)`` understands."""
@@ -28,10 +42,6 @@ _TASK_ID_SETS_KEPT = 8
 """Task-id sets an environment keeps for ``reset(options={"task_id": ...})`` checks, one per
 (split, config); the oldest is dropped first."""
 
-ObsT = TypeVar("ObsT", default=str)
-"""An environment's observation type: text, unless it is a pixel variant (an RGB array)."""
-ActT = TypeVar("ActT", default=str)
-"""An environment's action type: text, unless it is a pixel variant (an action index)."""
 StateT = TypeVar("StateT")
 
 
@@ -78,9 +88,8 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
       LLM-driven configuration).
 
     The base class handles seeding, task choice, config overrides, the standard ``info`` keys
-    (``instruction``, ``task_id``, ``split``, ``success``, ``invalid_action``,
-    ``admissible_actions``), keeping observations inside :attr:`observation_space`, and
-    rejecting non-text actions without raising.
+    (:class:`~llmgym.core.ResetInfo`, :class:`~llmgym.core.StepInfo`), keeping observations
+    inside :attr:`observation_space`, and rejecting non-text actions without raising.
 
     Per-episode state is declared in the class body and set by :meth:`_reset_task`: with a
     default where the value is immutable (``_layout: Layout | None = None``, ``_moves = 0``),
@@ -102,7 +111,8 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
     copying it while the engine runs raises ``TypeError`` saying so.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    # gymnasium's Env declares it an instance attribute
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "render_fps": 4}  # noqa: RUF012
 
     config_class: ClassVar[type[EnvConfig]] = EnvConfig
     config: ConfigT
@@ -277,6 +287,10 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
             options: ``task_id`` (play exactly that task), ``split`` (``"train"`` or ``"eval"``,
                 default ``"train"``) and ``config`` (a dict of overrides or a config object, for
                 this episode only).
+
+        Returns:
+            The first observation and ``info``, a :class:`~llmgym.core.ResetInfo` (typed
+            ``dict[str, Any]`` as gymnasium's ``reset`` is).
         """
         super().reset(seed=seed)
         options = dict(options or {})
@@ -313,7 +327,7 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
         observation, self._instruction = self._reset_task(self._task)
         observation = self._emit(observation)
         self._first_observation = observation
-        info: dict[str, Any] = {
+        info: ResetInfo[ActT] = {
             "instruction": self._instruction,
             "task_id": task_id,
             "split": split,
@@ -323,11 +337,17 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
         actions = self.admissible_actions()
         if actions is not None:
             info["admissible_actions"] = actions
-        return observation, info
+        return observation, {**info}  # a plain dict, as gymnasium's signature has it
 
     def step(self, action: ActT) -> tuple[ObsT, SupportsFloat, bool, bool, dict[str, Any]]:
         """Apply one action. Any string is accepted; other actions are answered as invalid,
-        except where the environment translates them (:meth:`_command`)."""
+        except where the environment translates them (:meth:`_command`).
+
+        Returns:
+            ``(observation, reward, terminated, truncated, info)``; ``info`` holds the keys of
+            :class:`~llmgym.core.StepInfo` and the environment's own (typed ``dict[str, Any]``
+            as gymnasium's ``step`` is).
+        """
         if self._task is None:
             raise ResetNeeded("Call reset() before step().")
         if self._episode_over:
@@ -346,9 +366,8 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
         self._episode_over = result.terminated or result.truncated
         if result.success is not None:
             self._success = bool(result.success)
-        info: dict[str, Any] = {"success": self._success, "invalid_action": result.invalid}
-        if result.info:
-            info.update(result.info)
+        common: StepInfo[ActT] = {"success": self._success, "invalid_action": result.invalid}
+        info: dict[str, Any] = {**common, **(result.info or {})}
         if not self._episode_over:
             actions = self.admissible_actions()
             if actions is not None:
@@ -407,3 +426,102 @@ class TextEnv(gym.Env[ObsT, ActT], Generic[ConfigT, ObsT, ActT]):
                 del self._task_id_sets[next(iter(self._task_id_sets))]
             cached = self._task_id_sets[key] = frozenset(ids)
         return cached
+
+
+class TextEnvLike(Protocol):
+    """What llmgym's wrappers, runners and agents read from ``env.unwrapped`` beyond gymnasium's
+    API: the contract's read-only part. Every :class:`TextEnv` offers it, and so do the proxies
+    of an environment served elsewhere (:class:`~llmgym.serving.client.RemoteEnv`, the Ray
+    actors' ``RayEnv``), which answer it remotely. Actions are text, except a pixel variant's
+    (an action index), hence ``Any``.
+    """
+
+    @property
+    def example(self) -> str:
+        """A short worked example of play, for prompts."""
+        ...
+
+    @property
+    def skills(self) -> tuple[str, ...]:
+        """The named abilities the environment exercises."""
+        ...
+
+    @property
+    def instruction(self) -> str:
+        """The current task's instruction."""
+        ...
+
+    @property
+    def success(self) -> bool:
+        """Whether the current episode's task is solved."""
+        ...
+
+    def task_ids(self, split: str = "train", config: Any = None) -> Sequence[str]:
+        """All task ids of ``split``."""
+        ...
+
+    def oracle_action(self) -> Any:
+        """The next action of a planner that reads the true state."""
+        ...
+
+    def admissible_actions(self) -> list[Any] | None:
+        """The actions that are valid now, where the environment can list them."""
+        ...
+
+    def sample_action(self, rng: np.random.Generator) -> Any:
+        """A random valid action."""
+        ...
+
+    def rules(self) -> str:
+        """The task's description and action grammar, for prompts."""
+        ...
+
+    def instance_key(self) -> str:
+        """A string that identifies the current instance's content."""
+        ...
+
+    def skills_achieved(self) -> frozenset[str]:
+        """The skills shown so far in this episode."""
+        ...
+
+    def config_schema(self) -> dict[str, Any]:
+        """JSON Schema of the environment's config."""
+        ...
+
+
+_TEXT_ENV_MEMBERS = tuple(sorted(get_protocol_members(TextEnvLike)))
+
+
+def _missing_members(env: object) -> list[str]:
+    """The members of :class:`TextEnvLike` that ``env`` lacks, looked up without running a
+    property (a proxy's properties are remote calls)."""
+    missing = object()
+    return [
+        name for name in _TEXT_ENV_MEMBERS if inspect.getattr_static(env, name, missing) is missing
+    ]
+
+
+def _offers_text_env_api(env: object) -> TypeGuard[TextEnvLike]:
+    return not _missing_members(env)
+
+
+def unwrapped_text_env(env: gym.Env[Any, Any], needed_by: str = "") -> TextEnvLike:
+    """``env.unwrapped``, typed as the llmgym environment it must be: a :class:`TextEnv`, or a
+    proxy answering for one (:class:`TextEnvLike`).
+
+    Args:
+        env: An environment, with any wrappers around it.
+        needed_by: Who needs it (a wrapper's name), for the error message.
+
+    Raises:
+        TypeError: ``env.unwrapped`` is not an llmgym environment; the message names
+            ``needed_by`` and the members it lacks.
+    """
+    inner = env.unwrapped
+    if isinstance(inner, TextEnv) or _offers_text_env_api(inner):
+        return inner
+    who = f"{needed_by} needs" if needed_by else "expected"
+    raise TypeError(
+        f"{who} an llmgym environment (a TextEnv, or a RemoteEnv serving one) inside; "
+        f"{type(inner).__name__} is not one: it lacks {', '.join(_missing_members(inner))}"
+    )

@@ -36,7 +36,8 @@ class PixelEnv(TextEnv[ConfigT, np.ndarray, PixelAction]):
     ``info["feedback"]`` says why.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 15}
+    # gymnasium's Env declares it an instance attribute
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 15}  # noqa: RUF012
     action_commands: ClassVar[tuple[str, ...]] = ()
     """The command :meth:`_step` reads for each action index."""
 

@@ -37,7 +37,7 @@ class ConfigMixture(EpisodeChoiceWrapper):
         ratio: float = 0.5,
         seed: int | None = None,
     ) -> None:
-        super().__init__(env, seed)
+        super().__init__(env, seed, designs=designs, ratio=ratio)
         if not 0.0 <= ratio <= 1.0:
             raise ValueError(f"ratio={ratio} must be in [0, 1]")
         self.ratio = ratio

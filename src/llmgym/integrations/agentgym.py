@@ -25,11 +25,11 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import gymnasium as gym
 
-from llmgym.core.env import TextEnv
+from llmgym.core.env import unwrapped_text_env
 from llmgym.suites import load_suite
 
 __all__ = [
@@ -340,7 +340,7 @@ def split_ids(env_id: str) -> tuple[Sequence[str], Sequence[str]]:
     """The eval and train task ids of an environment (its default config)."""
     env = gym.make(env_id, disable_env_checker=True)
     try:
-        inner = cast(TextEnv, env.unwrapped)
+        inner = unwrapped_text_env(env)
         return inner.task_ids("eval"), inner.task_ids("train")
     finally:
         env.close()

@@ -46,7 +46,7 @@ from typing import Any, ClassVar, Literal, Union, cast
 import gymnasium as gym
 
 import llmgym  # noqa: F401  (registers the environments)
-from llmgym.core.env import TextEnv
+from llmgym.core.env import unwrapped_text_env
 from llmgym.wrappers.horizon import HorizonCurriculum, HorizonLimit
 
 __all__ = [
@@ -255,7 +255,7 @@ def task_dataset(
 
     env = gym.make(env_id, **dict(config or {}))
     unwrapped = env.unwrapped
-    task_ids = list(cast(TextEnv, unwrapped).task_ids(split))
+    task_ids = list(unwrapped_text_env(env).task_ids(split))
     if n is not None:
         task_ids = task_ids[:n]
     prompt = [{"role": "user", "content": _rules(unwrapped)}]

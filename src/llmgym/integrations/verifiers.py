@@ -46,7 +46,7 @@ from verifiers.v1.harnesses.null import NullHarnessConfig
 from verifiers.v1.runtimes import SubprocessConfig
 
 import llmgym  # noqa: F401  (registers the environments)
-from llmgym.core.env import TextEnv
+from llmgym.core.env import unwrapped_text_env
 from llmgym.wrappers.react import ReActWrapper
 
 __all__ = [
@@ -94,7 +94,7 @@ class LlmgymTaskset(vf.Taskset[LlmgymTask, LlmgymTasksetConfig]):
         config = self.config
         env = _make(config.env_id, react=config.react, max_format_errors=None)
         try:
-            task_ids = cast(TextEnv, env.unwrapped).task_ids(config.split)
+            task_ids = unwrapped_text_env(env).task_ids(config.split)
             if config.num_tasks is not None:
                 task_ids = task_ids[: config.num_tasks]
             for task_id in task_ids:

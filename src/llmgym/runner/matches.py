@@ -22,7 +22,7 @@ import re
 import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,6 +33,9 @@ from llmgym.runner.evaluation import wilson_interval
 from llmgym.runner.rollout import sample_task_ids
 from llmgym.runner.workers import PerThread, SuccessBar, run_concurrently
 from llmgym.wrappers.react import format_reply
+
+if TYPE_CHECKING:  # importing it needs the [multiagent] extra
+    from llmgym.envs.multiagent.api import TextAECEnv
 
 __all__ = [
     "GameRecord",
@@ -50,7 +53,7 @@ MAX_MOVES = 2_000
 """Submitted actions after which a game is abandoned (only reachable with unlimited retries)."""
 
 
-def game_env_class(game: str | type) -> type:
+def game_env_class(game: str | type[TextAECEnv]) -> type[TextAECEnv]:
     """The PettingZoo AEC class (``raw_env``) of ``game``: a game name from the environment
     table (``"connect_four"``, also with its version, ``"connect_four_v0"``), the id of its
     single-agent environment (``"llmgym/ConnectFour-v0"``), or a ``raw_env`` class itself."""
@@ -100,7 +103,7 @@ class ScriptedAgent(Agent):
 
 def make_player(
     spec: str,
-    game: str | type,
+    game: str | type[TextAECEnv],
     *,
     seed: int | None = None,
     react: bool = True,
@@ -272,7 +275,7 @@ def _labels(agents: Sequence[Agent]) -> list[str]:
 
 
 def run_match(
-    game: str | type,
+    game: str | type[TextAECEnv],
     agents: Sequence[Agent],
     *,
     games: int = 20,

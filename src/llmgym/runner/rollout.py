@@ -11,14 +11,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, VectorEnv
 
 from llmgym.agents.base import Agent
-from llmgym.core.env import TextEnv
+from llmgym.core.env import unwrapped_text_env
 from llmgym.core.tasks import TaskRng
 from llmgym.errors import ServerUnavailableError
 from llmgym.runner.frames import frame_source
@@ -78,7 +78,7 @@ def choose_tasks(
             return choose_tasks(probe, split, episodes, seed)
         finally:
             probe.close()
-    ids = cast("TextEnv", env.unwrapped).task_ids(split)
+    ids = unwrapped_text_env(env).task_ids(split)
     return sample_task_ids(ids, episodes, TaskRng("evaluation", split, seed))
 
 
@@ -372,7 +372,7 @@ def rollout_vector(
                 fresh, fresh_info = vec_env.reset(options={"reset_mask": done_mask})
                 fresh_infos = _split_info(fresh_info, count)
                 observations = list(observations)
-                for i in np.flatnonzero(done_mask):
+                for i in map(int, np.flatnonzero(done_mask)):
                     observations[i], infos[i] = fresh[i], fresh_infos[i]
                     builders[i].start(fresh[i], fresh_infos[i], seed=None, config={})
                     agents[i].reset(None)

@@ -47,7 +47,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, NoReturn, SupportsFloat
+from typing import TYPE_CHECKING, Any, NoReturn, SupportsFloat
 
 import gymnasium as gym
 import httpx
@@ -175,7 +175,8 @@ class ProxyEnv(gym.Env[Any, Any]):
     (print it) for text environments, ``"rgb_array"`` (a copy of the frame) for pixel ones.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {
+    # gymnasium's Env declares it an instance attribute
+    metadata: dict[str, Any] = {  # noqa: RUF012
         "render_modes": ["ansi", "human", "rgb_array"],
         "render_fps": 4,
     }

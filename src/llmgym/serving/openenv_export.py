@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
 
 import gymnasium as gym
 
 import llmgym
-from llmgym.core.env import TextEnv
+from llmgym.core.env import unwrapped_text_env
 from llmgym.core.tasks import SPLITS
 from llmgym.envs import get_entry
 
@@ -29,7 +28,7 @@ def oracle_reward_range(env_id: str, episodes: int = 5) -> tuple[float, float]:
     """The reward range to declare: from 0 (or the lowest oracle return, if below) to the
     highest episode return of the oracle over the first ``episodes`` eval tasks."""
     env = gym.make(env_id, disable_env_checker=True)
-    inner = cast(TextEnv, env.unwrapped)
+    inner = unwrapped_text_env(env)
     returns = []
     try:
         for task_id in list(inner.task_ids("eval"))[:episodes]:
@@ -55,7 +54,7 @@ def export_openenv(
     low, high = reward_range if reward_range is not None else oracle_reward_range(entry.id)
     env = gym.make(entry.id, disable_env_checker=True)
     try:
-        counts = {split: len(cast(TextEnv, env.unwrapped).task_ids(split)) for split in SPLITS}
+        counts = {split: len(unwrapped_text_env(env).task_ids(split)) for split in SPLITS}
         tools = [t["function"]["name"] for t in getattr(env.unwrapped, "tool_schemas", list)()]
     finally:
         env.close()

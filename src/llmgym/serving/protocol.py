@@ -16,7 +16,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, get_args
+from typing import Any, Final, Literal, get_args
 
 import gymnasium as gym
 import numpy as np
@@ -78,7 +78,7 @@ ArrayDType = Literal[
 ARRAY_DTYPES: tuple[str, ...] = get_args(ArrayDType)
 """The dtypes of arrays that travel exactly; arrays of other dtypes become JSON lists."""
 
-ARRAY_KEY = "__ndarray__"
+ARRAY_KEY: Final = "__ndarray__"
 """The key that marks an encoded array in JSON (its value: the base64 of the array's bytes)."""
 
 

@@ -7,6 +7,8 @@
 * :class:`OracleHint` — the oracle's next action in ``info["oracle_action"]``.
 * :class:`HorizonLimit` — episodes truncated at the turn limit a :class:`HorizonCurriculum`
   allows, which grows in stages during training (AgentGym-RL's ScalingInter-RL).
+* :class:`TextEnvWrapper` — their base: arguments recorded in ``env.spec``, the llmgym
+  environment inside typed as :attr:`~TextEnvWrapper.text_env`.
 * :func:`make_chat_env` — the standard stack, ``ChatHistory(ReActWrapper(gymnasium.make(id)))``;
   :func:`wrap_chat_env` puts the same stack around an environment you already have.
 """
@@ -17,6 +19,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from llmgym.wrappers.base import TextEnvWrapper
 from llmgym.wrappers.chat import ChatHistory
 from llmgym.wrappers.horizon import HorizonCurriculum, HorizonLimit
 from llmgym.wrappers.oracle import OracleHint
@@ -32,6 +35,7 @@ __all__ = [
     "OracleHint",
     "ReActWrapper",
     "RecordTrajectory",
+    "TextEnvWrapper",
     "format_reply",
     "make_chat_env",
     "parse_reply",

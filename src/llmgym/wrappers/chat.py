@@ -6,10 +6,12 @@ from typing import Any, SupportsFloat
 
 import gymnasium as gym
 
+from llmgym.wrappers.base import TextEnvWrapper
+
 __all__ = ["ChatHistory"]
 
 
-class ChatHistory(gym.Wrapper):
+class ChatHistory(TextEnvWrapper):
     """Keeps the episode's conversation as ``[{"role": ..., "content": ...}]`` messages.
 
     ``info["messages"]`` holds, ready to send to a chat-completions endpoint: the system prompt
@@ -24,7 +26,7 @@ class ChatHistory(gym.Wrapper):
     """
 
     def __init__(self, env: gym.Env, window: int | None = None) -> None:
-        super().__init__(env)
+        super().__init__(env, window=window)
         if window is not None and window < 0:
             raise ValueError(f"window={window} must be >= 0 or None")
         self.window = window
@@ -35,7 +37,7 @@ class ChatHistory(gym.Wrapper):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         observation, info = self.env.reset(seed=seed, options=options)
-        system = info.get("system_prompt") or self.env.unwrapped.rules()
+        system = info.get("system_prompt") or self.text_env.rules()
         instruction = info.get("instruction", "")
         first = str(info.get("env_observation", observation))
         task = f"Your task: {instruction}\n\n" if instruction else ""

@@ -25,6 +25,8 @@ from typing import Any, Literal, SupportsFloat
 
 import gymnasium as gym
 
+from llmgym.wrappers.base import TextEnvWrapper
+
 __all__ = ["HorizonCurriculum", "HorizonLimit"]
 
 Unit = Literal["step", "episode"]
@@ -94,8 +96,16 @@ class HorizonCurriculum:
     def __repr__(self) -> str:
         return f"HorizonCurriculum(stages={list(self.stages)}, unit={self.unit!r})"
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> HorizonCurriculum:
+        """A schedule at the same position that counts on its own (``env.spec`` records one).
+        Pickling still fails: a copy in another process would silently stop following the
+        trainer's :meth:`set_position`."""
+        twin = HorizonCurriculum(self.stages, self.unit)
+        twin._position = self._position
+        return twin
 
-class HorizonLimit(gym.Wrapper):
+
+class HorizonLimit(TextEnvWrapper):
     """Truncates each episode after the number of turns its curriculum allows when it starts.
 
     ``reset`` puts ``info["horizon"] = {"limit": N, "stages": ..., "unit": ..., "position": ...}``
@@ -105,7 +115,7 @@ class HorizonLimit(gym.Wrapper):
     """
 
     def __init__(self, env: gym.Env, curriculum: HorizonCurriculum) -> None:
-        super().__init__(env)
+        super().__init__(env, curriculum=curriculum)
         self.curriculum = curriculum
         self.limit = curriculum.horizon()
         self.turns = 0

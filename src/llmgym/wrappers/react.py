@@ -47,6 +47,8 @@ from typing import Any, NamedTuple, SupportsFloat, TypeAlias
 
 import gymnasium as gym
 
+from llmgym.wrappers.base import TextEnvWrapper
+
 __all__ = ["ParsedReply", "ReActWrapper", "format_reply", "parse_reply", "system_prompt"]
 
 _MAX_REPLY = 20_000
@@ -497,7 +499,7 @@ def system_prompt(rules: str, example: str = "", *, react: bool = True) -> str:
     return "\n\n".join(parts)
 
 
-class ReActWrapper(gym.Wrapper):
+class ReActWrapper(TextEnvWrapper):
     """Turns an environment into a prompt-in, reply-out loop for LLM agents.
 
     The observation is the full prompt: the environment's rules and action grammar, the reply
@@ -536,7 +538,13 @@ class ReActWrapper(gym.Wrapper):
                 f"{type(env.observation_space).__name__} (pixel variants are for RL agents; use "
                 "the text environment, e.g. llmgym/Crafter-v0)"
             )
-        super().__init__(env)
+        super().__init__(
+            env,
+            react=react,
+            format_penalty=format_penalty,
+            max_format_errors=max_format_errors,
+            include_example=include_example,
+        )
         self.react = react
         self.format_penalty = format_penalty
         self.max_format_errors = max_format_errors
@@ -550,10 +558,9 @@ class ReActWrapper(gym.Wrapper):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         observation, info = self.env.reset(seed=seed, options=options)
-        inner = self.env.unwrapped
-        example = getattr(inner, "example", "") if self.include_example else ""
-        rules = inner.rules() if hasattr(inner, "rules") else ""
-        self.system_prompt = system_prompt(rules, example, react=self.react)
+        inner = self.text_env
+        example = inner.example if self.include_example else ""
+        self.system_prompt = system_prompt(inner.rules(), example, react=self.react)
         self._instruction = info.get("instruction", "")
         self._last_observation = observation
         self._format_errors = 0
@@ -589,7 +596,7 @@ class ReActWrapper(gym.Wrapper):
                 "format_error": True,
                 "format_errors": self._format_errors,
                 "invalid_action": True,
-                "success": self.env.unwrapped.success,
+                "success": self.text_env.success,
                 "env_observation": feedback,
             }
             return self.prompt(feedback), self.format_penalty, False, truncated, info

@@ -9,11 +9,12 @@ import gymnasium as gym
 
 from llmgym.runner.frames import frame_source
 from llmgym.runner.trajectories import TrajectoryBuilder, append_trajectory
+from llmgym.wrappers.base import TextEnvWrapper
 
 __all__ = ["RecordTrajectory"]
 
 
-class RecordTrajectory(gym.Wrapper):
+class RecordTrajectory(TextEnvWrapper):
     """Appends each finished episode to ``path`` in llmgym's trajectory schema
     (:mod:`llmgym.runner.trajectories`). Put it outermost, so it sees the agent's raw replies and
     the ``thought``/``parsed_action`` a :class:`~llmgym.wrappers.ReActWrapper` extracts.
@@ -37,7 +38,7 @@ class RecordTrajectory(gym.Wrapper):
         *,
         frames: bool = False,
     ) -> None:
-        super().__init__(env)
+        super().__init__(env, path=os.fspath(path), agent=agent, frames=frames)
         self.path = os.fspath(path)
         env_id = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
         self._builder = TrajectoryBuilder(env_id, agent, frame_source(env) if frames else None)

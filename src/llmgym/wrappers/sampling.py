@@ -8,17 +8,21 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from llmgym.wrappers.base import TextEnvWrapper
+
 __all__ = ["EpisodeChoiceWrapper", "InstructionSampler"]
 
 
-class EpisodeChoiceWrapper(gym.Wrapper):
+class EpisodeChoiceWrapper(TextEnvWrapper):
     """Base of wrappers that make a random choice for each episode (:class:`InstructionSampler`,
     :class:`~llmgym.envgen.ConfigMixture`): their draws come from ``self._rng``, seeded by
-    ``seed`` and re-seeded by ``reset(seed=...)``. A subclass implements :meth:`_reset_with`.
+    ``seed`` and re-seeded by ``reset(seed=...)``. A subclass implements :meth:`_reset_with`
+    and passes its other constructor arguments on by name, to be recorded
+    (:class:`~llmgym.wrappers.TextEnvWrapper`).
     """
 
-    def __init__(self, env: gym.Env, seed: int | None = None) -> None:
-        super().__init__(env)
+    def __init__(self, env: gym.Env, seed: int | None = None, **arguments: Any) -> None:
+        super().__init__(env, seed=seed, **arguments)
         self._rng = np.random.default_rng(seed)
 
     def reset(
@@ -58,10 +62,10 @@ class InstructionSampler(EpisodeChoiceWrapper):
         seed: int | None = None,
         task_ids: Sequence[str] | None = None,
     ) -> None:
-        super().__init__(env, seed)
+        super().__init__(env, seed, split=split, weights=weights, task_ids=task_ids)
         self.split = split
         self.task_ids: Sequence[str] = (
-            task_ids if task_ids is not None else env.unwrapped.task_ids(split)
+            task_ids if task_ids is not None else self.text_env.task_ids(split)
         )
         if len(self.task_ids) == 0:
             raise ValueError(f"split {split!r} has no tasks")

@@ -490,7 +490,8 @@ class CrafterPixelsEnv(_CrafterEnvBase[np.ndarray, PixelAction], PixelEnv[Crafte
     * v0: Initial version (crafter 1.8.3 rules and rendering).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 10}
+    # gymnasium's Env declares it an instance attribute
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 10}  # noqa: RUF012
     renders_pixels = True
     action_commands = ACTIONS
 
@@ -557,7 +558,8 @@ class CrafterSymbolicEnv(_CrafterEnvBase[np.ndarray, PixelAction], PixelEnv[Craf
     * v0: Initial version (crafter 1.8.3 rules).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": [], "render_fps": 10}
+    # gymnasium's Env declares it an instance attribute
+    metadata: dict[str, Any] = {"render_modes": [], "render_fps": 10}  # noqa: RUF012
     action_commands = ACTIONS
 
     def __init__(self, config: CrafterConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:

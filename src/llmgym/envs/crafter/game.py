@@ -15,7 +15,9 @@ what happens in the world:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,7 +28,16 @@ from llmgym.envs.crafter.render import FrameRenderer
 from llmgym.envs.crafter.worldgen import WorldSpec, generate_world
 
 crafter = optional_import("crafter", extra="crafter")
-from crafter import constants, objects  # noqa: E402
+# re-exported: the other Crafter modules import them from here, after the check above
+from crafter import constants as constants  # noqa: E402
+from crafter import objects as objects  # noqa: E402
+
+if TYPE_CHECKING:  # crafter ships no types: these name what the values are
+    from crafter.engine import World
+    from crafter.objects import Object, Player
+
+Chunk = tuple[int, int, int, int]
+"""A chunk of crafter's world: ``(xmin, xmax, ymin, ymax)``."""
 
 if tuple(constants.actions) != ACTIONS or tuple(constants.achievements) != ACHIEVEMENTS:
     raise ImportError(
@@ -95,11 +106,13 @@ class CrafterGame:
 
     # ------------------------------------------------------------------ state accessors
     @property
-    def world(self):
+    def world(self) -> World:
+        """Crafter's world: its materials and objects."""
         return self.env._world
 
     @property
-    def player(self):
+    def player(self) -> Player:
+        """The player (crafter's ``Player`` object)."""
         return self.env._player
 
     @property
@@ -205,7 +218,7 @@ class CrafterGame:
         else:
             self.env._world.daylight = 1.0
 
-    def _balance_chunk(self, chunk, objs) -> None:
+    def _balance_chunk(self, chunk: Chunk, objs: Collection[Object]) -> None:
         """``crafter.Env._balance_chunk`` with the creature targets scaled by the densities."""
         env, config = self.env, self.config
         light = env._world.daylight
@@ -234,9 +247,18 @@ class CrafterGame:
         )  # fmt: skip
 
     def _balance_object(
-        self, chunk, objs, cls, material, span_dist, despan_dist, spawn_prob, despawn_prob,
-        ctor, target_fn,
-    ) -> None:  # fmt: skip
+        self,
+        chunk: Chunk,
+        objs: Collection[Object],
+        cls: type[Object],
+        material: str,
+        span_dist: float,
+        despan_dist: float,
+        spawn_prob: float,
+        despawn_prob: float,
+        ctor: Callable[[np.ndarray], Object],
+        target_fn: Callable[[int, int], tuple[float, float]],
+    ) -> None:
         """``crafter.Env._balance_object``, with one change: crafter lists a chunk's creatures by
         iterating a ``set`` of objects, whose order follows memory addresses, so the creature it
         despawns differs from run to run. Here they are listed in the order they were added

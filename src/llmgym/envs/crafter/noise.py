@@ -9,9 +9,19 @@ identical floats, not approximations: the generated worlds are the same cell for
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeAlias
+
 import numpy as np
 
 __all__ = ["OpenSimplexNoise", "permutation"]
+
+Vertex: TypeAlias = tuple[np.ndarray, ...]
+"""A lattice vertex per point, six arrays: its coordinates ``(xsv, ysv, zsv)`` and the point's
+offset from it ``(dx, dy, dz)``."""
+Offset: TypeAlias = tuple[int | np.ndarray, int | np.ndarray, int | np.ndarray]
+"""A vertex's lattice offset ``(i, j, k)`` from the base vertex: numbers, or arrays of one per
+point."""
 
 _MASK64 = (1 << 64) - 1
 _GRADIENTS3 = np.array(
@@ -58,13 +68,29 @@ class OpenSimplexNoise:
         self.seed = seed
         self._perm, self._grad_index = permutation(seed)
 
-    def _extrapolate(self, xsb, ysb, zsb, dx, dy, dz):
+    def _extrapolate(
+        self,
+        xsb: np.ndarray,
+        ysb: np.ndarray,
+        zsb: np.ndarray,
+        dx: np.ndarray,
+        dy: np.ndarray,
+        dz: np.ndarray,
+    ) -> np.ndarray:
         perm = self._perm
         index = self._grad_index[(perm[(perm[xsb & 0xFF] + ysb) & 0xFF] + zsb) & 0xFF]
         g = _GRADIENTS3
         return g[index] * dx + g[index + 1] * dy + g[index + 2] * dz
 
-    def _contribution(self, xsb, ysb, zsb, dx, dy, dz):
+    def _contribution(
+        self,
+        xsb: np.ndarray,
+        ysb: np.ndarray,
+        zsb: np.ndarray,
+        dx: np.ndarray,
+        dy: np.ndarray,
+        dz: np.ndarray,
+    ) -> np.ndarray:
         attn = 2 - dx * dx - dy * dy - dz * dz
         positive = attn > 0
         attn = attn * attn
@@ -119,7 +145,19 @@ class OpenSimplexNoise:
     # code's float operations in its order (its branches turned into ``np.where``). A vertex is
     # ``(xsv, ysv, zsv, dx, dy, dz)``: its lattice coordinates and the point's offset from it.
 
-    def _lower(self, xsb, ysb, zsb, xins, yins, zins, in_sum, dx0, dy0, dz0):
+    def _lower(
+        self,
+        xsb: np.ndarray,
+        ysb: np.ndarray,
+        zsb: np.ndarray,
+        xins: np.ndarray,
+        yins: np.ndarray,
+        zins: np.ndarray,
+        in_sum: np.ndarray,
+        dx0: np.ndarray,
+        dy0: np.ndarray,
+        dz0: np.ndarray,
+    ) -> np.ndarray:
         """Inside the tetrahedron at (0,0,0)."""
         base = (xsb, ysb, zsb, dx0, dy0, dz0)
         a_point, a_score, b_point, b_score = _two_closest((1, 2, 4), xins, yins, zins, np.greater)
@@ -133,7 +171,19 @@ class OpenSimplexNoise:
         )
         return self._sum_contributions([base, *_vertices(base, _NEXT_TO_ORIGIN), *extra])
 
-    def _upper(self, xsb, ysb, zsb, xins, yins, zins, in_sum, dx0, dy0, dz0):
+    def _upper(
+        self,
+        xsb: np.ndarray,
+        ysb: np.ndarray,
+        zsb: np.ndarray,
+        xins: np.ndarray,
+        yins: np.ndarray,
+        zins: np.ndarray,
+        in_sum: np.ndarray,
+        dx0: np.ndarray,
+        dy0: np.ndarray,
+        dz0: np.ndarray,
+    ) -> np.ndarray:
         """Inside the tetrahedron at (1,1,1)."""
         base = (xsb, ysb, zsb, dx0, dy0, dz0)
         a_point, a_score, b_point, b_score = _two_closest((6, 5, 3), xins, yins, zins, np.less)
@@ -148,7 +198,19 @@ class OpenSimplexNoise:
         vertices = _vertices(base, (*_NEXT_TO_CORNER, (1, 1, 1)))
         return self._sum_contributions([*vertices, *extra])
 
-    def _middle(self, xsb, ysb, zsb, xins, yins, zins, in_sum, dx0, dy0, dz0):
+    def _middle(
+        self,
+        xsb: np.ndarray,
+        ysb: np.ndarray,
+        zsb: np.ndarray,
+        xins: np.ndarray,
+        yins: np.ndarray,
+        zins: np.ndarray,
+        in_sum: np.ndarray,
+        dx0: np.ndarray,
+        dy0: np.ndarray,
+        dz0: np.ndarray,
+    ) -> np.ndarray:
         """Inside the octahedron between the two tetrahedra."""
         base = (xsb, ysb, zsb, dx0, dy0, dz0)
         w = np.where
@@ -166,7 +228,7 @@ class OpenSimplexNoise:
         vertices = _vertices(base, (*_NEXT_TO_ORIGIN, *_NEXT_TO_CORNER))
         return self._sum_contributions([*vertices, *extra])
 
-    def _sum_contributions(self, vertices):
+    def _sum_contributions(self, vertices: Sequence[Vertex]) -> np.ndarray:
         """The vertices' contributions added up in order (the scalar code's order of sums)."""
         value = self._contribution(*vertices[0])
         for vertex in vertices[1:]:
@@ -180,12 +242,12 @@ _NEXT_TO_CORNER = ((1, 1, 0), (1, 0, 1), (0, 1, 1))
 """The lattice vertices next to (1,1,1), in the scalar code's order."""
 
 
-def _vertices(base, offsets):
+def _vertices(base: Vertex, offsets: Iterable[Offset]) -> list[Vertex]:
     """The vertices at ``offsets`` ``(i, j, k)`` (numbers, or arrays of one per point) from the
     base vertex ``base``; the point's offset from each is ``dx0 - i - (i + j + k) * squish``
     (and likewise for y and z), computed as the scalar code computes it."""
     xsb, ysb, zsb, dx0, dy0, dz0 = base
-    vertices = []
+    vertices: list[Vertex] = []
     for i, j, k in offsets:
         squish = (i + j + k) * _SQUISH
         vertices.append(
@@ -194,7 +256,9 @@ def _vertices(base, offsets):
     return vertices
 
 
-def _select(mask, if_true, if_false):
+def _select(
+    mask: np.ndarray, if_true: Sequence[Vertex], if_false: Sequence[Vertex]
+) -> list[Vertex]:
     """Vertex by vertex and coordinate by coordinate, ``if_true`` where ``mask``, else
     ``if_false``."""
     return [
@@ -203,7 +267,13 @@ def _select(mask, if_true, if_false):
     ]
 
 
-def _two_closest(points, xins, yins, zins, closer):
+def _two_closest(
+    points: tuple[int, int, int],
+    xins: np.ndarray,
+    yins: np.ndarray,
+    zins: np.ndarray,
+    closer: Callable[[np.ndarray, np.ndarray], np.ndarray],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The two of the vertices ``points`` (bit codes, for x, y and z) whose scores (``xins``,
     ``yins``, ``zins``) win by ``closer``: ``(a_point, a_score, b_point, b_score)``."""
     x_point, y_point, z_point = points
@@ -216,7 +286,9 @@ def _two_closest(points, xins, yins, zins, closer):
     return a_point, a_score, b_point, b_score
 
 
-def _middle_two_closest(xins, yins, zins):
+def _middle_two_closest(
+    xins: np.ndarray, yins: np.ndarray, zins: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The octahedron's two closest vertices (bit codes) and whether each is on the (1,1,1) side:
     ``(a_point, a_far, b_point, b_far)``."""
     w = np.where
@@ -240,7 +312,7 @@ def _middle_two_closest(xins, yins, zins):
     return a_point, a_far, b_point, b_far
 
 
-def _lower_extra_with_origin(base, c):
+def _lower_extra_with_origin(base: Vertex, c: np.ndarray) -> list[Vertex]:
     """The lower tetrahedron's two extra vertices when (0,0,0) is one of the two closest
     vertices and ``c`` the other."""
     w = np.where
@@ -254,7 +326,7 @@ def _lower_extra_with_origin(base, c):
     )
 
 
-def _lower_extra_without_origin(base, c):
+def _lower_extra_without_origin(base: Vertex, c: np.ndarray) -> list[Vertex]:
     """The lower tetrahedron's two extra vertices when the two closest vertices are others
     (``c``: their bit codes or-ed)."""
     w = np.where
@@ -268,7 +340,7 @@ def _lower_extra_without_origin(base, c):
     )
 
 
-def _upper_extra_with_corner(base, c):
+def _upper_extra_with_corner(base: Vertex, c: np.ndarray) -> tuple[Vertex, Vertex]:
     """The upper tetrahedron's two extra vertices when (1,1,1) is one of the two closest
     vertices and ``c`` the other.
 
@@ -289,7 +361,7 @@ def _upper_extra_with_corner(base, c):
     )  # fmt: skip
 
 
-def _upper_extra_without_corner(base, c):
+def _upper_extra_without_corner(base: Vertex, c: np.ndarray) -> list[Vertex]:
     """The upper tetrahedron's two extra vertices when the two closest vertices are others
     (``c``: their bit codes and-ed)."""
     w = np.where
@@ -303,7 +375,7 @@ def _upper_extra_without_corner(base, c):
     )
 
 
-def _middle_extra_far(base, c):
+def _middle_extra_far(base: Vertex, c: np.ndarray) -> list[Vertex]:
     """The octahedron's two extra vertices when both closest vertices are on the (1,1,1) side
     (``c``: their bit codes and-ed)."""
     w = np.where
@@ -311,7 +383,7 @@ def _middle_extra_far(base, c):
     return _vertices(base, [(1, 1, 1), (w(s1x, 2, 0), w(s1x, 0, w(s1y, 2, 0)), w(s1x | s1y, 0, 2))])
 
 
-def _middle_extra_near(base, c):
+def _middle_extra_near(base: Vertex, c: np.ndarray) -> list[Vertex]:
     """The octahedron's two extra vertices when both closest vertices are on the (0,0,0) side
     (``c``: their bit codes or-ed)."""
     w = np.where
@@ -321,7 +393,7 @@ def _middle_extra_near(base, c):
     return [base, *_vertices(base, [(w(s0x, -1, 1), w(s0y, -1, 1), w(s0z, -1, 1))])]
 
 
-def _middle_extra_split(base, c1, c2):
+def _middle_extra_split(base: Vertex, c1: np.ndarray, c2: np.ndarray) -> list[Vertex]:
     """The octahedron's two extra vertices when the closest vertices are on opposite sides
     (``c1`` on the (1,1,1) side, ``c2`` on the (0,0,0) side).
 

@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from llmgym.envs.crafter import ACTIONS
 from llmgym.envs.crafter.game import CrafterGame, constants, objects
+
+if TYPE_CHECKING:  # crafter ships no types: these name what the values are
+    from crafter.objects import Object, Plant
 
 __all__ = ["CrafterOracle"]
 
@@ -44,6 +48,11 @@ _KIT = ("collect_wood", "place_table", "make_wood_pickaxe", "make_wood_sword")
 _QUICK = frozenset({"collect_wood", "place_table", "make_wood_pickaxe", "make_wood_sword",
                     "collect_sapling", "place_plant", "collect_drink", "eat_cow"})  # fmt: skip
 Cell = tuple[int, int]
+Direction = tuple[int, int]
+Goal = Callable[[Cell, Direction], "int | None"]
+"""``goal(cell, arrival_direction)``: the final action (-1 for none) at a goal cell, else None."""
+Parents = dict[Cell, "tuple[Cell, Direction] | None"]
+"""The search's tree: each cell's parent cell and the direction of the move from it."""
 
 
 class CrafterOracle:
@@ -52,9 +61,9 @@ class CrafterOracle:
     def __init__(self, game: CrafterGame) -> None:
         self.game = game
         self.target: str | None = None
-        self._plants: list = []
+        self._plants: list[Plant] = []
         self._busy: str | None = None  # a multi-step activity in progress: "drink" or "eat"
-        self._pocket: tuple[Cell, Cell, Cell, tuple[int, int]] | None = None
+        self._pocket: tuple[Cell, Cell, Cell, Direction] | None = None
         self._bad_sites: set[Cell] = set()
         self._search_end: Cell = (0, 0)
 
@@ -173,7 +182,7 @@ class CrafterOracle:
             self._pocket = None
             return None
 
-        def goal(cell: Cell, arrived) -> int | None:
+        def goal(cell: Cell, arrived: Direction) -> int | None:
             site = sites.get(cell)
             return None if site is None else _MOVES[site[2]]
 
@@ -186,7 +195,7 @@ class CrafterOracle:
         self._pocket = (target, a, b, d)
         return path[0]
 
-    def _viable(self, plan) -> bool:
+    def _viable(self, plan: tuple[Cell, Cell, Cell, Direction]) -> bool:
         world = self.game.world
         entrance, a, b, _ = plan
         return (
@@ -400,10 +409,10 @@ class CrafterOracle:
         return bool((block == world._mat_ids[material]).any())
 
     # ------------------------------------------------------------------ creatures
-    def _creatures(self, cls) -> list:
+    def _creatures(self, cls: type[Object]) -> list[Object]:
         return [obj for obj in self.game.world.objects if isinstance(obj, cls)]
 
-    def _adjacent_creature(self, cls):
+    def _adjacent_creature(self, cls: type[Object]) -> Object | None:
         px, py = self.game.player.pos.tolist()
         for obj in self._creatures(cls):
             ox, oy = obj.pos.tolist()
@@ -411,12 +420,12 @@ class CrafterOracle:
                 return obj
         return None
 
-    def _nearest_creature_distance(self, cls) -> int:
+    def _nearest_creature_distance(self, cls: type[Object]) -> int:
         px, py = self.game.player.pos.tolist()
         distances = [abs(o.pos[0] - px) + abs(o.pos[1] - py) for o in self._creatures(cls)]
         return int(min(distances, default=10_000))
 
-    def _strike(self, obj) -> int:
+    def _strike(self, obj: Object) -> int:
         px, py = self.game.player.pos.tolist()
         ox, oy = obj.pos.tolist()
         d = (ox - px, oy - py)
@@ -424,7 +433,7 @@ class CrafterOracle:
             return _ACTION["do"]
         return _MOVES[d]
 
-    def _hunt(self, cls) -> int | None:
+    def _hunt(self, cls: type[Object]) -> int | None:
         adjacent = self._adjacent_creature(cls)
         if adjacent is not None:
             return self._strike(adjacent)
@@ -434,7 +443,7 @@ class CrafterOracle:
         path = self._path_to_cells(targets, dig=True)
         return path[0] if path else self._wander()
 
-    def _flee(self, cls) -> int:
+    def _flee(self, cls: type[Object]) -> int:
         px, py = self.game.player.pos.tolist()
         threats = [o.pos.tolist() for o in self._creatures(cls)]
         best, best_score = _ACTION["noop"], -1
@@ -478,7 +487,7 @@ class CrafterOracle:
         world = self.game.world
         return sum(world[(cell[0] + d[0], cell[1] + d[1])][0] in _WALKABLE for d in _DIRS)
 
-    def _plant_in_nook(self) -> int:
+    def _plant_in_nook(self) -> int | None:
         """Face a grass cell whose only walkable neighbour is the agent's, then plant there (no
         creature can then reach the sapling while the agent stands guard)."""
         front = self._front()
@@ -487,7 +496,7 @@ class CrafterOracle:
             return _ACTION["place_plant"]
         world = self.game.world
 
-        def goal(cell: Cell, arrived) -> int | None:
+        def goal(cell: Cell, arrived: Direction) -> int | None:
             ahead = (cell[0] + arrived[0], cell[1] + arrived[1])
             material, obj = world[ahead]
             if material == "grass" and obj is None and self._open_sides(ahead) <= 1:
@@ -552,7 +561,7 @@ class CrafterOracle:
         objs = world._objects
         width, height = world.area
 
-        def goal(cell: Cell, arrived: tuple[int, int] | None) -> int | None:
+        def goal(cell: Cell, arrived: Direction) -> int | None:
             for d in _DIRS:
                 x, y = cell[0] + d[0], cell[1] + d[1]
                 if not (0 <= x < width and 0 <= y < height):
@@ -573,7 +582,7 @@ class CrafterOracle:
     def _path_to_cells(self, cells: set[Cell], *, dig: bool = False) -> list[int] | None:
         """Actions that end next to (and facing) one of ``cells``."""
 
-        def goal(cell: Cell, arrived) -> int | None:
+        def goal(cell: Cell, arrived: Direction) -> int | None:
             for d in _DIRS:
                 if (cell[0] + d[0], cell[1] + d[1]) in cells:
                     return _MOVES[d]
@@ -582,12 +591,12 @@ class CrafterOracle:
         return self._search(goal, dig=dig)
 
     def _walk_to(self, cells: set[Cell]) -> list[int] | None:
-        def goal(cell: Cell, arrived) -> int | None:
+        def goal(cell: Cell, arrived: Direction) -> int | None:
             return -1 if cell in cells else None
 
         return self._search(goal, limit=40)
 
-    def _search(self, goal, *, dig: bool = False, limit: int = 200) -> list[int] | None:
+    def _search(self, goal: Goal, *, dig: bool = False, limit: int = 200) -> list[int] | None:
         """Dijkstra from the player; ``goal(cell, arrival_direction)`` returns the final action
         (-1 for none) at a goal cell. Stone and ores it can mine cost two steps when ``dig``."""
         world, player = self.game.world, self.game.player
@@ -600,12 +609,13 @@ class CrafterOracle:
         minable = {m for m, tool in _MINABLE.items() if dig and inv[tool] > 0}
         frontier = [(0, start)]
         best = {start: 0}
-        parent: dict[Cell, tuple[Cell, tuple[int, int]] | None] = {start: None}
+        parent: Parents = {start: None}
         while frontier:
             cost, cell = heapq.heappop(frontier)
             if cost > best[cell] or cost > limit:
                 continue
-            arrived = parent[cell][1] if parent[cell] else facing
+            link = parent[cell]
+            arrived = link[1] if link else facing
             final = goal(cell, arrived)
             if final is not None:
                 self._search_end = cell
@@ -629,13 +639,15 @@ class CrafterOracle:
                     heapq.heappush(frontier, (cost + step, nxt))
         return None
 
-    def _actions(self, cell: Cell, parent, final: int) -> list[int]:
+    def _actions(self, cell: Cell, parent: Parents, final: int) -> list[int]:
         """The first actions of the path to ``cell`` (mining a blocked cell on the way)."""
-        moves = []
-        while parent[cell] is not None:
-            previous, d = parent[cell]
+        moves: list[tuple[Cell, Direction]] = []
+        link = parent[cell]
+        while link is not None:
+            previous, d = link
             moves.append((cell, d))
             cell = previous
+            link = parent[cell]
         moves.reverse()
         if not moves:
             return [final] if final >= 0 else [_ACTION["noop"]]

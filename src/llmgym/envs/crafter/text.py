@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from llmgym.core.text import join_names, normalize_command
 from llmgym.envs.crafter import ACTIONS
+
+if TYPE_CHECKING:  # crafter ships no types: these name what the values are
+    from crafter.engine import World
+    from crafter.objects import Object, Player
+
+    from llmgym.envs.crafter.game import CrafterGame
 
 __all__ = ["COMMANDS", "describe", "draw_grid", "parse_action"]
 
@@ -54,7 +61,7 @@ def parse_action(action: str) -> int | None:
     return _ALIASES.get(text)
 
 
-def _creature_name(obj) -> str:
+def _creature_name(obj: Object) -> str:
     name = type(obj).__name__
     if name == "Plant":
         return "ripe plant" if obj.ripe else "sapling"
@@ -75,8 +82,11 @@ def _view_bounds(pos: tuple[int, int]) -> tuple[int, int, int, int]:
     return pos[0] - half_w, pos[0] + half_w, pos[1] - half_h, pos[1] + half_h
 
 
-def visible(world, player) -> tuple[list[tuple[str, int, int]], list]:
-    """Materials ``(name, dx, dy)`` and creatures in the local view, relative to the player."""
+def visible(
+    world: World, player: Player
+) -> tuple[list[tuple[str | None, int, int]], list[tuple[Object, int, int]]]:
+    """Materials ``(name, dx, dy)`` (``None``: no material) and creatures ``(object, dx, dy)`` in
+    the local view, relative to the player."""
     px, py = player.pos.tolist()
     x0, x1, y0, y1 = _view_bounds((px, py))
     area = world._mat_map
@@ -95,12 +105,12 @@ def visible(world, player) -> tuple[list[tuple[str, int, int]], list]:
     return cells, creatures
 
 
-def describe(game, *, show_grid: bool, target: str | None, message: str = "") -> str:
+def describe(game: CrafterGame, *, show_grid: bool, target: str | None, message: str = "") -> str:
     """The text observation of ``game`` (a :class:`~llmgym.envs.crafter.game.CrafterGame`)."""
     world, player = game.world, game.player
     cells, creatures = visible(world, player)
-    nearest: dict[str, tuple[int, int, int]] = {}
-    counts: dict[str, int] = {}
+    nearest: dict[str | None, tuple[int, int, int]] = {}
+    counts: dict[str | None, int] = {}
     for name, dx, dy in cells:
         if dx == 0 and dy == 0:
             continue
@@ -151,7 +161,7 @@ def describe(game, *, show_grid: bool, target: str | None, message: str = "") ->
     return "\n".join(lines)
 
 
-def draw_grid(world, player) -> str:
+def draw_grid(world: World, player: Player) -> str:
     """The local view as characters, rows top to bottom."""
     px, py = player.pos.tolist()
     x0, x1, y0, y1 = _view_bounds((px, py))

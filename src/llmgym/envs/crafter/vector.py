@@ -10,7 +10,7 @@ observations are those of ``llmgym/CrafterSymbolic-v0``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -63,7 +63,8 @@ class CrafterSymbolicVectorEnv(gym.vector.VectorEnv):
         seed: Seeds the draws of worlds and designs.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"autoreset_mode": AutoresetMode.SAME_STEP}
+    # gymnasium's VectorEnv declares it an instance attribute
+    metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP}  # noqa: RUF012
 
     def __init__(
         self,

@@ -15,11 +15,18 @@ for constant.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from llmgym.envs.crafter.noise import OpenSimplexNoise
+
+if TYPE_CHECKING:  # crafter ships no types: these name what the values are
+    from crafter.engine import World
+    from crafter.objects import Player
 
 __all__ = ["WorldSpec", "generate_world"]
 
@@ -43,7 +50,8 @@ class WorldSpec:
 WATER, GRASS, STONE, PATH, SAND, TREE, LAVA, COAL, IRON, DIAMOND = range(1, 11)
 
 
-_LAYERS = {
+_Coordinate = Callable[[np.ndarray], np.ndarray]
+_LAYERS: dict[str, tuple[_Coordinate, _Coordinate, int]] = {
     # name: (x, y, z) as crafter's ``_simplex`` computes them from the cell (x, y) and a size
     "start": (lambda x: x / 3, lambda y: y / 3, 8),
     "water15": (lambda x: x / 15, lambda y: y / 15, 3),
@@ -82,7 +90,7 @@ def _layers(noise: OpenSimplexNoise, names: list[str], mask: np.ndarray) -> dict
     return layers
 
 
-def generate_world(world, player, spec: WorldSpec, objects) -> None:
+def generate_world(world: World, player: Player, spec: WorldSpec, objects: ModuleType) -> None:
     """Fill crafter ``world`` (already reset, ``player`` added) exactly as crafter would.
 
     ``objects`` is the ``crafter.objects`` module (creatures are crafter's own classes).
@@ -156,7 +164,7 @@ class _Draws:
     the world's random stream; :meth:`finish` advances the real stream by exactly the number
     crafter consumes (a draw only where its short-circuiting ``and`` makes one)."""
 
-    def __init__(self, random, most: int) -> None:
+    def __init__(self, random: np.random.RandomState, most: int) -> None:
         self._random = random
         self._state = random.get_state()
         self._values = random.random_sample(most).tolist()
@@ -173,7 +181,15 @@ class _Draws:
         self._random.random_sample(self._used)
 
 
-def _place_resources(random, spec, materials, layers, mountain, ore_cell, tree_cell) -> None:
+def _place_resources(
+    random: np.random.RandomState,
+    spec: WorldSpec,
+    materials: np.ndarray,
+    layers: dict[str, np.ndarray],
+    mountain: np.ndarray,
+    ore_cell: np.ndarray,
+    tree_cell: np.ndarray,
+) -> None:
     """Crafter's coal, iron, diamond, lava and stone in the mountains and trees on land, with
     the same draws (at most three per cell)."""
     coal = (layers["coal"] > 0).ravel()
@@ -201,7 +217,15 @@ def _place_resources(random, spec, materials, layers, mountain, ore_cell, tree_c
     draws.finish()
 
 
-def _place_creatures(world, player, spec, objects, materials, tunnels, distance) -> None:
+def _place_creatures(
+    world: World,
+    player: Player,
+    spec: WorldSpec,
+    objects: ModuleType,
+    materials: np.ndarray,
+    tunnels: np.ndarray,
+    distance: np.ndarray,
+) -> None:
     """Crafter's ``_set_object`` pass: cows, zombies and skeletons, in the same order and with the
     same draws."""
     walkable = (materials == GRASS) | (materials == SAND) | (materials == PATH)

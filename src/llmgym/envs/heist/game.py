@@ -14,6 +14,7 @@ and doors open in the order blue, green, red.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -81,7 +82,7 @@ def _kruskal_maze(rng: TaskRng, size: int) -> list[list[bool]]:
     return walls
 
 
-def _neighbours(cell: Cell, size: int):
+def _neighbours(cell: Cell, size: int) -> Iterator[Cell]:
     for dr, dc in DIRECTIONS.values():
         r, c = cell[0] + dr, cell[1] + dc
         if 0 <= r < size and 0 <= c < size:
@@ -139,7 +140,9 @@ def generate_layout(rng: TaskRng, world_size: int, maze_size: int, num_keys: int
     )
 
 
-def _flood(sources: set[Cell], walls, locked: set[Cell], size: int) -> set[Cell]:
+def _flood(
+    sources: set[Cell], walls: Sequence[Sequence[bool]], locked: set[Cell], size: int
+) -> set[Cell]:
     """Open cells reachable from ``sources`` without entering a locked door."""
     seen = set(sources)
     queue = deque(sources)
@@ -152,7 +155,9 @@ def _flood(sources: set[Cell], walls, locked: set[Cell], size: int) -> set[Cell]
     return seen
 
 
-def _first_door(sources: set[Cell], walls, locked: set[Cell], size: int) -> Cell:
+def _first_door(
+    sources: set[Cell], walls: Sequence[Sequence[bool]], locked: set[Cell], size: int
+) -> Cell:
     """The locked door that a breadth-first search from ``sources`` touches first."""
     seen = set(sources)
     queue = deque(sorted(sources))

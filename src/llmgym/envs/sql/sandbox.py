@@ -43,6 +43,7 @@ import hashlib
 import math
 import re
 import sqlite3
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -154,7 +155,7 @@ class SqlSandbox:
         connection.isolation_level = None  # never let the driver open a transaction
         connection.execute("PRAGMA query_only = ON")
         connection.execute("PRAGMA temp_store = MEMORY")  # sorting spills to memory, not files
-        if hasattr(connection, "setlimit"):
+        if sys.version_info >= (3, 11):  # Python 3.10's sqlite3 has no setlimit()
             connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max_value_length)
             connection.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, max(max_sql_length, 1_000))
             connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)

@@ -10,6 +10,7 @@ sellers by year and sales by month. Every page needs a signed-in admin (``/login
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from llmgym.envs.webarena.database import Dataset
@@ -515,7 +516,13 @@ class ShopAdmin(Site):
 
     # ------------------------------------------------------------------ reports
     def _report(
-        self, request: Request, title: str, path: str, sql: str, headers: tuple[str, ...], cells
+        self,
+        request: Request,
+        title: str,
+        path: str,
+        sql: str,
+        headers: tuple[str, ...],
+        cells: Callable[[int, tuple[Any, ...]], Sequence[str]],
     ) -> Response:
         """A yearly report: ``sql`` runs with the chosen year's bounds; ``cells`` turns its
         numbered rows into table cells."""

@@ -11,9 +11,13 @@ reads costs nothing to reset and one that wrote costs a memory copy, never a reg
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+import sys
+import tempfile
 import threading
 from abc import ABC, abstractmethod
+from pathlib import Path
 from typing import Any, ClassVar
 
 from llmgym.core.cache import LruCache
@@ -51,6 +55,31 @@ class Dataset(ABC):
         """Create the tables and rows of the data of ``seed`` in the empty database ``db``."""
 
 
+if sys.version_info >= (3, 11):
+
+    def _serialize(db: sqlite3.Connection) -> bytes:
+        return db.serialize()
+
+    def _deserialize(db: sqlite3.Connection, image: bytes) -> None:
+        db.deserialize(image)
+
+else:  # Python 3.10's sqlite3 has neither: the image passes through a temporary file
+
+    def _serialize(db: sqlite3.Connection) -> bytes:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "image.sqlite"
+            with contextlib.closing(sqlite3.connect(path)) as file_db:
+                db.backup(file_db)
+            return path.read_bytes()
+
+    def _deserialize(db: sqlite3.Connection, image: bytes) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "image.sqlite"
+            path.write_bytes(image)
+            with contextlib.closing(sqlite3.connect(path)) as file_db:
+                file_db.backup(db)
+
+
 def _connect() -> sqlite3.Connection:
     db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
     db.execute("PRAGMA foreign_keys = ON")
@@ -73,7 +102,7 @@ def pristine(dataset: type[Dataset], seed: int) -> sqlite3.Connection:
 
 def _image(dataset: type[Dataset], seed: int) -> bytes:
     """The pristine database of ``dataset`` and ``seed``, serialized (made once per process)."""
-    return _IMAGES.get_or_create((dataset, seed), lambda: pristine(dataset, seed).serialize())
+    return _IMAGES.get_or_create((dataset, seed), lambda: _serialize(pristine(dataset, seed)))
 
 
 class Database:
@@ -88,7 +117,7 @@ class Database:
         self._copy_from_pristine()
 
     def _copy_from_pristine(self) -> None:
-        self.connection.deserialize(_image(self.dataset, self.seed))
+        _deserialize(self.connection, _image(self.dataset, self.seed))
         self._clean_changes = self.connection.total_changes
 
     @property
@@ -104,11 +133,11 @@ class Database:
             self._copy_from_pristine()
 
     def __getstate__(self) -> dict[str, Any]:
-        image = self.connection.serialize() if self.dirty else None
+        image = _serialize(self.connection) if self.dirty else None
         return {"dataset": self.dataset, "seed": self.seed, "image": image}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._open(state["dataset"], state["seed"])
         if state["image"] is not None:
-            self.connection.deserialize(state["image"])
+            _deserialize(self.connection, state["image"])
             self._clean_changes = -1  # differs from the pristine copy until the next reset

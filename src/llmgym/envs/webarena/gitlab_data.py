@@ -289,14 +289,19 @@ class GitlabData(Dataset):
         )
 
     def _projects(self, db: sqlite3.Connection, rng: TaskRng) -> dict[int, list[int]]:
-        namespaces = [(i, path, name, "group", None) for i, (path, name) in enumerate(GROUPS, 1)]
+        namespaces: list[tuple[int, str, str, str, int | None]] = [
+            (i, path, name, "group", None) for i, (path, name) in enumerate(GROUPS, 1)
+        ]
         owners = [1, *rng.sample(range(2, self.users + 1), 11)]
         for owner in owners:
             username = db.execute("SELECT username, name FROM users WHERE id = ?", (owner,))
             path, name = username.fetchone()
             namespaces.append((len(namespaces) + 1, path, name, "user", owner))
         db.executemany("INSERT INTO namespaces VALUES (?, ?, ?, ?, ?)", namespaces)
-        projects, members, member_rows, seen = [], {}, [], set()
+        projects: list[tuple[int, int, str, str, str, str, str]] = []
+        members: dict[int, list[int]] = {}
+        member_rows: list[tuple[int, int, str]] = []
+        seen: set[tuple[int, str]] = set()
         while len(projects) < self.projects:
             index = len(projects) + 1
             namespace = 9 if index <= 6 else rng.randint(1, len(namespaces))
@@ -323,9 +328,9 @@ class GitlabData(Dataset):
                     max(created, random_date(rng, 2020, 2023)),
                 )
             )
-            owner = namespaces[namespace - 1][4]
-            team = {owner or rng.randint(2, self.users): "Owner"}
-            if owner != 1 and rng.random() < 0.35:
+            user_owner = namespaces[namespace - 1][4]  # None: a group's project
+            team = {user_owner or rng.randint(2, self.users): "Owner"}
+            if user_owner != 1 and rng.random() < 0.35:
                 team[1] = rng.choice(ROLES[1:4])
             for _ in range(rng.randint(3, 14)):
                 team.setdefault(rng.randint(2, self.users), rng.choice(ROLES[:4]))
@@ -340,7 +345,8 @@ class GitlabData(Dataset):
     ) -> tuple[dict[int, list[int]], dict[int, list[int]]]:
         labels: dict[int, list[int]] = {}
         milestones: dict[int, list[int]] = {}
-        label_rows, milestone_rows = [], []
+        label_rows: list[tuple[int, int, str, str]] = []
+        milestone_rows: list[tuple[int, int, str, str, str]] = []
         for project in range(1, self.projects + 1):
             for name, color in rng.sample(LABELS, rng.randint(4, 8)):
                 label_rows.append((len(label_rows) + 1, project, name, color))

@@ -462,7 +462,8 @@ class ShopData(Dataset):
             rng.randint(2, self.customers) for _ in range(self.orders - self.own_orders)
         ]
         dated = sorted((random_datetime(rng, 2022, 2023, hours=(7, 22)), owner) for owner in owners)
-        orders, items = [], []
+        orders = []
+        items: list[tuple[int, int, str, str, float, int]] = []
         for number, (created, owner) in enumerate(dated, start=1):
             customer = customers[owner - 1]
             lines: dict[int, int] = {}

@@ -156,7 +156,7 @@ class WikiData(Dataset):
             for _ in range(self.ranges)
         ]
         cities = [(self._name(), rng.choice(countries)) for _ in range(self.cities)]
-        capitals = {}
+        capitals: dict[str, str] = {}
         for city, country in cities:
             capitals.setdefault(country, city)
         people = [
@@ -176,15 +176,15 @@ class WikiData(Dataset):
         river_of = {city: rng.choice(rivers)[0] for city, _ in cities if rng.random() < 0.6}
         mountains = []
         for _ in range(self.mountains):
-            climber = rng.choice(climbers)
+            name, _, born, _ = rng.choice(climbers)
             mountains.append(
                 (
                     self._name("Mount {}"),
                     rng.randint(1_200, 8_600),
                     rng.choice(ranges),
                     rng.choice(countries),
-                    climber[0],
-                    max(climber[2] + rng.randint(20, 50), 1760),
+                    name,
+                    max(born + rng.randint(20, 50), 1760),
                 )
             )
         for country in countries:

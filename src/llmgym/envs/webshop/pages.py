@@ -18,11 +18,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from html import escape
+from typing import TYPE_CHECKING
 
 from llmgym.core import optional_import
 from llmgym.envs.webshop.catalogue import Product
 
-bs4 = optional_import("bs4", extra="webshop", package="beautifulsoup4")
+if TYPE_CHECKING:  # the checker reads bs4's own types; at run time a missing extra is named
+    import bs4
+else:
+    bs4 = optional_import("bs4", extra="webshop", package="beautifulsoup4")
 
 __all__ = [
     "PRODUCT_FRAGMENTS",
@@ -77,19 +81,23 @@ def _read(soup: bs4.BeautifulSoup) -> View:
     strings: list[str] = []
     clickables: list[Clickable] = []
     for node in soup.descendants:
-        if isinstance(node, bs4.NavigableString):
-            if isinstance(node, bs4.element.PreformattedString) or node.parent.name in _INVISIBLE:
+        if isinstance(node, bs4.element.NavigableString):
+            if isinstance(node, bs4.element.PreformattedString) or (
+                node.parent is not None and node.parent.name in _INVISIBLE
+            ):
                 continue
             text = " ".join(node.split())
             if text:
                 strings.append(text)
-        elif "data-action" in node.attrs:
+        elif isinstance(node, bs4.element.Tag) and "data-action" in node.attrs:
             label = " ".join(node.get_text(" ").split()).lower()
-            action = node["data-action"]
+            # bs4 types attribute values as str or a list (for class-like attributes); these
+            # are single strings
+            action = str(node["data-action"])
             if action == "option":
                 arg = f"{node['name']}={node['value']}"
             else:
-                arg = node.get("data-arg", "")
+                arg = str(node.get("data-arg", ""))
             clickables.append(Clickable(label, action, arg))
     return tuple(strings), tuple(clickables)
 

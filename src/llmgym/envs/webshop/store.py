@@ -10,6 +10,7 @@ progress bar.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -217,7 +218,7 @@ def _build_digest(vocabulary: Vocabulary) -> str:
     builds a new database instead of reusing a stale one."""
     digest = hashlib.sha256(vocabulary.digest.encode())
     for module in (catalogue, pages, fulltext):
-        digest.update(Path(module.__file__).read_bytes())
+        digest.update(Path(inspect.getfile(module)).read_bytes())
     digest.update(Path(__file__).read_bytes())
     return digest.hexdigest()[:12]
 
