@@ -8,6 +8,7 @@ from typing import Any
 import gymnasium as gym
 
 from llmgym.cli.common import ENV_ID_HELP, EXIT_INTERRUPTED, resolve_id
+from llmgym.core import unwrapped_text_env
 
 _KEYS = (
     "Type an action; ':actions' lists valid ones, ':hint' asks the oracle, ':quit' leaves "
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
             print(_actions_text(env, info))
             continue
         if action.strip() == ":hint":
-            print(f"oracle: {env.unwrapped.oracle_action()}")
+            print(f"oracle: {unwrapped_text_env(env, 'llmgym play').oracle_action()}")
             continue
         observation, reward, terminated, truncated, info = env.step(action)
         total += float(reward)

@@ -15,7 +15,7 @@ import math
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from llmgym.runner.trajectories import SCHEMA
 from llmgym.serving.protocol import nested_deeper_than
@@ -87,7 +87,7 @@ def flag(value: Any) -> bool:
     return isinstance(value, bool)
 
 
-def count(value: Any) -> bool:
+def count(value: Any) -> TypeGuard[int]:
     """A whole number from 0 to 2**53."""
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_COUNT
 
