@@ -20,8 +20,16 @@ from llmgym.core.registry import optional_import
 from llmgym.serving.hosting import REMOTE_CALLS
 from llmgym.serving.protocol import ARRAY_KEY, HostingError
 from llmgym.serving.server.agentgym import agentgym_routes
+from llmgym.serving.server.connections import (
+    KEEP_ALIVE_S,
+    ConnectionGate,
+    gated_protocols,
+    open_file_limit,
+    raise_open_file_limit,
+)
 from llmgym.serving.server.guard import OPEN_PATHS, Guard
-from llmgym.serving.server.logs import log
+from llmgym.serving.server.logs import hide_secrets, log
+from llmgym.serving.server.memory import limit_malloc_arenas
 from llmgym.serving.server.openenv import openenv_routes
 from llmgym.serving.server.routes import environment_routes, server_routes, session_routes
 from llmgym.serving.server.schemas import JSON, error_reply, validation_error
@@ -211,22 +219,38 @@ def serve(
     log(logging.INFO, "server.listening", url=url)
     if on_ready is not None:
         on_ready(url)
+    raise_open_file_limit()
+    limit_malloc_arenas()
     config = uvicorn_config(
         create_app(settings), settings, log_level=log_level, access_log=access_log
     )
+    log(logging.INFO, "server.connections", **config.connection_gate.load())
     uvicorn.Server(config).run(sockets=[sock])
 
 
 def uvicorn_config(app: FastAPI, settings: ServerSettings, **options: Any) -> Any:
-    """The uvicorn configuration of a server: keep-alive past the client's (so the server never
-    closes a connection the client is about to reuse), WebSocket messages limited like request
-    bodies, no compression (text this short is cheaper to send than to deflate)."""
+    """The uvicorn configuration of a server: its connections counted and capped by a
+    :class:`~llmgym.serving.server.connections.ConnectionGate` (the config's
+    ``connection_gate``) under the process's open-file limit, keep-alive past the client's (so
+    the server never closes a connection the client is about to reuse), WebSocket messages
+    limited like request bodies, no compression (text this short is cheaper to send than to
+    deflate)."""
     uvicorn = optional_import("uvicorn", extra="serve")
+    gate = ConnectionGate(
+        settings.max_connections,
+        settings.max_connections_per_client,
+        settings.header_timeout_s,
+        open_file_limit(),
+    )
     defaults = {
-        "timeout_keep_alive": 65,
+        "timeout_keep_alive": KEEP_ALIVE_S,
         "ws_max_size": settings.max_body_bytes,
         "ws_per_message_deflate": False,
         "lifespan": "on",
         "log_level": "info",
+        **gated_protocols(gate),
     }
-    return uvicorn.Config(app, **{**defaults, **options})
+    config = uvicorn.Config(app, **{**defaults, **options})  # it configures uvicorn's logs
+    hide_secrets(settings.token)
+    config.connection_gate = gate
+    return config
