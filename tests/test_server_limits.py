@@ -12,13 +12,21 @@ import sys
 import time
 from pathlib import Path
 
+import gymnasium as gym
 import httpx
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
+from llmgym.core.cache import cache_report
+from llmgym.core.config import ConfigError
+from llmgym.envs import get_entry
+from llmgym.envs.household.generation import TASK_TYPES
 from llmgym.serving.client import RemoteEnv
-from tests.servers import ServeProcess
+from llmgym.serving.server import ServerSettings
+from llmgym.serving.server.memory import resident_mb
+from llmgym.serving.server.settings import DEFAULT_SESSION_MEMORY_MB
+from tests.servers import LiveServer, ServeProcess
 
 TOKEN = "tok-5f2a9c1e77d04b3b"
 WRONG = "tok-5f2a9c1e77d04b3c"
@@ -243,3 +251,75 @@ def test_no_log_line_shows_the_token(tmp_path: Path) -> None:
     logs = out.read_text() + err.read_text()
     assert "/agentgym/***" in logs and '"auth.rejected"' in logs  # the requests were logged
     assert TOKEN not in logs and WRONG not in logs
+
+
+# ----------------------------------------------------------------------------- memory
+def _resident_mb(pid: int) -> float:
+    resident = resident_mb(pid)
+    assert resident is not None
+    return resident
+
+
+@pytest.mark.slow
+def test_150_household_weight_sets_grow_the_server_by_less_than_50_mb() -> None:
+    """Each new ``task_types`` weight set builds a layout pool (issue: +2.26 MB a set, kept);
+    the server keeps 8 of them."""
+    with ServeProcess("--envs", "household") as server, RemoteEnv(server.url, "household") as env:
+        assert server.process is not None
+        env.reset(seed=0, options={"config": {"task_types": {"heat": 2}}})
+        time.sleep(1.5)  # the server gives freed memory back a second after it works
+        before = _resident_mb(server.process.pid)
+        for index in range(150):
+            weights = {t: 1 + (index * 7 + k) % 13 for k, t in enumerate(TASK_TYPES)}
+            env.reset(seed=index, options={"config": {"task_types": weights}})
+        time.sleep(1.5)
+        assert _resident_mb(server.process.pid) - before < 50
+
+
+def test_webarena_data_seeds_and_searchqa_corpus_seeds_are_refused_by_default() -> None:
+    with ServeProcess("--envs", "webarena") as server, RemoteEnv(server.url, "webarena") as env:
+        env.reset(seed=0)
+        for seed in range(1, 66):
+            with pytest.raises(ConfigError) as refused:
+                env.reset(seed=0, options={"config": {"data_seed": seed}})
+            assert refused.value.field == "WebArenaConfig.data_seed"
+            assert "--config-values llmgym/WebArena-v0.data_seed" in str(refused.value)
+    searchqa = LiveServer(ServerSettings(envs=("llmgym/SearchQA-v0",)))
+    with searchqa as live, pytest.raises(ConfigError, match="SearchQA-v0.corpus_seed"):
+        RemoteEnv(live.url, "searchqa", config={"corpus_seed": 1})
+
+
+def test_sessions_are_admitted_within_the_memory_budget() -> None:
+    """Sessions reserve their environment's declared cost (SciWorld's JVM) or the default;
+    one over the budget gets 503 ``at_capacity`` naming --max-memory, before anything is made."""
+    budget = 2 * DEFAULT_SESSION_MEMORY_MB
+    settings = ServerSettings(envs=("llmgym/Maze-v0", "llmgym/SciWorld-v0"), max_memory_mb=budget)
+    with LiveServer(settings) as live, httpx.Client(base_url=live.url, timeout=30) as http:
+        made = [http.post("/sessions", json={"env_id": "maze"}) for _ in range(2)]
+        assert [reply.status_code for reply in made] == [201, 201]
+        over = http.post("/sessions", json={"env_id": "maze"})
+        assert over.status_code == 503 and over.json()["error"] == "at_capacity"
+        assert "--max-memory" in over.json()["message"] and over.headers["retry-after"]
+        assert http.delete(f"/sessions/{made[0].json()['session_id']}").status_code == 204
+        assert http.post("/sessions", json={"env_id": "maze"}).status_code == 201
+    sciworld = settings.session_memory_mb("llmgym/SciWorld-v0")
+    assert sciworld == get_entry("llmgym/SciWorld-v0").memory_mb > budget
+    settings = ServerSettings(envs=settings.envs, max_memory_mb=sciworld - 1)
+    with LiveServer(settings) as live:
+        refused = httpx.post(f"{live.url}/sessions", json={"env_id": "sciworld"}, timeout=30)
+        assert refused.status_code == 503 and "SciWorld-v0 needs" in refused.json()["message"]
+
+
+def test_caches_of_client_chosen_values_are_bounded_counted_and_recompute_the_same() -> None:
+    env = gym.make("llmgym/Household-v0")
+    weight_sets = [{"heat": 1 + index, "cool": 1} for index in range(12)]
+    first = None
+    for weights in weight_sets:
+        env.reset(seed=3, options={"config": {"task_types": weights}})
+        first = first or env.unwrapped.instance_key()
+    report = cache_report()
+    pools = report["llmgym.envs.household.generation.layout_pool"]
+    assert pools == {"entries": 8, "maxsize": 8}
+    assert all(c["entries"] <= c["maxsize"] for c in report.values())
+    env.reset(seed=3, options={"config": {"task_types": weight_sets[0]}})  # an evicted pool
+    assert env.unwrapped.instance_key() == first

@@ -678,6 +678,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         header_timeout_s=args.header_timeout,
         ws_idle_timeout_s=args.ws_idle_timeout,
         max_memory_mb=args.max_memory,
+        forwarded_allow_ips=tuple(args.forwarded_allow_ips or ()),
     )
     configure_logging(args.log_level)
 
@@ -1230,6 +1231,13 @@ def _add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
         metavar="MIB",
         help="memory budget of the sessions in MiB: each reserves its environment's declared "
         "cost, and a session over budget is refused with 503 (default: half the machine's)",
+    )
+    server.add_argument(
+        "--forwarded-allow-ips",
+        nargs="+",
+        metavar="ADDRESS",
+        help="reverse proxies whose X-Forwarded-For names the client, e.g. 127.0.0.1 for a "
+        "proxy on this machine (default: none; the header is ignored)",
     )
     server.add_argument(
         "--config-max",

@@ -7,12 +7,13 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
-from functools import cache, lru_cache
+from functools import cache
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from llmgym.core import Task
+from llmgym.core.cache import bounded_cache
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.tools.base import (
     Answer,
@@ -215,7 +216,7 @@ def _climate(city: City) -> _Climate:
     )
 
 
-@lru_cache(maxsize=200_000)
+@bounded_cache(200_000)
 def day_weather(city: City, day: date) -> DayWeather:
     """The simulated weather of ``city`` on ``day``: a seasonal cycle, slow random waves and
     day-to-day noise, all a pure function of the city and the date."""

@@ -231,7 +231,8 @@ def serve(
 def uvicorn_config(app: FastAPI, settings: ServerSettings, **options: Any) -> Any:
     """The uvicorn configuration of a server: its connections counted and capped by a
     :class:`~llmgym.serving.server.connections.ConnectionGate` (the config's
-    ``connection_gate``) under the process's open-file limit, keep-alive past the client's (so
+    ``connection_gate``) under the process's open-file limit, ``X-Forwarded-For`` read from the
+    proxies of ``settings.forwarded_allow_ips`` only, keep-alive past the client's (so
     the server never closes a connection the client is about to reuse), WebSocket messages
     limited like request bodies, no compression (text this short is cheaper to send than to
     deflate)."""
@@ -248,6 +249,8 @@ def uvicorn_config(app: FastAPI, settings: ServerSettings, **options: Any) -> An
         "ws_per_message_deflate": False,
         "lifespan": "on",
         "log_level": "info",
+        "proxy_headers": bool(settings.forwarded_allow_ips),
+        "forwarded_allow_ips": list(settings.forwarded_allow_ips) or None,
         **gated_protocols(gate),
     }
     config = uvicorn.Config(app, **{**defaults, **options})  # it configures uvicorn's logs

@@ -66,6 +66,10 @@ class ServerSettings:
             environment's declared cost (the environment table's ``memory_mb``, or
             :data:`DEFAULT_SESSION_MEMORY_MB`) and a session that would go over is refused (503)
             (``None``: half the machine's memory).
+        forwarded_allow_ips: Addresses of reverse proxies whose ``X-Forwarded-For`` header names
+            the client (its sessions then count against that address's quota); from any
+            other peer the header is ignored (none by default: a client could otherwise name
+            any address).
     """
 
     envs: tuple[str, ...] | None = None
@@ -87,6 +91,7 @@ class ServerSettings:
     header_timeout_s: float = 10.0
     ws_idle_timeout_s: float = 300.0
     max_memory_mb: float | None = None
+    forwarded_allow_ips: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name, least in (
