@@ -101,6 +101,14 @@ class SecretFilter(logging.Filter):
         return redact(text, self.token)
 
     def filter(self, record: logging.LogRecord) -> bool:
+        # the template and its arguments are cleaned apart, since formatters such as uvicorn's
+        # access log read the arguments; a secret that only shows once they are joined (a
+        # header's name and value are two arguments of websockets' debug line) is struck out
+        # of the joined message
+        if isinstance(record.msg, str):
+            record.msg = self.clean(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(self.clean(a) if isinstance(a, str) else a for a in record.args)
         message = record.getMessage()
         cleaned = self.clean(message)
         if cleaned != message:

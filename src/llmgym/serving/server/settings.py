@@ -11,8 +11,9 @@ from llmgym.serving.server.policy import DEFAULT_CONFIG_LIMITS, ConfigLimit, Con
 __all__ = ["DEFAULT_SESSION_MEMORY_MB", "ServerSettings", "machine_memory_mb"]
 
 DEFAULT_SESSION_MEMORY_MB = 8.0
-"""What a session of an environment that declares no memory cost reserves (an in-process
-environment's state: kilobytes to a few megabytes; see benchmarks/server_limits.py)."""
+"""What a session of an environment that declares no memory cost reserves: a margin over an
+in-process environment's own state (the data its sessions share is held once, in bounded
+caches)."""
 
 
 def machine_memory_mb() -> float:
