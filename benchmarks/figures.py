@@ -578,6 +578,67 @@ def server_isolation() -> str:
     )
 
 
+def server_limits() -> str:
+    """``benchmarks/server_limits.py``: an authorised client's steps while connections are
+    held, and the server's memory after what clients can make it build."""
+    data = load("server_limits.json")
+    if not data:
+        return f"{NOT_MEASURED} (run `python benchmarks/server_limits.py`)"
+    rows = [
+        "| connections held | steps failed | p50 ms | p99 ms | max ms | open at the server "
+        "while stepping | open after the header deadline |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in data["connections"]:
+        latency = row["step_latency"]
+        rows.append(
+            f"| {row['held']:,} | {row['failed_steps']} of {row['steps']} | "
+            f"{latency['p50_ms']:.1f} | {latency['p99_ms']:.1f} | {latency['max_ms']:.1f} | "
+            f"{row['held_by_server_while_stepping']:,} | "
+            f"{row['held_by_server_after_header_deadline']:,} |"
+        )
+    memory = data["memory"]
+    household, webarena, burst = memory["household"], memory["webarena"], memory["burst"]
+    allowed = webarena["allowed"]
+    target = data["target_growth_mb"]
+    first_seeds, first_rss = allowed["trace"][0]["seeds"], allowed["trace"][0]["rss_mb"]
+    late_growth = allowed["rss_after_mb"] - first_rss
+
+    def verdict(growth: float) -> str:
+        return "met" if growth < target else "not met"
+
+    costs = ", ".join(
+        f"{short_name(c['env_id'])} {c['mb_per_session']:.0f} MB (declared {c['declared_mb']:g})"
+        for c in data["session_costs"]
+    )
+    before, after = data["load_average_before"][0], data["load_average_after"][0]
+    return "\n".join(rows) + (
+        f"\n\nThe server's open-file limit was {data['server_open_files']:,} (soft and hard), so "
+        f"it served at most {data['server_max_connections']:,} connections; the held ones came "
+        "from the authorised client's own address, half idle and half having sent half a "
+        "request line (those open at the server: the per-address cap, 256, less the client's "
+        "own connections; each newcomer closed the oldest); the client stepped a Maze session "
+        "over its WebSocket stream and over HTTP. Memory (resident, of the server process): "
+        f"{household['weight_sets']} distinct "
+        f"Household weight sets grew it by {household['growth_mb']:.0f} MB "
+        f"({household['rss_before_mb']:.1f} to {household['rss_after_mb']:.1f} MB; target: "
+        f"under {target} MB, {verdict(household['growth_mb'])}); {webarena['seeds']} WebArena "
+        f"data seeds were refused by default ({webarena['refused_by_default']} of "
+        f"{webarena['seeds']}), and where the operator allowed them grew it by "
+        f"{allowed['growth_mb']:.0f} MB ({allowed['rss_before_mb']:.0f} to "
+        f"{allowed['rss_after_mb']:.0f} MB, {allowed['seconds_per_seed']:.0f} s a seed; "
+        f"{late_growth:+.0f} MB from the {first_seeds}th seed to the last: the caches keep a few "
+        "seeds' data); after "
+        f"{burst['sessions']} SQL sessions at once each ran {burst['queries_per_session']} "
+        f"queries that sort in memory until the time limit and closed, the server went from "
+        f"{burst['rss_idle_mb']:.0f} MB idle to {burst['rss_peak_mb']:.0f} MB at the peak and "
+        f"back to {burst['rss_after_mb']:.0f} MB 3 s later. One session costs {costs} "
+        f"(proportional set size of the server's processes). {data['machine']['cpus']} cores, "
+        f"load average {before:.1f} before the run and {after:.1f} after "
+        "(`benchmarks/results/server_limits.json`)."
+    )
+
+
 # docs/environments/*.md -----------------------------------------------------------------------
 
 

@@ -204,6 +204,7 @@ BLOCKS: tuple[tuple[Path, str, Callable[[], str]], ...] = (
     (DOCS / "serving.md", "serving-pixels-summary", figures.serving_pixels_summary),
     (DOCS / "serving.md", "serving-summary", figures.serving_summary),
     (DOCS / "serving.md", "server-isolation", figures.server_isolation),
+    (DOCS / "serving.md", "server-limits", figures.server_limits),
     (DOCS / "viewer.md", "viewer-speed", figures.viewer_speed),
 )
 """The generated parts of hand-written files: ``(file, marker name, content)``."""

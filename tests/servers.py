@@ -83,11 +83,13 @@ class LiveServer:
 
 
 class ServeProcess:
-    """``llmgym serve`` as a subprocess on a free loopback port (or ``port``)."""
+    """``llmgym serve`` as a subprocess on a free loopback port (or ``port``), with its
+    open-file limit (soft and hard) set to ``open_files`` if given."""
 
-    def __init__(self, *args: str, port: int = 0) -> None:
+    def __init__(self, *args: str, port: int = 0, open_files: int | None = None) -> None:
         self.args = args
         self.port = port
+        self.open_files = open_files
         self.process: subprocess.Popen | None = None
         self.url = ""
 
@@ -98,6 +100,7 @@ class ServeProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
+            preexec_fn=None if self.open_files is None else self._limit_open_files,
         )
         ready = threading.Event()
         lines: list[str] = []
@@ -114,6 +117,11 @@ class ServeProcess:
         self.url = lines[0].rsplit("listening on ", 1)[1].strip()
         self.port = int(self.url.rsplit(":", 1)[1])
         return self
+
+    def _limit_open_files(self) -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_NOFILE, (self.open_files, self.open_files))
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

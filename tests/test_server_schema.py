@@ -21,7 +21,9 @@ from llmgym.serving.protocol import ARRAY_KEY
 from llmgym.serving.server import ServerSettings, create_app
 from tests.servers import LiveServer
 
-SETTINGS = ServerSettings(max_sessions=100_000, max_sessions_per_client=100_000, ttl_s=60)
+SETTINGS = ServerSettings(
+    max_sessions=100_000, max_sessions_per_client=100_000, ttl_s=60, max_memory_mb=1e9
+)
 CONFIG = SchemathesisConfig.from_dict(
     {
         "generation": {"mode": "all", "max-examples": 20},

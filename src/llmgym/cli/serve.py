@@ -59,6 +59,51 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the same for making an environment and reset (default 120)",
     )
     parser.add_argument(
+        "--max-connections",
+        type=int,
+        default=4096,
+        metavar="N",
+        help="connections open at once, in all (default 4096, lowered to fit the open-file "
+        "limit); over it an idle connection without the token is closed, or 503",
+    )
+    parser.add_argument(
+        "--max-connections-per-client",
+        type=int,
+        default=256,
+        metavar="N",
+        help="connections open at once from one client address (default 256; over it: 429)",
+    )
+    parser.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="seconds a connection has to send a request's headers, and a body between two "
+        "of its parts (default 10)",
+    )
+    parser.add_argument(
+        "--ws-idle-timeout",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="seconds a WebSocket may stay silent before the server closes it (code 4408; "
+        "default 300)",
+    )
+    parser.add_argument(
+        "--max-memory",
+        type=float,
+        metavar="MIB",
+        help="memory budget of the sessions in MiB: each reserves its environment's declared "
+        "cost, and a session over budget is refused with 503 (default: half the machine's)",
+    )
+    parser.add_argument(
+        "--forwarded-allow-ips",
+        nargs="+",
+        metavar="ADDRESS",
+        help="reverse proxies whose X-Forwarded-For names the client, e.g. 127.0.0.1 for a "
+        "proxy on this machine (default: none; the header is ignored)",
+    )
+    parser.add_argument(
         "--config-max",
         action="append",
         metavar="ENV_ID.FIELD=N",
@@ -123,6 +168,12 @@ def run(args: argparse.Namespace) -> int:
         file_dir=args.allow_files,
         isolate=tuple(e if e == "all" else resolve_id(e) for e in args.isolate or ()),
         protocols=tuple(args.protocol or DEFAULT_PROTOCOLS),
+        max_connections=args.max_connections,
+        max_connections_per_client=args.max_connections_per_client,
+        header_timeout_s=args.header_timeout,
+        ws_idle_timeout_s=args.ws_idle_timeout,
+        max_memory_mb=args.max_memory,
+        forwarded_allow_ips=tuple(args.forwarded_allow_ips or ()),
     )
     configure_logging(args.log_level)
 

@@ -2,26 +2,60 @@
 
 Every cache is bounded, so that no sequence of configs or task ids (a client of ``llmgym
 serve`` picks both) makes a process or its cache folder grow without end: objects kept in memory
-go in an :class:`LruCache`, files kept on disk are pruned to a number of entries with
-:func:`prune_files` (and marked as used with :func:`touch`).
+go in an :class:`LruCache` or a function memoised with :func:`bounded_cache`, files kept on disk
+are pruned to a number of entries with :func:`prune_files` (and marked as used with
+:func:`touch`). The caches in memory are counted: :func:`cache_report` lists what each holds.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import platformdirs
 
-__all__ = ["LruCache", "cache_dir", "prune_files", "touch"]
+__all__ = ["LruCache", "bounded_cache", "cache_dir", "cache_report", "prune_files", "touch"]
 
 _Key = TypeVar("_Key", bound=Hashable)
 _Value = TypeVar("_Value")
+_Function = TypeVar("_Function", bound=Callable[..., Any])
+
+_COUNTED: dict[str, Callable[[], tuple[int, int]]] = {}
+"""The caches :func:`cache_report` lists, by name: (entries held, the most it holds)."""
+
+
+def cache_report() -> dict[str, dict[str, int]]:
+    """Every counted cache of this process (the named :class:`LruCache` objects and the
+    :func:`bounded_cache` functions of the modules imported so far), by name: ``{"entries",
+    "maxsize"}``."""
+    report = {}
+    for name, sizes in sorted(_COUNTED.items()):
+        entries, maxsize = sizes()
+        report[name] = {"entries": entries, "maxsize": maxsize}
+    return report
+
+
+def bounded_cache(maxsize: int) -> Callable[[_Function], _Function]:
+    """``functools.lru_cache(maxsize=maxsize)`` for a function of values a client may choose
+    (a config's fields, a seed), counted in :func:`cache_report` under the function's
+    qualified name. The function must be deterministic: an evicted value is computed again,
+    the same."""
+    if maxsize < 1:
+        raise ValueError(f"maxsize must be at least 1, got {maxsize}")
+
+    def decorate(function: _Function) -> _Function:
+        cached = functools.lru_cache(maxsize=maxsize)(function)
+        name = f"{function.__module__}.{function.__qualname__}"
+        _COUNTED[name] = lambda: (cached.cache_info().currsize, maxsize)
+        return cached  # type: ignore[return-value]
+
+    return decorate
 
 
 def cache_dir(*parts: str) -> Path:
@@ -36,15 +70,18 @@ class LruCache(Generic[_Key, _Value]):
     """At most ``maxsize`` values by key; a new one evicts the least recently used. Thread-safe.
 
     Evicted values are only forgotten: whoever still holds one keeps using it, and the next
-    :meth:`get_or_create` of its key builds it again (from a disk cache, typically).
+    :meth:`get_or_create` of its key builds it again (from a disk cache, typically). A cache
+    given a ``name`` is counted in :func:`cache_report`.
     """
 
-    def __init__(self, maxsize: int) -> None:
+    def __init__(self, maxsize: int, name: str | None = None) -> None:
         if maxsize < 1:
             raise ValueError(f"maxsize must be at least 1, got {maxsize}")
         self.maxsize = maxsize
         self._values: OrderedDict[_Key, _Value] = OrderedDict()
         self._lock = threading.Lock()
+        if name is not None:
+            _COUNTED[name] = lambda: (len(self), self.maxsize)
 
     def get_or_create(self, key: _Key, create: Callable[[], _Value]) -> _Value:
         """The value of ``key``, made by ``create()`` if it is not kept (under the cache's lock,

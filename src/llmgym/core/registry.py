@@ -62,6 +62,9 @@ class EnvEntry:
         file_fields: Config fields that name a file on the machine that runs the environment
             (``game_file``): ``llmgym serve`` refuses them unless its operator allows a
             directory.
+        memory_mb: What one instance costs in memory, in MiB, where it is large (a native
+            engine's process: ScienceWorld's JVM); ``llmgym serve`` admits sessions within its
+            memory budget by it (``None``: small, the server's default).
     """
 
     id: str
@@ -74,6 +77,7 @@ class EnvEntry:
     game: str | None = None
     isolated: bool = False
     file_fields: tuple[str, ...] = ()
+    memory_mb: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "file_fields", tuple(self.file_fields))

@@ -17,7 +17,6 @@ from __future__ import annotations
 import ctypes
 import multiprocessing as mp
 from collections.abc import Iterator, Sequence
-from functools import lru_cache
 from multiprocessing.context import BaseContext
 from types import ModuleType
 from typing import Any, overload
@@ -30,6 +29,7 @@ from gymnasium.vector.utils import (
     write_to_shared_memory,
 )
 
+from llmgym.core.cache import bounded_cache
 from llmgym.core.text import CHARSET
 
 __all__ = ["SharedTextMemory", "SharedTexts", "TextSpace", "text_space"]
@@ -66,7 +66,7 @@ def text_space(max_length: int, min_length: int = 0) -> spaces.Text:
     return TextSpace(max_length=max_length, min_length=min_length, charset=CHARSET)
 
 
-@lru_cache(maxsize=8)
+@bounded_cache(8)
 def _charset_tables(charset: str) -> dict[str, Any]:
     probe = spaces.Text(max_length=1, min_length=0, charset=charset)
     return {name: getattr(probe, name) for name in _CHARSET_TABLES}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from functools import lru_cache
 
 from llmgym.core import (
     EnvConfig,
@@ -16,6 +15,7 @@ from llmgym.core import (
     normalize_command,
     split_of,
 )
+from llmgym.core.cache import bounded_cache
 from llmgym.core.tasks import TaskRng
 from llmgym.core.text import join_names
 
@@ -341,7 +341,7 @@ def _digits(number: int) -> str:
     return " ".join(str(number))
 
 
-@lru_cache(maxsize=4096)
+@bounded_cache(4096)
 def _generate(
     env_name: str, task_id: str, split: str, width: int, height: int, loopiness: float
 ) -> _Layout:

@@ -28,6 +28,7 @@ from llmgym.core import (
     normalize_command,
     optional_import,
 )
+from llmgym.core.cache import bounded_cache
 from llmgym.errors import ConfigError, MissingDependencyError
 
 scienceworld = optional_import("scienceworld", extra="sciworld")
@@ -125,7 +126,7 @@ class SciWorldConfig(EnvConfig):
         return ",".join(names)
 
 
-@cache
+@bounded_cache(64)
 def _instances(split: str, task: str | None, eval_variations: str) -> tuple[tuple[str, int], ...]:
     """(task, variation) pairs of a split, interleaved across tasks: the first ids cover every
     task before any task repeats, so any prefix of the split is a balanced sample."""

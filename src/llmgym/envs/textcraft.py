@@ -11,6 +11,7 @@ from functools import cache, cached_property
 from importlib import resources
 
 from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob, split_of
+from llmgym.core.cache import bounded_cache
 from llmgym.core.tasks import TaskRng
 from llmgym.core.text import normalize_command
 
@@ -427,7 +428,7 @@ class TextCraftEnv(TextEnv[TextCraftConfig]):
         return actions
 
 
-@cache
+@bounded_cache(64)
 def _goals_for(split: str, min_depth: int, max_depth: int) -> tuple[str, ...]:
     """Goal items of ``split``: craftable items in the depth range, split by a hash of the name."""
     book = load_recipe_book()

@@ -22,6 +22,7 @@ from llmgym.core import (
     normalize_command,
     split_of,
 )
+from llmgym.core.cache import bounded_cache
 from llmgym.errors import ConfigError
 
 __all__ = ["WordleConfig", "WordleEnv", "score_guess", "word_lists"]
@@ -336,7 +337,7 @@ def _guesses(count: int) -> str:
     return f"{count} guess{'es' if count != 1 else ''}"
 
 
-@cache
+@bounded_cache(64)
 def _candidate_lists(length: int, size: int) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
     """The candidate list of ``size`` words (alphabetical) and, per split, the part of it that
     split's answers are drawn from: ``size // 2`` train answers and the rest eval answers (every

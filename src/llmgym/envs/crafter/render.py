@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from llmgym.core import optional_import
+from llmgym.core.cache import bounded_cache
 
 crafter = optional_import("crafter", extra="crafter")
 from crafter import constants, engine  # noqa: E402
@@ -140,7 +141,7 @@ def _lit(day: np.ndarray, night: np.ndarray, daylight: float) -> np.ndarray:
     return (daylight * day + (1 - daylight) * night).astype(np.uint8)
 
 
-@functools.cache
+@bounded_cache(16)
 def _atlas(unit: tuple[int, int], item_grid: tuple[int, int]) -> _Atlas:
     return _Atlas(unit, item_grid)
 

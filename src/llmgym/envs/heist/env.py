@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
@@ -23,6 +22,7 @@ from llmgym.core import (
     normalize_command,
     split_of,
 )
+from llmgym.core.cache import bounded_cache
 from llmgym.envs.heist.game import COLORS, DIRECTIONS, HeistLayout, HeistState, generate_layout
 from llmgym.errors import ConfigError
 
@@ -101,7 +101,7 @@ class HeistConfig(EnvConfig):
         return max(WORLD_SIZES[self.distribution], self.maze_size or 0)
 
 
-@lru_cache(maxsize=4096)
+@bounded_cache(4096)
 def _layout(env_name: str, task_id: str, split: str, config: HeistConfig) -> HeistLayout:
     """The level of ``task_id``: the first attempt whose content hashes into ``split``."""
     attempt = 0
@@ -384,7 +384,7 @@ _PALETTE = {
 _SHAPES = {"@": "disc", "$": "diamond", "b": "key", "g": "key", "r": "key"}
 
 
-@lru_cache(maxsize=64)
+@bounded_cache(64)
 def _tile(char: str, unit: int) -> np.ndarray:
     """A ``unit`` x ``unit`` RGB tile: floor under small items, solid for walls and doors."""
     floor = np.array(_PALETTE["."], np.uint8)

@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from llmgym.core import TaskRng
+from llmgym.core.cache import bounded_cache
 
 __all__ = ["COLORS", "DIRECTIONS", "HeistLayout", "HeistState", "generate_layout"]
 
@@ -49,7 +49,7 @@ class HeistLayout:
         return f"{self.size}|{rows}|{self.start}|{self.gem}|{self.doors}|{self.keys}"
 
 
-@lru_cache(maxsize=4096)
+@bounded_cache(4096)
 def _open_cells(layout: HeistLayout) -> frozenset[Cell]:
     return frozenset(
         (r, c) for r, row in enumerate(layout.walls) for c, wall in enumerate(row) if not wall

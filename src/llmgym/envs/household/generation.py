@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
+from llmgym.core.cache import bounded_cache
 from llmgym.core.tasks import TaskRng, split_of
 from llmgym.envs.household.catalog import (
     LAMP_KINDS,
@@ -168,7 +169,7 @@ class Room:
     task_type: str
 
 
-@cache
+@bounded_cache(8)
 def layout_pool(
     task_types: tuple[tuple[str, float], ...],
     room_types: tuple[tuple[str, float], ...],
@@ -200,14 +201,14 @@ def layout_pool(
     return {split: tuple(rooms) for split, rooms in pool.items()}
 
 
-@cache
+@bounded_cache(4096)
 def _layout_goals(layout: Layout, task_type: str) -> list[tuple[str, str]]:
     catalog = load_catalog()
     room = catalog.rooms[layout.room]
     return goal_options(room, layout.kinds, layout.lamp_kinds, task_type, catalog)
 
 
-@cache
+@bounded_cache(4096)
 def _placements(layout: Layout) -> tuple[list[str], dict[str, list[str]]]:
     """The layout's receptacle names, and for each object kind of its room the receptacles
     where that kind may lie."""

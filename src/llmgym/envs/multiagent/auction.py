@@ -12,12 +12,12 @@ import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from llmgym.core import Task, TaskIdRange, TaskRng, knob, normalize_command, quote_action, split_of
+from llmgym.core.cache import bounded_cache
 from llmgym.envs.multiagent.api import pettingzoo_api
 from llmgym.envs.multiagent.game import Game, GameConfig
 from llmgym.envs.multiagent.versus import VersusEnv, versus_config
@@ -75,7 +75,7 @@ class _Instance:
     tie_order: tuple[tuple[int, ...], ...]  # per round, who wins a tie first
 
 
-@lru_cache(maxsize=4096)
+@bounded_cache(4096)
 def _generate(env_name: str, task_id: str, split: str, config: AuctionConfig) -> _Instance:
     """The items, values and bidder types of ``task_id``: the first candidate (by attempt)
     whose content hashes into ``split``. Each bidder's values add up to the same total (the

@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from llmgym.core import Task, TaskIdRange, knob, normalize_command, quote_action
+from llmgym.core.cache import bounded_cache
 from llmgym.core.text import join_names
 from llmgym.envs.multiagent.api import pettingzoo_api
 from llmgym.envs.multiagent.game import Game, GameConfig
@@ -119,13 +119,13 @@ class Board:
         return letter if row is None else f"{letter}{row + 1}"
 
 
-@lru_cache(maxsize=64)
+@bounded_cache(64)
 def board_geometry(rows: int, columns: int, connect: int) -> Board:
     """The shared :class:`Board` of a size."""
     return Board(rows, columns, connect)
 
 
-@lru_cache(maxsize=16)
+@bounded_cache(16)
 def _openings(rows: int, columns: int, connect: int, plies: int) -> dict[str, tuple[str, ...]]:
     """The distinct positions after ``plies`` random discs, as move strings (``"dcde"``),
     split by content: positions sorted by their board, every fifth one in eval."""
@@ -434,7 +434,7 @@ def _search(board: Board, me: int, mask: int, depth: int, alpha: int, beta: int)
     return best
 
 
-@lru_cache(maxsize=8192)
+@bounded_cache(8192)
 def _best_column(rows: int, columns: int, connect: int, me: int, mask: int) -> int:
     board = board_geometry(rows, columns, connect)
     kind, choices = _forced(board, me, mask)

@@ -11,12 +11,12 @@ import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from llmgym.core import Task, TaskIdRange, TaskRng, knob, normalize_command, quote_action, split_of
+from llmgym.core.cache import bounded_cache
 from llmgym.core.text import join_names
 from llmgym.envs.multiagent.api import pettingzoo_api
 from llmgym.envs.multiagent.game import Game, GameConfig
@@ -77,7 +77,7 @@ def _value(values: tuple[int, ...], share: tuple[int, ...]) -> int:
     return sum(v * n for v, n in zip(values, share, strict=True))
 
 
-@lru_cache(maxsize=256)
+@bounded_cache(256)
 def _splits(counts: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
     """Every share one player can keep (the other gets the rest)."""
     return tuple(itertools.product(*(range(n + 1) for n in counts)))
@@ -93,7 +93,7 @@ class _Option:
     theirs: int
 
 
-@lru_cache(maxsize=1024)
+@bounded_cache(1024)
 def _options(
     counts: tuple[int, ...], mine: tuple[int, ...], theirs: tuple[int, ...]
 ) -> tuple[_Option, ...]:
@@ -123,7 +123,7 @@ def _fair_split_exists(instance: _Instance, total: int) -> bool:
     return any(2 * o.mine >= total and 2 * o.theirs >= total for o in options)
 
 
-@lru_cache(maxsize=4096)
+@bounded_cache(4096)
 def _generate(env_name: str, task_id: str, split: str, config: NegotiationConfig) -> _Instance:
     """The pool and valuations of ``task_id``: the first candidate (by attempt) in which every
     kind is worth something to someone, the players' valuations differ, a split giving both at

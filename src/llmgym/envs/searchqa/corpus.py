@@ -449,7 +449,9 @@ class Encyclopedia:
     cache folder, and shares one instance per process among the :data:`MAX_OPEN_CORPORA` most
     recently opened seeds."""
 
-    _instances: ClassVar[LruCache[int, Encyclopedia]] = LruCache(MAX_OPEN_CORPORA)
+    _instances: ClassVar[LruCache[int, Encyclopedia]] = LruCache(
+        MAX_OPEN_CORPORA, name="llmgym.envs.searchqa.corpus.Encyclopedia"
+    )
 
     def __init__(self, world: World, path: Path) -> None:
         self.world = world

@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 import string
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 
+from llmgym.core.cache import bounded_cache
 from llmgym.core.tasks import TaskRng, split_of
 from llmgym.envs.searchqa.corpus import Encyclopedia, Entity, World
 
@@ -197,7 +198,7 @@ def _split(world: World, name: str) -> str:
     return split_of(f"searchqa:{world.seed}:{name}", EVAL_FRACTION)
 
 
-@lru_cache(maxsize=16)
+@bounded_cache(16)
 def questions_for(seed: int, split: str, question_types: str = "all") -> tuple[Question, ...]:
     """The questions of ``split`` over corpus ``seed`` of the given types, in a fixed order."""
     chosen = _all_questions(seed, split)
@@ -207,7 +208,7 @@ def questions_for(seed: int, split: str, question_types: str = "all") -> tuple[Q
     return tuple(q for q in chosen if q.type in wanted)
 
 
-@lru_cache(maxsize=8)
+@bounded_cache(8)
 def _all_questions(seed: int, split: str) -> tuple[Question, ...]:
     world = Encyclopedia.open(seed).world
     rng = TaskRng("searchqa-questions", seed, split)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
 from typing import Any, ClassVar
 
 import numpy as np
 
 from llmgym.core import SPLITS, EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob
+from llmgym.core.cache import bounded_cache
 from llmgym.envs.sql.databases import DOMAIN_NAMES, DOMAINS, master_database, private_copy
 from llmgym.envs.sql.questions import (
     DIFFICULTIES,
@@ -507,7 +507,7 @@ def render_table(result: QueryResult, shown_rows: int, *, count: bool = True) ->
     return "\n".join(lines)
 
 
-@cache
+@bounded_cache(256)
 def schema_text(database: str, schema_format: str = "create", sample_rows: int = 3) -> str:
     """The schema of ``database`` as the agent sees it, with ``sample_rows`` rows per table."""
     domain = DOMAINS[database]

@@ -21,6 +21,7 @@ from typing import Any
 from tqdm import tqdm
 
 from llmgym.core import TaskRng, split_of
+from llmgym.core.cache import bounded_cache
 from llmgym.envs.sql.databases import DOMAIN_NAMES, DOMAINS, master_database
 from llmgym.envs.sql.templates import DataValues, Templates
 
@@ -149,7 +150,7 @@ def _split(split: str) -> tuple[Question, ...]:
     return tuple(chosen)
 
 
-@cache
+@bounded_cache(256)
 def questions_for(
     split: str, database: str = "all", difficulty: str = "all", skill: str = "any"
 ) -> tuple[Question, ...]:

@@ -8,9 +8,9 @@ and comments, customer details, review moderation).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any, ClassVar
 
+from llmgym.core.cache import bounded_cache
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.webarena.admin import ORDER_ACTIONS, ORDER_SORTS, ShopAdmin
 from llmgym.envs.webarena.shop_data import ORDER_STATUSES, ShopData
@@ -111,7 +111,7 @@ def _ids(data: Data, table: str, condition: str) -> frozenset[int]:
     return frozenset(row[0] for row in data.all(ShopData, sql))
 
 
-@lru_cache(maxsize=64)
+@bounded_cache(64)
 def _initial_ids(seed: int, table: str, condition: str) -> frozenset[int]:
     """:func:`_ids` of the generated data of ``seed`` (which never changes)."""
     return _ids(Data.pristine(seed), table, condition)

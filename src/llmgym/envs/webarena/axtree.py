@@ -19,9 +19,9 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 
-from llmgym.core.cache import LruCache
+from llmgym.core.cache import LruCache, bounded_cache
 
 __all__ = ["AxPage", "FormInfo", "FormState", "Node", "parse_page"]
 
@@ -81,7 +81,7 @@ _NAMED_BY_TEXT = {
 }
 _TEXT_NAMED_ROLES = frozenset({"link", "button", "heading", "cell", "columnheader", "option"})
 _TEXT_INPUTS = frozenset(["text", "search", "email", "password", "tel", "url", "number", "date"])
-_PAGE_CACHE: LruCache[str, AxPage] = LruCache(512)
+_PAGE_CACHE: LruCache[str, AxPage] = LruCache(512, name="llmgym.envs.webarena.axtree.pages")
 
 
 @dataclass(slots=True)
@@ -402,7 +402,7 @@ class _Parser:
             self.select_stack.pop()
 
 
-@lru_cache(maxsize=8192)
+@bounded_cache(8192)
 def _attributes(raw: str) -> dict[str, str]:
     """The attributes in an opening tag's ``raw`` text (shared between equal tags: read only)."""
     out = {}
@@ -414,7 +414,7 @@ def _attributes(raw: str) -> dict[str, str]:
     return out
 
 
-@lru_cache(maxsize=8192)
+@bounded_cache(8192)
 def _text(raw: str) -> str:
     text = _SPACE.sub(" ", raw).strip()
     return html.unescape(text) if "&" in text else text

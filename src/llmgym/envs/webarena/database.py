@@ -34,8 +34,12 @@ CREATE TABLE sessions (
 """
 """The table every site database has: one row per browser session of a site."""
 
-_PRISTINE: LruCache[tuple[type, int], sqlite3.Connection] = LruCache(8)
-_IMAGES: LruCache[tuple[type, int], bytes] = LruCache(8)
+_PRISTINE: LruCache[tuple[type, int], sqlite3.Connection] = LruCache(
+    8, name="llmgym.envs.webarena.database.pristine"
+)
+_IMAGES: LruCache[tuple[type, int], bytes] = LruCache(
+    8, name="llmgym.envs.webarena.database.images"
+)
 _BUILD_LOCK = threading.Lock()
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from llmgym.core import EnvConfig, Task, TextEnv, Transition, knob
+from llmgym.core.cache import bounded_cache
 from llmgym.core.tasks import TaskRng, split_of
 from llmgym.envs.webarena import (  # noqa: F401 (they register templates)
     admin_tasks,
@@ -66,7 +66,7 @@ class WebArenaConfig(EnvConfig):
     )
 
 
-@lru_cache(maxsize=8)
+@bounded_cache(8)
 def instances(seed: int, train: int, evaluation: int) -> dict[str, dict[str, Instance]]:
     """The instances of each split by task id. Template ``t``'s ``k``-th instance has the id
     ``<split>/<t.slot * 1000 + k>``, so a new template never renumbers another's; the ids are

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import parse_qsl, urlsplit
 
+from llmgym.core.cache import LruCache
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.webarena.axtree import Node
 from llmgym.envs.webarena.browser import Browser
@@ -185,13 +186,18 @@ class Data:
     def generated(self, dataset: type[Dataset], sql: str, *params: object) -> list[tuple]:
         """The rows of ``sql`` over the generated data of this seed, memoised per process (the
         lists draws pick from, again and again)."""
-        key = (dataset, self.seed, sql, params)
-        if key not in _GENERATED:
-            _GENERATED[key] = pristine(dataset, self.seed).execute(sql, params).fetchall()
-        return _GENERATED[key]
+        rows = _GENERATED.get_or_create((dataset, self.seed), dict)
+        key = (sql, params)
+        if key not in rows:
+            rows[key] = pristine(dataset, self.seed).execute(sql, params).fetchall()
+        return rows[key]
 
 
-_GENERATED: dict[tuple[type[Dataset], int, str, tuple[object, ...]], list[tuple]] = {}
+_GENERATED: LruCache[tuple[type[Dataset], int], dict[tuple[str, tuple], list[tuple]]] = LruCache(
+    8, name="llmgym.envs.webarena.tasks.generated"
+)
+"""The rows :meth:`Data.generated` memoised, by dataset and seed (as many as
+:func:`~llmgym.envs.webarena.database.pristine` keeps)."""
 
 
 # ---------------------------------------------------------------------------- the oracle's view

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cached_property
 from html import escape
 from typing import TYPE_CHECKING
 
 from llmgym.core import optional_import
+from llmgym.core.cache import bounded_cache
 from llmgym.envs.webshop.catalogue import Product
 
 if TYPE_CHECKING:  # the checker reads bs4's own types; at run time a missing extra is named
@@ -109,7 +110,7 @@ def read_fragment(html: str) -> View:
     return _read_canonical(html.replace(_PRESSED, ""))
 
 
-@lru_cache(maxsize=16_384)
+@bounded_cache(16_384)
 def _read_canonical(html: str) -> View:
     return _read(bs4.BeautifulSoup(html, "html.parser"))
 
@@ -207,7 +208,7 @@ class Listing:
         return Fragment(_result_markup(self.asin, self.title, self.price), self.view)
 
 
-@lru_cache(maxsize=16_384)
+@bounded_cache(16_384)
 def _result_markup(asin: str, title: str, price: float) -> str:
     return (
         '<div class="result">'
@@ -227,7 +228,7 @@ def _summary_html(product: Product) -> str:
     )
 
 
-@lru_cache(maxsize=4_096)
+@bounded_cache(4096)
 def _option_buttons(
     options: tuple[tuple[str, tuple[str, ...]], ...],
 ) -> tuple[tuple[str, str, tuple[tuple[str, str, str], ...]], ...]:

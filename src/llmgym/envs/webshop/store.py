@@ -112,7 +112,9 @@ class Shop:
     read-only and per thread, so a shop can serve threaded rollouts.
     """
 
-    _instances: ClassVar[LruCache[tuple[int, int], Shop]] = LruCache(MAX_OPEN_SHOPS)
+    _instances: ClassVar[LruCache[tuple[int, int], Shop]] = LruCache(
+        MAX_OPEN_SHOPS, name="llmgym.envs.webshop.store.Shop"
+    )
 
     def __init__(self, path: Path, seed: int, size: int) -> None:
         self.path = path

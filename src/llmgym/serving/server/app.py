@@ -19,8 +19,16 @@ from starlette.routing import BaseRoute, Match, WebSocketRoute
 import llmgym
 from llmgym.core.registry import optional_import
 from llmgym.errors import HostingError
-from llmgym.serving.server.guard import Guard, open_paths
-from llmgym.serving.server.logs import log
+from llmgym.serving.server.connections import (
+    KEEP_ALIVE_S,
+    ConnectionGate,
+    gated_protocols,
+    open_file_limit,
+    raise_open_file_limit,
+)
+from llmgym.serving.server.guard import Guard, open_paths, token_routes
+from llmgym.serving.server.logs import hide_secrets, log
+from llmgym.serving.server.memory import limit_malloc_arenas
 from llmgym.serving.server.protocols import ServerProtocol, get_protocol
 from llmgym.serving.server.schemas import error_reply, validation_error
 from llmgym.serving.server.sessions import SessionStore
@@ -236,20 +244,39 @@ def serve(
     log(logging.INFO, "server.listening", url=url)
     if on_ready is not None:
         on_ready(url)
+    raise_open_file_limit()
+    limit_malloc_arenas()
     config = uvicorn_config(app, settings, log_level=log_level, access_log=access_log)
+    log(logging.INFO, "server.connections", **config.connection_gate.load())
     uvicorn.Server(config).run(sockets=[sock])
 
 
 def uvicorn_config(app: FastAPI, settings: ServerSettings, **options: Any) -> Any:
-    """The uvicorn configuration of a server: keep-alive past the client's (so the server never
-    closes a connection the client is about to reuse), WebSocket messages limited like request
-    bodies, no compression (text this short is cheaper to send than to deflate)."""
+    """The uvicorn configuration of a server: its connections counted and capped by a
+    :class:`~llmgym.serving.server.connections.ConnectionGate` (the config's
+    ``connection_gate``) under the process's open-file limit, ``X-Forwarded-For`` read from the
+    proxies of ``settings.forwarded_allow_ips`` only, keep-alive past the client's (so
+    the server never closes a connection the client is about to reuse), WebSocket messages
+    limited like request bodies, no compression (text this short is cheaper to send than to
+    deflate)."""
     uvicorn = optional_import("uvicorn", extra="serve")
+    gate = ConnectionGate(
+        settings.max_connections,
+        settings.max_connections_per_client,
+        settings.header_timeout_s,
+        open_file_limit(),
+    )
     defaults = {
-        "timeout_keep_alive": 65,
+        "timeout_keep_alive": KEEP_ALIVE_S,
         "ws_max_size": settings.max_body_bytes,
         "ws_per_message_deflate": False,
         "lifespan": "on",
         "log_level": "info",
+        "proxy_headers": bool(settings.forwarded_allow_ips),
+        "forwarded_allow_ips": list(settings.forwarded_allow_ips) or None,
+        **gated_protocols(gate),
     }
-    return uvicorn.Config(app, **{**defaults, **options})
+    config = uvicorn.Config(app, **{**defaults, **options})  # it configures uvicorn's logs
+    hide_secrets(settings.token, token_routes(getattr(app, "protocols", ())))
+    config.connection_gate = gate
+    return config

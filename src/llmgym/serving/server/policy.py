@@ -125,10 +125,14 @@ DEFAULT_CONFIG_LIMITS: tuple[ConfigLimit, ...] = (
     ConfigLimit("llmgym/SQL-v0", "time_limit_ms", maximum=1000),
     ConfigLimit("llmgym/WebShop-v0", "catalogue_size", values=(10_000,)),
     ConfigLimit("llmgym/WebShop-v0", "catalogue_seed", values=(0,)),
+    ConfigLimit("llmgym/WebArena-v0", "data_seed", values=(0,)),
+    ConfigLimit("llmgym/SearchQA-v0", "corpus_seed", values=(0,)),
 )
 """The limits of a server started without ``--config-max``/``--config-values``: a SQL query
-runs for at most the default second, and WebShop serves its default catalogue only (each new
-size or seed builds a catalogue database and keeps it)."""
+runs for at most the default second, and WebShop, WebArena and SearchQA serve their default
+data only: each new catalogue size or seed, WebArena data seed (seconds of CPU and tens of MB
+for its sites' databases and task instances) or SearchQA corpus seed builds data and keeps it
+(in bounded caches, but an operator who allows more should allow few)."""
 
 
 @functools.cache

@@ -42,6 +42,7 @@ from llmgym.serving.hosting import REMOTE_CALLS, HostedEnv
 from llmgym.serving.isolation import ProcessHostedEnv, Workers
 from llmgym.serving.protocol import dumps, raised_message
 from llmgym.serving.server.logs import log
+from llmgym.serving.server.memory import trim_free_memory
 from llmgym.serving.server.schemas import (
     STREAM_OPERATIONS,
     CallRequest,
@@ -57,6 +58,8 @@ __all__ = [
     "Session",
     "SessionStore",
 ]
+
+TRIM_DELAY_S = 1.0
 
 Host = HostedEnv | ProcessHostedEnv
 """A session's environment: in this process, or in a child process of its own."""
@@ -122,10 +125,14 @@ class SessionStore:
         self.ended: collections.OrderedDict[str, tuple[str, str]] = collections.OrderedDict()
         """Why recent sessions ended (expired, or lost to a limit or a crash): their 404."""
         self.creating = 0
+        self.memory_budget_mb = settings.memory_budget_mb()
+        self.memory_mb = 0.0
+        """The memory reserved by the sessions held and being made (declared costs)."""
         self.instance_id = secrets.token_hex(8)
         self.started = time.time()
         self.steps = 0
         self._background: set[asyncio.Task[Any]] = set()
+        self._trim_pending = False
 
     def get(self, session_id: str) -> Session:
         """The live session ``session_id`` (its idle clock restarts), or a 404 that says
@@ -159,9 +166,8 @@ class SessionStore:
         """Remove ``session`` (the caller disposes of its environment) and log ``event``."""
         if self.sessions.pop(session.id, None) is None:
             return
-        self.per_client[session.client] -= 1
-        if not self.per_client[session.client]:
-            del self.per_client[session.client]
+        self._release(session.client, session.host.env_id)
+        self._trim_soon()
         log(
             logging.WARNING if event == "session.lost" else logging.INFO,
             event,
@@ -171,6 +177,28 @@ class SessionStore:
             age_s=round(time.monotonic() - session.created, 3),
             **fields,
         )
+
+    def _release(self, client: str, env_id: str) -> None:
+        """Give back what :meth:`reserve` claimed for a session of ``client``."""
+        self.per_client[client] -= 1
+        if not self.per_client[client]:
+            del self.per_client[client]
+        self.memory_mb -= self.settings.session_memory_mb(env_id)
+
+    def _trim_soon(self) -> None:
+        """Give the memory environments freed back to the system (:func:`trim_free_memory`)
+        a second from now, unless that is already planned: at most once a second while the
+        server works, and once after it stops (closed sessions' environments are closed in
+        the workers meanwhile). A trim with little to give back takes microseconds."""
+        if self._trim_pending:
+            return
+        self._trim_pending = True
+
+        def trim() -> None:
+            self._trim_pending = False
+            self._spawn(asyncio.to_thread(trim_free_memory))
+
+        asyncio.get_running_loop().call_later(TRIM_DELAY_S, trim)
 
     def _end(self, session: Session, event: str, code: str, message: str) -> None:
         """Forget ``session`` and remember why, for the 404 of later requests."""
@@ -209,14 +237,32 @@ class SessionStore:
             if not session.lock.locked():
                 self._expire(session)
 
-    def reserve(self, client: str) -> None:
-        """Claim a slot for a new session of ``client``, or raise :class:`CapacityError` or
-        :class:`QuotaError`."""
+    def reserve(self, client: str, env_id: str) -> None:
+        """Claim a slot and ``env_id``'s memory for a new session of ``client``, or raise
+        :class:`CapacityError` or :class:`QuotaError`."""
         settings = self.settings
-        if len(self.sessions) + self.creating >= settings.max_sessions:
+        cost = settings.session_memory_mb(env_id)
+        if (
+            len(self.sessions) + self.creating >= settings.max_sessions
+            or self.memory_mb + cost > self.memory_budget_mb
+        ):
             for session in [s for s in self.sessions.values() if self._idle(s)]:
                 if not session.lock.locked():
                     self._expire(session)
+        if self.memory_mb + cost > self.memory_budget_mb:
+            log(
+                logging.WARNING,
+                "memory.rejected",
+                env_id=env_id,
+                reserved_mb=round(self.memory_mb),
+                budget_mb=round(self.memory_budget_mb),
+            )
+            raise CapacityError(
+                f"the server's sessions hold {self.memory_mb:.0f} MiB of its "
+                f"{self.memory_budget_mb:.0f} MiB memory budget (--max-memory) and a session of "
+                f"{env_id} needs {cost:g} MiB more; close sessions you no longer use, or retry "
+                "later"
+            )
         if len(self.sessions) + self.creating >= settings.max_sessions:
             log(logging.WARNING, "capacity.rejected", max_sessions=settings.max_sessions)
             raise CapacityError(
@@ -232,6 +278,7 @@ class SessionStore:
             )
         self.creating += 1
         self.per_client[client] += 1
+        self.memory_mb += cost
 
     def add(self, host: Host, client: str) -> Session:
         """Register a new session for ``host`` (its slot reserved) under an unguessable id."""
@@ -257,6 +304,7 @@ class SessionStore:
         settings = self.settings
         step_like = operation in ("step", "call")
         limit = settings.step_timeout_s if step_like else settings.reset_timeout_s
+        self._trim_soon()
         try:
             return await self.workers.run(
                 _guarded,
@@ -339,11 +387,11 @@ class SessionStore:
             raise InvalidRequestError(
                 "seed, task_id and split apply to the first reset: set reset=true"
             )
-        self.reserve(client)
+        self.reserve(client, env_id)
         try:
             host, description = await self._make(env_id, make_kwargs)
         except BaseException:
-            self.per_client[client] -= 1
+            self._release(client, env_id)
             raise
         finally:
             self.creating -= 1

@@ -9,7 +9,20 @@ from llmgym.envs import all_entries, get_entry
 from llmgym.serving.server.policy import DEFAULT_CONFIG_LIMITS, ConfigLimit, ConfigPolicy
 from llmgym.serving.server.protocols import DEFAULT_PROTOCOLS, checked_names
 
-__all__ = ["ServerSettings"]
+__all__ = ["DEFAULT_SESSION_MEMORY_MB", "ServerSettings", "machine_memory_mb"]
+
+DEFAULT_SESSION_MEMORY_MB = 8.0
+"""What a session of an environment that declares no memory cost reserves: a margin over an
+in-process environment's own state (the data its sessions share is held once, in bounded
+caches)."""
+
+
+def machine_memory_mb() -> float:
+    """The machine's physical memory in MiB (4 GiB where the OS does not say)."""
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (ValueError, OSError, AttributeError):
+        return 4096.0
 
 
 @dataclass(frozen=True)
@@ -42,6 +55,25 @@ class ServerSettings:
             for every environment at ``/openenv/<name>``, AgentGym's). OpenEnv's alone is an
             OpenEnv Space: the one environment of ``envs``, at the root (``/ws``, ``/schema``,
             ...).
+        max_connections: Connections open at once, in all (lowered to fit the process's
+            open-file limit); over it, an idle connection that never sent the token is closed to
+            make room, or the new one is answered 503.
+        max_connections_per_client: Connections open at once from one client address (the
+            same, answered 429).
+        header_timeout_s: Seconds a connection has to deliver a request's headers (after its
+            previous response: the keep-alive time more), and a request's body between two of
+            its parts (408 past it).
+        ws_idle_timeout_s: Seconds a WebSocket may stay without a message from its client before
+            the server closes it (code 4408; :class:`~llmgym.serving.client.RemoteEnv`
+            reconnects on its next message).
+        max_memory_mb: The memory budget of the sessions: each session reserves its
+            environment's declared cost (the environment table's ``memory_mb``, or
+            :data:`DEFAULT_SESSION_MEMORY_MB`) and a session that would go over is refused (503)
+            (``None``: half the machine's memory).
+        forwarded_allow_ips: Addresses of reverse proxies whose ``X-Forwarded-For`` header names
+            the client (its sessions then count against that address's quota); from any
+            other peer the header is ignored (none by default: a client could otherwise name
+            any address).
     """
 
     envs: tuple[str, ...] | None = None
@@ -58,6 +90,12 @@ class ServerSettings:
     isolate: tuple[str, ...] = ()
     worker_threads: int = 64
     protocols: tuple[str, ...] = DEFAULT_PROTOCOLS
+    max_connections: int = 4096
+    max_connections_per_client: int = 256
+    header_timeout_s: float = 10.0
+    ws_idle_timeout_s: float = 300.0
+    max_memory_mb: float | None = None
+    forwarded_allow_ips: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name, least in (
@@ -66,12 +104,22 @@ class ServerSettings:
             ("max_body_bytes", 1024),
             ("max_json_depth", 2),
             ("worker_threads", 1),
+            ("max_connections", 1),
+            ("max_connections_per_client", 1),
         ):
             if getattr(self, name) < least:
                 raise ValueError(f"{name}={getattr(self, name)} must be at least {least}")
-        for name in ("ttl_s", "step_timeout_s", "reset_timeout_s"):
+        for name in (
+            "ttl_s",
+            "step_timeout_s",
+            "reset_timeout_s",
+            "header_timeout_s",
+            "ws_idle_timeout_s",
+        ):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name}={getattr(self, name)} must be positive")
+        if self.max_memory_mb is not None and not self.max_memory_mb > 0:
+            raise ValueError(f"max_memory_mb={self.max_memory_mb} must be positive")
         if self.file_dir is not None and not os.path.isdir(self.file_dir):
             raise ValueError(f"file_dir={self.file_dir!r} is not a directory")
         if self.envs is not None:
@@ -94,6 +142,17 @@ class ServerSettings:
     def isolated(self, env_id: str) -> bool:
         """Whether sessions of ``env_id`` run in a child process each."""
         return self.isolate == ("all",) or env_id in self.isolate or get_entry(env_id).isolated
+
+    def memory_budget_mb(self) -> float:
+        """The sessions' memory budget: ``max_memory_mb``, or half the machine's memory."""
+        if self.max_memory_mb is not None:
+            return self.max_memory_mb
+        return machine_memory_mb() / 2
+
+    def session_memory_mb(self, env_id: str) -> float:
+        """The memory a session of ``env_id`` reserves in the budget."""
+        declared = get_entry(env_id).memory_mb
+        return declared if declared is not None else DEFAULT_SESSION_MEMORY_MB
 
     def served(self) -> tuple[str, ...]:
         """The ids served: ``envs``, or every available environment."""

@@ -7,9 +7,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import date
-from functools import cache, lru_cache
+from functools import cache
 from typing import NamedTuple
 
+from llmgym.core.cache import bounded_cache
 from llmgym.core.tasks import TaskRng
 from llmgym.envs.tools import ItemSplit, load_data, normalize_answer
 from llmgym.errors import ToolError
@@ -196,7 +197,7 @@ def _climate(city: City) -> _Climate:
     )
 
 
-@lru_cache(maxsize=200_000)
+@bounded_cache(200_000)
 def day_weather(city: City, day: date) -> DayWeather:
     """The simulated weather of ``city`` on ``day``: a seasonal cycle, slow random waves and
     day-to-day noise, all a pure function of the city and the date."""
