@@ -74,8 +74,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``llmgym`` command."""
-    args = build_parser().parse_args(argv)
+    """Entry point of the ``llmgym`` command: its exit status (``--help`` and a bad command
+    line included)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # --help, --version, or a mistake already said in one line
+        return stop.code if isinstance(stop.code, int) else EXIT_ERROR
     if getattr(args, "native_tools", False):
         args.react = False
     if "human" in _players(args):
