@@ -191,7 +191,7 @@ def _closest(value: Any, choices: Iterable[Any]) -> str:
     return f"choose from {', '.join(names)}"
 
 
-def error_message(error: BaseException) -> str:
+def _error_message(error: BaseException) -> str:
     """One line for ``error``: a KeyError without its quotes, a file error with its file."""
     if isinstance(error, KeyError) and error.args:
         return str(error.args[0])
@@ -218,7 +218,7 @@ def run_command(
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except USER_ERRORS as error:
-        print(f"{prog}: error: {error_message(error)}", file=sys.stderr)
+        print(f"{prog}: error: {_error_message(error)}", file=sys.stderr)
         return EXIT_ERROR
 
 

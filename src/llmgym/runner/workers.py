@@ -87,8 +87,9 @@ def run_concurrently(
 def deferred_interrupt() -> Iterator[None]:
     """Hold Ctrl-C (SIGINT) off while the block runs, and deliver it when the block ends: what
     the block writes is written whole or not at all. Only the main thread receives signals;
-    elsewhere the block just runs."""
-    if threading.current_thread() is not threading.main_thread():
+    elsewhere (or where a handler not set from Python holds SIGINT) the block just runs."""
+    main = threading.current_thread() is threading.main_thread()
+    if not main or signal.getsignal(signal.SIGINT) is None:
         yield
         return
     caught: list[int] = []
