@@ -3,10 +3,12 @@ view, report, render and webarena.
 
 One module per command, each with ``add_parser(commands)`` (its options) and ``run(args)``
 (parse, call the library, print); what a command does lives in the library (an evaluation in
-:mod:`llmgym.runner.runs`, the server in :mod:`llmgym.serving.server`, ...). :func:`main` maps
-what can go wrong to the exit status, in one place: 0 done, 1 a run whose every episode failed
-or a reader that went away, :data:`EXIT_ERROR` (2) for an :class:`~llmgym.errors.LLMGymError`
-or another error a user can fix, in one line, and :data:`EXIT_INTERRUPTED` (130) after Ctrl-C.
+:mod:`llmgym.runner.runs`, the server in :mod:`llmgym.serving.server`, ...). What can go
+wrong maps to the exit status in one place, :func:`llmgym.cli.common.run_command` (which
+``python -m llmgym.envs.textworld`` shares): 0 done, 1 a run whose every episode failed or a
+reader that went away, :data:`EXIT_ERROR` (2) for an :class:`~llmgym.errors.LLMGymError`, a bad
+option or another error a user can fix, in one line, and :data:`EXIT_INTERRUPTED` (130) after
+Ctrl-C.
 """
 
 from __future__ import annotations
@@ -19,8 +21,13 @@ import threading
 from collections.abc import Sequence
 
 import llmgym
-from llmgym.cli.common import EXIT_ERROR, EXIT_INTERRUPTED, format_table
-from llmgym.errors import LLMGymError
+from llmgym.cli.common import (
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    CommandParser,
+    format_table,
+    run_command,
+)
 
 __all__ = ["COMMANDS", "EXIT_ERROR", "EXIT_INTERRUPTED", "build_parser", "format_table", "main"]
 
@@ -42,10 +49,6 @@ COMMANDS = (
 """The subcommands, in the order ``llmgym --help`` lists them; each is the module
 ``llmgym.cli.<name>``."""
 
-USER_ERRORS = (LLMGymError, KeyError, ValueError, OSError)
-"""What ends a command with one line and :data:`EXIT_ERROR`: llmgym's errors, and the built-in
-ones bad input raises (an unknown id, a bad value, a missing file)."""
-
 
 class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Shows an option's default after its help, unless the help names it already or the
@@ -60,7 +63,7 @@ class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``llmgym`` command."""
-    parser = argparse.ArgumentParser(prog="llmgym", description="Text environments for LLM agents.")
+    parser = CommandParser(prog="llmgym", description="Text environments for LLM agents.")
     parser.add_argument("--version", action="version", version=f"llmgym {llmgym.__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
@@ -71,8 +74,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``llmgym`` command."""
-    args = build_parser().parse_args(argv)
+    """Entry point of the ``llmgym`` command: its exit status (``--help`` and a bad command
+    line included)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # --help, --version, or a mistake already said in one line
+        return stop.code if isinstance(stop.code, int) else EXIT_ERROR
     if getattr(args, "native_tools", False):
         args.react = False
     if "human" in _players(args):
@@ -88,30 +95,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    """Run the command; errors a user can fix, Ctrl-C and a closed pipe end in one line."""
-    try:
-        code = args.run(args)
-        sys.stdout.flush()  # a reader that went away shows here, not at the interpreter's exit
-        return code
-    except KeyboardInterrupt:
-        print("\nllmgym: interrupted", file=sys.stderr)
-        if getattr(args, "on_interrupt", None):
-            print(args.on_interrupt(args), file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:  # `llmgym list | head -1`
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
-    except USER_ERRORS as error:
-        print(f"llmgym: error: {_message(error)}", file=sys.stderr)
-        return EXIT_ERROR
-
-
-def _message(error: Exception) -> str:
-    if isinstance(error, KeyError) and error.args:
-        return str(error.args[0])
-    if isinstance(error, OSError) and error.filename is not None and error.strerror:
-        return f"{error.strerror}: {error.filename}"
-    return str(error)
+    """Run the command: errors a user can fix, Ctrl-C and a closed pipe end in one line."""
+    on_interrupt = getattr(args, "on_interrupt", None)
+    return run_command(
+        lambda: args.run(args),
+        on_interrupt=(lambda: on_interrupt(args)) if on_interrupt is not None else None,
+    )
 
 
 def _players(args: argparse.Namespace) -> list[str]:

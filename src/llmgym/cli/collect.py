@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from llmgym.cli import options
-from llmgym.cli.common import ENV_ID_HELP, resolve_id
+from llmgym.cli.common import ENV_ID_HELP, integer, resolve_id
 from llmgym.runner.rollout import choose_tasks, rollout
 from llmgym.runner.trajectories import Trajectory, append_trajectory, read_trajectories
 
@@ -17,7 +17,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--split", choices=("train", "eval"), default="train", help="the split tasks come from"
     )
-    parser.add_argument("--episodes", type=int, default=100, help="per environment")
+    parser.add_argument("--episodes", type=integer(1), default=100, help="per environment")
     parser.add_argument(
         "-o", "--output", required=True, help="JSONL file (appended; finished tasks skipped)"
     )

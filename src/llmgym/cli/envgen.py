@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from llmgym.cli.common import ENV_ID_HELP, resolve_id
+from llmgym.cli.common import ENV_ID_HELP, integer, resolve_id
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -15,11 +15,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--llm", default="offline", help="offline, openai:MODEL or replay:FOLDER")
     parser.add_argument("--base-url", help="chat-completions API root (default: $OPENAI_BASE_URL)")
     parser.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
-    parser.add_argument("--n", type=int, default=4, help="environments to design")
+    parser.add_argument("--n", type=integer(1), default=4, help="environments to design")
     parser.add_argument("--out", help="run folder (continued when it exists)")
     parser.add_argument("--stats", help="per-skill success rates (JSON) for an adaptation step")
     parser.add_argument(
-        "--repair-rounds", type=int, default=2, help="retries after an invalid design reply"
+        "--repair-rounds", type=integer(0), default=2, help="retries after an invalid design reply"
     )
     parser.set_defaults(run=run)
 

@@ -14,7 +14,7 @@ from llmgym.cli.common import (
     NoteGiven,
     format_table,
     given,
-    non_negative,
+    integer,
     resolve_id,
 )
 from llmgym.runner.runs import EvalPlan, EvalRun, estimate_plan, run_plan, write_results
@@ -50,7 +50,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--episodes",
-        type=int,
+        type=integer(1),
         default=50,
         action=NoteGiven,
         help="per environment (not with --suite or --task-ids, which fix the tasks)",
@@ -70,7 +70,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument(
         "--history-window",
-        type=non_negative,
+        type=integer(0),
         metavar="N",
         help="send the model only the last N exchanges after the system prompt and the task "
         "(default: the whole conversation)",
@@ -224,14 +224,18 @@ def _dry_run(args: argparse.Namespace, plan: EvalPlan) -> int:
 
 
 def _interrupted_note(args: argparse.Namespace, done: EvalRun) -> str:
-    """What ``llmgym eval`` says after Ctrl-C: what it kept, and how to go on."""
-    finished = sum(result.episodes for result in done.results)
+    """What ``llmgym eval`` says after Ctrl-C: what it kept, and how to go on; the count of
+    episodes ``--resume`` keeps is the one it finds (those that ended without an error)."""
+    episodes = [t for result in done.results for t in result.trajectories]
     kept = f" (and {args.json})" if args.json else ""
-    if args.trajectories:
-        how = f"the same command with --resume continues from {args.trajectories}"
-    else:
-        how = "a run with --trajectories PATH can be continued with --resume"
-    return f"llmgym: interrupted; the table{kept} holds the {finished} finished episodes; {how}"
+    note = f"llmgym: interrupted; the table{kept} holds the {len(episodes)} finished episodes"
+    if not args.trajectories:
+        return f"{note}; a run with --trajectories PATH can be continued with --resume"
+    unerrored = sum(t.error is None for t in episodes)
+    return (
+        f"{note}, as does {args.trajectories}; the same command with --resume keeps "
+        f"{unerrored} of them (those that ended without an error) and plays the rest"
+    )
 
 
 def _as_match(args: argparse.Namespace) -> int:

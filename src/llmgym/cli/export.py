@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from llmgym.cli.common import ENV_ID_HELP, resolve_id
+from llmgym.cli.common import ENV_ID_HELP, number, resolve_id
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,7 +29,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--reward-range",
         nargs=2,
-        type=float,
+        type=number(),
         metavar=("LOW", "HIGH"),
         help="openenv: the reward range to declare (default: 0 to the oracle's best return on "
         "the first eval tasks)",
@@ -43,6 +43,10 @@ def run(args: argparse.Namespace) -> int:
     if args.env_id is None or args.directory is None:
         raise ValueError("export openenv takes an ENV_ID and a DIR: llmgym export openenv ID DIR")
     from llmgym.serving.openenv_export import export_openenv
+
+    if args.reward_range is not None and args.reward_range[0] > args.reward_range[1]:
+        low, high = args.reward_range
+        raise ValueError(f"--reward-range LOW HIGH: {low:g} is above {high:g}")
 
     written = export_openenv(resolve_id(args.env_id), args.directory, args.reward_range)
     for path in written:

@@ -10,7 +10,7 @@ from typing import Any
 
 import llmgym
 from llmgym.cli import options
-from llmgym.cli.common import EXIT_INTERRUPTED, format_table
+from llmgym.cli.common import EXIT_INTERRUPTED, format_table, integer
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,7 +28,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="one per seat: oracle, random, human, openai:MODEL or a scripted player of the "
         "game (greedy, cautious, conceder, boulware, shader, truthful)",
     )
-    parser.add_argument("--games", type=int, default=20, help="games to play (seats rotate)")
+    parser.add_argument("--games", type=integer(1), default=20, help="games to play (seats rotate)")
     parser.add_argument(
         "--split", choices=("train", "eval"), default="eval", help="the split games come from"
     )

@@ -8,7 +8,7 @@ import argparse
 from typing import Any
 
 from llmgym.agents import AGENT_NAMES, Agent, HumanAgent, make_agent
-from llmgym.cli.common import json_object
+from llmgym.cli.common import integer, json_object, number
 from llmgym.runner.rollout import EnvSource
 
 __all__ = [
@@ -33,17 +33,19 @@ def add_agent_options(parser: argparse.ArgumentParser, *, agent: bool = True) ->
         )
     parser.add_argument("--base-url", help="chat-completions API root (default: $OPENAI_BASE_URL)")
     parser.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY)")
-    parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature")
-    parser.add_argument("--max-tokens", type=int, default=512, help="longest reply per turn")
+    parser.add_argument(
+        "--temperature", type=number(0, inclusive=True), default=0.0, help="sampling temperature"
+    )
+    parser.add_argument("--max-tokens", type=integer(1), default=512, help="longest reply per turn")
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=number(0),
         default=120.0,
         help="seconds to wait for a model's answer (connecting: 5)",
     )
     parser.add_argument(
         "--max-server-errors",
-        type=int,
+        type=integer(0),
         default=5,
         metavar="N",
         help="stop the run after N model requests in a row fail (0: never)",
@@ -55,7 +57,7 @@ def add_agent_options(parser: argparse.ArgumentParser, *, agent: bool = True) ->
         "(implies --no-react)",
     )
     parser.add_argument(
-        "--concurrency", type=int, default=1, help="episodes (or games) in flight at once"
+        "--concurrency", type=integer(1), default=1, help="episodes (or games) in flight at once"
     )
     parser.add_argument(
         "--react",
@@ -64,7 +66,10 @@ def add_agent_options(parser: argparse.ArgumentParser, *, agent: bool = True) ->
         help="ask for 'Thought: ... Action: ...' replies (--no-react: the action alone)",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="episode i is reset with SEED + i; tasks drawn with it"
+        "--seed",
+        type=integer(0),
+        default=0,
+        help="episode i is reset with SEED + i; tasks drawn with it",
     )
     parser.add_argument(
         "--config",

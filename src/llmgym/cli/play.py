@@ -7,7 +7,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from llmgym.cli.common import ENV_ID_HELP, EXIT_INTERRUPTED, resolve_id
+from llmgym.cli.common import ENV_ID_HELP, EXIT_INTERRUPTED, integer, resolve_id
 from llmgym.core import unwrapped_text_env
 
 _KEYS = (
@@ -19,7 +19,9 @@ _KEYS = (
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     play = commands.add_parser("play", help="play an environment in the terminal")
     play.add_argument("env_id", help=ENV_ID_HELP)
-    play.add_argument("--seed", type=int, default=None, help="draws the task (default: random)")
+    play.add_argument(
+        "--seed", type=integer(0), default=None, help="draws the task (default: random)"
+    )
     play.add_argument(
         "--split", choices=("train", "eval"), default="train", help="the split tasks come from"
     )

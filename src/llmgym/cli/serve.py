@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from llmgym.cli.common import resolve_id
+from llmgym.cli.common import PORT, address, integer, listen_errors, number, resolve_id
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -13,47 +13,50 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "serve", help="serve environments over HTTP (needs the [serve] extra)"
     )
     parser.add_argument("--host", default="127.0.0.1", help="interface (0.0.0.0: all)")
-    parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    parser.add_argument("--port", type=PORT, default=8000, help="0 picks a free port")
     parser.add_argument(
         "--envs",
         nargs="+",
         metavar="ENV_ID",
         help="serve only these, e.g. wordle or my_pkg.envs:Anagram (default: every available)",
     )
-    parser.add_argument("--max-sessions", type=int, default=256, help="sessions at once")
+    parser.add_argument("--max-sessions", type=integer(1), default=256, help="sessions at once")
     parser.add_argument(
         "--max-sessions-per-client",
-        type=int,
+        type=integer(1),
         default=64,
         metavar="N",
         help="sessions one client address may hold at once (default 64)",
     )
-    parser.add_argument("--ttl", type=float, default=600.0, help="idle seconds before expiry")
+    parser.add_argument("--ttl", type=number(0), default=600.0, help="idle seconds before expiry")
     parser.add_argument(
         "--token",
         help="require 'Authorization: Bearer TOKEN', or for AgentGym's clients the path "
         "/agentgym/TOKEN/<family> (default: $LLMGYM_SERVER_TOKEN)",
     )
     parser.add_argument(
-        "--max-body-bytes", type=int, default=1 << 20, help="request size limit (default 1 MiB)"
+        "--max-body-bytes",
+        type=integer(1024),
+        default=1 << 20,
+        help="request size limit (default 1 MiB)",
     )
     parser.add_argument(
         "--max-json-depth",
-        type=int,
+        type=integer(2),
         default=32,
         metavar="N",
         help="deepest nesting of a request body or stream message (default 32)",
     )
     parser.add_argument(
         "--step-timeout",
-        type=float,
+        type=number(0),
         default=30.0,
         metavar="S",
         help="seconds a step or remote call may run before its session is closed (default 30)",
     )
     parser.add_argument(
         "--reset-timeout",
-        type=float,
+        type=number(0),
         default=120.0,
         metavar="S",
         help="the same for making an environment and reset (default 120)",
@@ -180,14 +183,15 @@ def run(args: argparse.Namespace) -> int:
     def announce(url: str) -> None:
         print(f"llmgym serve: listening on {url}", flush=True)
 
-    serve(
-        args.host,
-        args.port,
-        settings,
-        log_level=args.log_level,
-        access_log=args.access_log,
-        on_ready=announce,
-    )
+    with listen_errors(address(args.host, args.port)):
+        serve(
+            args.host,
+            args.port,
+            settings,
+            log_level=args.log_level,
+            access_log=args.access_log,
+            on_ready=announce,
+        )
     return 0
 
 

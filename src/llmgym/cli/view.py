@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from llmgym.cli.common import warn
+from llmgym.cli.common import PORT, address, listen_errors, warn
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -22,7 +22,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--host", default="127.0.0.1", help="interface (the default answers this machine only)"
     )
-    parser.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    parser.add_argument("--port", type=PORT, default=8765, help="0 picks a free port")
     parser.add_argument("--open", action="store_true", help="open the page in a web browser")
     parser.set_defaults(run=run)
 
@@ -39,13 +39,8 @@ def run(args: argparse.Namespace) -> int:
                 "evaluate with --trajectories PATH as well to see every turn",
                 file=sys.stderr,
             )
-    try:
+    with listen_errors(address(args.host, args.port)):
         server = make_server(store, args.host, args.port)
-    except OSError as error:
-        raise ValueError(
-            f"cannot listen on {args.host}:{args.port} ({error.strerror}); choose another "
-            "--port (0 picks a free one)"
-        ) from None
     print(
         f"llmgym view: {len(store.episodes):,} episodes of {len(store.runs)} run(s) on "
         f"{server.url} (Ctrl-C stops)",

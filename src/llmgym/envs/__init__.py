@@ -18,10 +18,13 @@ import difflib
 import functools
 import importlib
 import json
+import os
 import re
+import sys
 import warnings
 from collections.abc import Iterable, Mapping
 from importlib import metadata, resources
+from types import ModuleType
 from typing import Any
 
 import gymnasium as gym
@@ -177,9 +180,10 @@ def load_entry(path: str) -> EnvEntry:
     """The entry of a user environment named by ``"module:Class"`` (a :class:`~llmgym.TextEnv`
     subclass) or by gymnasium's ``"module:ID"`` (an id that importing the module registers).
 
-    Imports the module and registers the class with gymnasium under the id it already has, else
-    under ``"module.Class"``; afterwards :func:`get_entry` knows the entry by that id and by
-    ``path``. For ``llmgym`` commands: ``llmgym eval my_pkg.envs:Anagram``.
+    Imports the module (from ``sys.path`` or the current folder) and registers the class with
+    gymnasium under the id it already has, else under ``"module.Class"``; afterwards
+    :func:`get_entry` knows the entry by that id and by ``path``. For ``llmgym`` commands:
+    ``llmgym eval my_pkg.envs:Anagram``.
 
     Raises:
         ValueError: ``path`` is not of that form, the module cannot be found, or the attribute
@@ -191,13 +195,16 @@ def load_entry(path: str) -> EnvEntry:
     if not module_name or not attribute:
         raise ValueError(f"{path!r} is not of the form 'module:Class'")
     try:
-        module = importlib.import_module(module_name)
+        module = _import_user_module(module_name)
     except ModuleNotFoundError as error:
         if error.name is None or not f"{module_name}.".startswith(f"{error.name}."):
-            raise  # the module exists and one of its own imports is missing
+            # the module exists and one of its own imports is missing
+            raise ValueError(
+                f"cannot load environment {path!r}: importing {module_name} failed: {error}"
+            ) from error
         raise ValueError(
-            f"cannot load environment {path!r}: no module named {module_name!r} (is its "
-            "package installed, or its folder on PYTHONPATH?)"
+            f"cannot load environment {path!r}: no module named {module_name!r} in the "
+            f"current folder ({os.getcwd()}) or on PYTHONPATH (is its package installed?)"
         ) from None
     if attribute in gym.registry:
         entry = _entry_of_spec(gym.registry[attribute])
@@ -212,6 +219,22 @@ def load_entry(path: str) -> EnvEntry:
     register_entries((entry,))
     _LOADED[path] = _LOADED[entry.id] = entry
     return entry
+
+
+def _import_user_module(name: str) -> ModuleType:
+    """Import a user's module from ``sys.path`` or, as ``python -m`` and ``python -c`` would,
+    the current folder: an installed console script (``llmgym``) has its own folder on
+    ``sys.path`` instead, and ``PYTHONSAFEPATH`` leaves the current folder out."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        here = os.getcwd()
+        searched = {os.path.abspath(entry or os.curdir) for entry in sys.path}
+        top = name.partition(".")[0]
+        if error.name != top or here in searched:
+            raise
+        sys.path.append(here)  # kept: gymnasium imports the entry point again on make
+        return importlib.import_module(name)
 
 
 def _entry_of_class(env_class: type[TextEnv], module_name: str, attribute: str) -> EnvEntry:

@@ -13,7 +13,14 @@ Pre-generate a split ahead of time (with a progress bar)::
 
 from __future__ import annotations
 
-import argparse
+if __name__ == "__main__":
+    # `python -m llmgym.envs.textworld`: main() of the module imported by its name, its errors
+    # in one line as llmgym's commands print them; the missing extra too, which the imports
+    # below raise
+    from llmgym.cli.common import run_module_main
+
+    raise SystemExit(run_module_main("llmgym.envs.textworld"))
+
 import hashlib
 import json
 import os
@@ -547,20 +554,30 @@ def _clean(feedback: str) -> str:
 # ------------------------------------------------------------------------- command line
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m llmgym.envs.textworld``: pre-generate and cache the games of a split."""
-    parser = argparse.ArgumentParser(description="Pre-generate TextWorld games into the cache.")
+    from llmgym.cli.common import CommandParser, integer, json_object
+
+    parser = CommandParser(
+        prog="python -m llmgym.envs.textworld",
+        description="Pre-generate TextWorld games into the cache.",
+    )
     parser.add_argument("--split", choices=("train", "eval"), default="eval")
-    parser.add_argument("--count", type=int, default=100, help="number of tasks (default 100)")
-    parser.add_argument("--start", type=int, default=0, help="first task index")
-    parser.add_argument("--workers", type=int, default=1, help="parallel generator processes")
+    parser.add_argument(
+        "--count", type=integer(1), default=100, help="number of tasks (default 100)"
+    )
+    parser.add_argument("--start", type=integer(0), default=0, help="first task index")
+    parser.add_argument(
+        "--workers", type=integer(1), default=1, help="parallel generator processes"
+    )
     parser.add_argument(
         "--config",
-        default="{}",
+        type=json_object,
+        default={},
         help='config overrides as JSON, e.g. \'{"challenge": "tw-cooking"}\'',
     )
     parser.add_argument("--challenge", choices=CHALLENGES, help="shorthand for the config field")
     parser.add_argument("--clear", action="store_true", help="delete the whole game cache first")
     args = parser.parse_args(argv)
-    overrides = json.loads(args.config)
+    overrides = dict(args.config)
     if args.challenge:
         overrides["challenge"] = args.challenge
     config = TextWorldConfig.from_dict(overrides)
@@ -569,7 +586,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     paths = pregenerate(config, args.split, args.count, start=args.start, workers=args.workers)
     print(f"{len(paths)} games in {_game_directory(config)}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -31,7 +31,7 @@ from llmgym.core import TaskRng
 from llmgym.envs import game_entries, get_entry
 from llmgym.runner.evaluation import wilson_interval
 from llmgym.runner.rollout import sample_task_ids
-from llmgym.runner.workers import PerThread, SuccessBar, run_concurrently
+from llmgym.runner.workers import PerThread, SuccessBar, check_count, run_concurrently
 from llmgym.wrappers.react import format_reply
 
 if TYPE_CHECKING:  # importing it needs the [multiagent] extra
@@ -307,6 +307,8 @@ def run_match(
         stop_on_interrupt: Ctrl-C ends the match early instead of raising: the result holds
             the games finished so far and ``interrupted`` is true.
     """
+    check_count("games", games)
+    check_count("concurrency", concurrency)
     env_class = game_env_class(game)
     probe = env_class(config)
     players = probe.possible_agents

@@ -23,7 +23,7 @@ from llmgym.core.tasks import TaskRng
 from llmgym.errors import ServerUnavailableError
 from llmgym.runner.frames import frame_source
 from llmgym.runner.trajectories import Trajectory, TrajectoryBuilder
-from llmgym.runner.workers import PerThread, SuccessBar, run_concurrently
+from llmgym.runner.workers import PerThread, SuccessBar, check_count, run_concurrently
 from llmgym.wrappers import ChatHistory, make_chat_env
 
 __all__ = [
@@ -72,6 +72,7 @@ def choose_tasks(
     the whole split first when more episodes than tasks are asked for). ``env`` is an
     environment, or what a rollout takes (an id, made with ``make_kwargs``, or a factory): an
     instance is made to list the tasks, and closed."""
+    check_count("episodes", episodes)
     if not isinstance(env, gym.Env):
         probe = env() if callable(env) else gym.make(env, **(make_kwargs or {}))
         try:
@@ -216,6 +217,9 @@ def rollout(
     Returns:
         The trajectories, in task order (the same whatever ``concurrency`` is).
     """
+    check_count("concurrency", concurrency)
+    if episodes is not None:
+        check_count("episodes", episodes)
     make = _factory(env, agent, make_kwargs or {}, history_window)
     probe = make()
     env_id = env if isinstance(env, str) else _env_id(probe)

@@ -39,6 +39,7 @@ from llmgym.runner.evaluation import (
 )
 from llmgym.runner.rollout import EnvSource, choose_tasks
 from llmgym.runner.trajectories import Trajectory, append_trajectory, finished_episodes
+from llmgym.runner.workers import check_count
 from llmgym.suites import load_suite, suite_version
 
 __all__ = ["EvalPlan", "EvalRun", "estimate_plan", "run_plan", "write_results"]
@@ -80,6 +81,10 @@ class EvalPlan:
     def __post_init__(self) -> None:
         if isinstance(self.env_ids, str):
             raise TypeError(f"env_ids is a list of ids, not one id: [{self.env_ids!r}]")
+        check_count("episodes", self.episodes)
+        check_count("concurrency", self.concurrency)
+        if self.history_window is not None:
+            check_count("history_window", self.history_window, least=0)
         task_ids = tuple(self.task_ids) if self.task_ids is not None else None
         planned: list[PlannedEnv] = [(env_id, task_ids) for env_id in self.env_ids]
         if self.task_file:
@@ -195,10 +200,12 @@ def run_plan(
     for env_id, task_ids, source, kwargs in _placed(plan, env_source, make_kwargs):
         finished: list[Trajectory] = []
 
+        # rollout calls this in run_concurrently's finish, which Ctrl-C does not cut short:
+        # the results (of `finished`) and the trajectory file hold the same episodes
         def keep(trajectory: Trajectory, finished: list[Trajectory] = finished) -> None:
-            finished.append(trajectory)
             if path is not None:
                 append_trajectory(path, trajectory)
+            finished.append(trajectory)
 
         options: dict[str, Any] = {
             "split": plan.split,

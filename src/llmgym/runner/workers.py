@@ -3,14 +3,18 @@ episodes run side by side, each worker thread with its own environment and agent
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Generic, TypeVar
 
 from tqdm.auto import tqdm
 
-__all__ = ["PerThread", "SuccessBar", "run_concurrently"]
+from llmgym.errors import ConfigError
+
+__all__ = ["PerThread", "SuccessBar", "check_count", "deferred_interrupt", "run_concurrently"]
 
 T = TypeVar("T")
 
@@ -39,6 +43,13 @@ class PerThread(Generic[T]):
         return self._local.value
 
 
+def check_count(name: str, value: int, least: int = 1) -> None:
+    """Raise :class:`~llmgym.errors.ConfigError` naming ``name`` unless ``value`` is an
+    integer >= ``least`` (a run of -3 episodes is a mistake, not an empty run)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ConfigError(name, f"must be an integer >= {least}, got {value!r}")
+
+
 def run_concurrently(
     count: int,
     play: Callable[[int], T],
@@ -49,22 +60,46 @@ def run_concurrently(
 ) -> None:
     """``play(i)`` for every ``i`` in ``range(count)``, ``concurrency`` at a time on worker
     threads named ``name`` (in this thread when ``concurrency <= 1``); ``finish(i, result)``
-    runs in this thread as each one ends. When this thread is interrupted, the calls not yet
-    started are cancelled; those running go on in their threads."""
+    runs in this thread as each one ends, whole: Ctrl-C during it takes effect after it
+    (:func:`deferred_interrupt`), so that the records it keeps (a results list, a file) agree.
+    When this thread is interrupted, the calls not yet started are cancelled; those running go
+    on in their threads."""
     if concurrency <= 1:
         for index in range(count):
-            finish(index, play(index))
+            result = play(index)
+            with deferred_interrupt():
+                finish(index, result)
         return
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix=name)
     try:
         futures = {pool.submit(play, index): index for index in range(count)}
         for future in as_completed(futures):
-            finish(futures[future], future.result())
+            with deferred_interrupt():
+                finish(futures[future], future.result())
     except BaseException:
         # on Ctrl-C (or a failing finish) the items not yet started are dropped, not played
         pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown()
+
+
+@contextlib.contextmanager
+def deferred_interrupt() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) off while the block runs, and deliver it when the block ends: what
+    the block writes is written whole or not at all. Only the main thread receives signals;
+    elsewhere (or where a handler not set from Python holds SIGINT) the block just runs."""
+    main = threading.current_thread() is threading.main_thread()
+    if not main or signal.getsignal(signal.SIGINT) is None:
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: caught.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught and callable(previous):
+        previous(signal.SIGINT, None)  # Python's default handler raises KeyboardInterrupt
 
 
 class SuccessBar:

@@ -19,6 +19,7 @@ from llmgym.envs.webarena.gitlab_data import GITLAB_PASSWORD, GITLAB_USER
 from llmgym.envs.webarena.shop_data import ADMIN_PASSWORD, CUSTOMER_PASSWORD
 from llmgym.envs.webarena.sites import SITE_CLASSES, Web, site_class
 from llmgym.envs.webarena.web import Site
+from llmgym.errors import ConfigError
 
 __all__ = ["SIGN_IN", "RunningSite", "serve_sites"]
 
@@ -66,8 +67,15 @@ def serve_sites(
     """Start the sites ``names`` (default: all) on ``host`` at their ports plus
     ``port_offset`` (``None``: ports the system picks), each in a background thread; returns
     them running."""
-    web = web or Web(seed, secret=secrets.token_hex(16))
     classes = [site_class(name) for name in names] if names else list(SITE_CLASSES)
+    for cls in classes if port_offset else ():
+        if not 0 < cls.port + port_offset <= 65535:
+            raise ConfigError(
+                "port_offset",
+                f"{port_offset} puts the {cls.name} site at port {cls.port + port_offset}; "
+                "ports run from 1 to 65535",
+            )
+    web = web or Web(seed, secret=secrets.token_hex(16))
     running = []
     for cls in classes:
         site = web.site(cls)
