@@ -63,7 +63,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--max-connections",
-        type=int,
+        type=integer(1),
         default=4096,
         metavar="N",
         help="connections open at once, in all (default 4096, lowered to fit the open-file "
@@ -71,14 +71,14 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--max-connections-per-client",
-        type=int,
+        type=integer(1),
         default=256,
         metavar="N",
         help="connections open at once from one client address (default 256; over it: 429)",
     )
     parser.add_argument(
         "--header-timeout",
-        type=float,
+        type=number(0),
         default=10.0,
         metavar="S",
         help="seconds a connection has to send a request's headers, and a body between two "
@@ -86,7 +86,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--ws-idle-timeout",
-        type=float,
+        type=number(0),
         default=300.0,
         metavar="S",
         help="seconds a WebSocket may stay silent before the server closes it (code 4408; "
@@ -94,7 +94,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--max-memory",
-        type=float,
+        type=number(0),
         metavar="MIB",
         help="memory budget of the sessions in MiB: each reserves its environment's declared "
         "cost, and a session over budget is refused with 503 (default: half the machine's)",
