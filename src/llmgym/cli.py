@@ -1220,9 +1220,9 @@ def _add_serve_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
         "--protocol",
         nargs="+",
         metavar="NAME",
-        help="the protocols to speak (default: llmgym openenv agentgym: llmgym's own, OpenEnv's "
-        "at /openenv/<name>, AgentGym's at /agentgym/<family>); openenv alone serves --env at "
-        "the root, as an OpenEnv Space",
+        help="the protocols to speak (default: llmgym openenv agentgym mcp: llmgym's own, "
+        "OpenEnv's at /openenv/<name>, AgentGym's at /agentgym/<family>, MCP at /mcp/<name>); "
+        "openenv alone serves --env at the root, as an OpenEnv Space",
     )
     server.add_argument("--env", metavar="ENV_ID", help="serve this environment alone")
     server.set_defaults(run=_cmd_serve)

@@ -19,7 +19,7 @@ from starlette.routing import BaseRoute, Match, WebSocketRoute
 import llmgym
 from llmgym.core.registry import optional_import
 from llmgym.serving.protocol import HostingError
-from llmgym.serving.server.guard import Guard, open_paths
+from llmgym.serving.server.guard import Guard, document_bearer, open_paths
 from llmgym.serving.server.logs import log
 from llmgym.serving.server.protocols import ServerProtocol, get_protocol
 from llmgym.serving.server.schemas import error_reply, validation_error
@@ -195,14 +195,7 @@ class _ServerApp(FastAPI):
             for protocol in self.protocols:
                 protocol.amend_openapi(schema, self.store)
             if self.settings.token is not None:
-                schema.setdefault("components", {})["securitySchemes"] = {
-                    "bearer": {"type": "http", "scheme": "bearer"}
-                }
-                unguarded = open_paths(self.protocols)
-                for path, operations in schema["paths"].items():
-                    if path not in unguarded:
-                        for operation in operations.values():
-                            operation["security"] = [{"bearer": []}]
+                document_bearer(schema, open_paths(self.protocols))
             self.openapi_schema = schema
         return self.openapi_schema
 

@@ -18,7 +18,7 @@ from llmgym.serving.server.protocols import ServerProtocol
 from llmgym.serving.server.schemas import error_reply
 from llmgym.serving.server.settings import ServerSettings
 
-__all__ = ["API_DOCS_PATHS", "Guard", "open_paths"]
+__all__ = ["API_DOCS_PATHS", "Guard", "document_bearer", "open_paths"]
 
 API_DOCS_PATHS = frozenset({"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
 """The API's documents, answered without the token."""
@@ -28,6 +28,18 @@ def open_paths(protocols: Sequence[ServerProtocol]) -> frozenset[str]:
     """Paths answered without the token (no session data behind them): the API's documents and
     the protocols' open paths (``/health``)."""
     return API_DOCS_PATHS.union(*(protocol.open_paths for protocol in protocols))
+
+
+def document_bearer(schema: dict[str, Any], unguarded: frozenset[str]) -> None:
+    """Say in an OpenAPI document that its operations need the bearer token (but those at
+    the ``unguarded`` paths)."""
+    schema.setdefault("components", {})["securitySchemes"] = {
+        "bearer": {"type": "http", "scheme": "bearer"}
+    }
+    for path, operations in schema["paths"].items():
+        if path not in unguarded:
+            for operation in operations.values():
+                operation["security"] = [{"bearer": []}]
 
 
 class _BodyTooLarge(Exception):
