@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import shutil
 import subprocess
@@ -21,12 +22,14 @@ need("fastapi")
 openenv = need("openenv")
 try:
     from openenv import GenericEnvClient
+    from openenv.validation import Level, ProviderCapability, run_validation
+    from openenv.validation.providers import ProviderError
 except ImportError as error:  # fastmcp without a compatible mcp (verifiers 0.4 pins mcp 2)
     pytest.skip(f"openenv cannot be imported: {error}", allow_module_level=True)
 
 from llmgym.serving.server import ServerSettings
 from llmgym.serving.server.policy import ConfigLimit
-from tests.servers import LiveServer
+from tests.servers import LiveServer, ServeProcess
 
 WORDLE = "llmgym/Wordle-v0"
 VALIDATED = (WORDLE, "llmgym/Weather-v0", "llmgym/HeistPixels-v0")
@@ -355,3 +358,69 @@ def test_a_named_session_plays_over_http_and_its_websocket(where, root_server, m
     )
     assert closed.json()["result"]["closed"]
     assert httpx.get(f"{url}/state", params={"session_id": session_id}).status_code == 404
+
+
+class _DockerfileCommand:
+    """OpenEnv's validation provider protocol (``openenv.validation.providers``) for a machine
+    without Docker's daemon: it runs the exported Space's ``Dockerfile`` command (``llmgym
+    serve --protocol openenv --env ID``) as a process on a loopback port instead of building
+    and running the image. It enforces no network policy, so OpenEnv skips that check."""
+
+    name = "llmgym-dockerfile-command"
+    capabilities = frozenset({ProviderCapability.IMAGE_BUILD})
+    supported_network_modes = frozenset({"no-network"})
+
+    def build(self, root: Path, execution: Any) -> str:
+        dockerfile = (Path(root) / execution.dockerfile).read_text()
+        command = json.loads(
+            next(line[4:] for line in dockerfile.splitlines() if line[:4] == "CMD ")
+        )
+        assert command[:2] == ["llmgym", "serve"]
+        self.args: list[str] = []
+        given = iter(command[2:])
+        for arg in given:
+            if arg in ("--host", "--port"):
+                next(given)  # the image's address; here a free loopback port
+            else:
+                self.args.append(arg)
+        return "sha256:" + hashlib.sha256(dockerfile.encode()).hexdigest()
+
+    def start(self, spec: Any) -> Any:
+        return _Running(ServeProcess(*self.args).start())
+
+
+class _Running:
+    def __init__(self, process: ServeProcess) -> None:
+        self.process = process
+        self.base_url = process.url
+
+    def inspect(self) -> dict[str, Any]:
+        return {"pid": self.process.process.pid}
+
+    def logs(self, max_bytes: int = 65536) -> str:
+        return ""
+
+    def exec(self, argv: list[str], timeout_s: float) -> Any:
+        raise ProviderError("no sandbox to run commands in")
+
+    def stop(self) -> None:
+        self.process.stop()
+
+
+@pytest.mark.parametrize("env_id", [WORDLE, "llmgym/Weather-v0"], ids=["wordle", "weather"])
+def test_an_exported_space_passes_openenv_validate_at_its_runtime_level(env_id, tmp_path):
+    out = tmp_path / "space"
+    subprocess.run(
+        [sys.executable, "-m", "llmgym.cli", "export", "openenv", env_id, str(out)],
+        capture_output=True,
+        check=True,
+    )
+    plan = json.loads((out / "validation" / "runtime.json").read_text())
+    assert plan["reset"]["options"] == {"task_id": "eval/00000"} and plan["actions"]
+    report = run_validation(out, max_level=Level.RUNTIME, provider=_DockerfileCommand())
+    status = {result.check_id: result.status.value for result in report.results}
+    for check in ("startup", "reward_well_formed", "observation_schema", "state_contract"):
+        assert status[f"runtime.{check}"] == "pass", report.results
+    assert status["runtime.network_policy"] == "skip"
+    # what this OpenEnv build does not implement yet is skipped, which makes the verdict a warning
+    assert report.verdict.value in ("pass", "warn") and "fail" not in status.values()
