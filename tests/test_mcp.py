@@ -8,6 +8,8 @@ import asyncio
 import base64
 import contextlib
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -171,6 +173,43 @@ def test_tasks_lists_a_split(server) -> None:
         "start": 5,
         "task_ids": ["eval/00005", "eval/00006"],
     }
+
+
+WITHOUT_THE_SDK = """
+import sys
+sys.modules["mcp"] = None  # as in an install without the [mcp] extra
+from fastapi.testclient import TestClient
+from llmgym.serving.server import ServerSettings, create_app
+with TestClient(create_app(ServerSettings(envs=("llmgym/Wordle-v0",)))) as http:
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    refused = http.post("/mcp/wordle", json=hello)
+    print(refused.status_code, refused.json()["error"]["message"])
+    print(http.post("/openenv/wordle/mcp", json={}).json()["error"]["code"])
+"""
+
+
+def test_without_the_sdk_mcp_says_how_to_add_it_and_openenv_still_answers() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_THE_SDK], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    refused, openenv_code = done.stdout.strip().splitlines()
+    assert refused.startswith("501") and "pip install -e '.[mcp]'" in refused
+    assert openenv_code == "-32600"  # OpenEnv's JSON-RPC needs no SDK
+
+
+@pytest.mark.parametrize("env_id", ["Weather", "Movie", "Academia", "Sheet", "Todo"])
+def test_every_tool_environment_lists_its_tools(env_id) -> None:
+    from llmgym.serving.protocol import space_to_dict
+    from llmgym.serving.server.mcp import mcp_tools
+
+    env = gym.make(f"llmgym/{env_id}-v0")
+    schemas = env.unwrapped.tool_schemas()
+    tools = mcp_tools(schemas, space_to_dict(env.action_space))
+    names = [tool["name"] for tool in tools]
+    assert names == [s["function"]["name"] for s in schemas] + ["reset", "tasks"]
+    assert len(set(names)) == len(names)
+    assert all(tool["inputSchema"]["type"] == "object" for tool in tools)
 
 
 class RawMcp:
@@ -353,6 +392,30 @@ def test_openenv_mcp_tool_client_plays_the_oracle_episode(movie_urls, where) -> 
     last, state = asyncio.run(play(url))
     assert last["reward"] == 1.0 and state.step_count == 5
     assert not live.app.state.store.sessions  # openenv/session/close ended the session
+
+
+def test_openenv_mcp_tool_client_plays_a_text_environment_through_act(server) -> None:
+    need("openenv")
+    from openenv.core.mcp_client import MCPToolClient
+
+    expected = gym.make(WORDLE)
+    expected.reset(options={"task_id": "eval/00002"})
+
+    async def play() -> list[tuple[str, float, bool]]:
+        async with MCPToolClient(base_url=f"{server.url}/openenv/wordle") as env:
+            await env.reset(task_id="eval/00002")
+            trajectory, done = [], False
+            while not done:
+                action = expected.unwrapped.oracle_action()
+                observation, reward, terminated, truncated, _ = expected.step(action)
+                data = await env.call_tool("act", action=action)
+                assert data["observation"] == observation
+                done = data["done"]
+                trajectory.append((action, data["reward"], done))
+            return trajectory
+
+    trajectory = asyncio.run(play())
+    assert trajectory[-1][1:] == (1.0, True)
 
 
 def test_openenv_json_rpc_sessions(server) -> None:

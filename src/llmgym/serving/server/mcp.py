@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import importlib.metadata
 import json
 import logging
 from collections.abc import AsyncIterator, Callable
@@ -78,6 +79,9 @@ try:
     from mcp.server.lowlevel import Server
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from mcp.shared.exceptions import McpError
+
+    if not importlib.metadata.version("mcp").startswith("1."):  # [mcp] pins the SDK's API
+        raise ImportError("the mcp 1 SDK")
 except ImportError:  # without the [mcp] extra, MCP's requests are answered with how to add it
     mcp_types = None  # type: ignore[assignment]
 
@@ -87,7 +91,9 @@ __all__ = [
     "ToolCallError",
     "Toolbox",
     "env_tools",
+    "mcp_router",
     "mcp_tools",
+    "tool_call_action",
 ]
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
@@ -95,7 +101,7 @@ INTERNAL_ERROR, SERVER_ERROR = -32603, -32000
 """JSON-RPC's error codes (SERVER_ERROR: the server is at capacity or the client at its quota)."""
 
 CONTROL_TOOLS = ("reset", "tasks")
-MAX_LISTED_TASKS = 1000
+MAX_TASKS_PER_CALL = 1000
 SESSION_HEADER = "mcp-session-id"
 
 
@@ -116,7 +122,7 @@ class ToolCallError(Exception):
         return error
 
 
-def rpc_error(error: HostingError) -> ToolCallError:
+def _rpc_error(error: HostingError) -> ToolCallError:
     """The JSON-RPC error of a server error; ``data`` is its JSON error body and status."""
     if error.status in (400, 404, 413, 422):
         code = INVALID_PARAMS
@@ -135,7 +141,7 @@ class _TasksArguments(BaseModel):
 
     split: Literal["train", "eval"] = Field("train", description="The split.")
     start: int = Field(0, ge=0, description="The index of the first task id listed.")
-    count: int = Field(100, ge=1, le=MAX_LISTED_TASKS, description="How many to list.")
+    count: int = Field(100, ge=1, le=MAX_TASKS_PER_CALL, description="How many to list.")
 
 
 def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -236,7 +242,7 @@ def _content(observation: Any) -> dict[str, Any]:
     return {"type": "text", "text": dumps(observation).decode()}
 
 
-def tool_result(answer: dict[str, Any]) -> dict[str, Any]:
+def _tool_result(answer: dict[str, Any]) -> dict[str, Any]:
     """An MCP tool result (``CallToolResult``) of a reset's or a step's answer
     (:class:`~llmgym.serving.server.episodes.EpisodeSession`'s)."""
     observation = answer["observation"]
@@ -285,12 +291,12 @@ class Toolbox:
             raise ToolCallError(INVALID_PARAMS, f"{name}: arguments must be an object")
         try:
             if name == "reset":
-                return tool_result(await self.session.reset(arguments))
+                return _tool_result(await self.session.reset(arguments))
             if name == "tasks":
                 return await self._tasks(arguments)
             if name in self.env_tool_names:
-                return tool_result(await self.session.step(tool_call_action(name, arguments)))
-            return tool_result(await self.session.step(_act_action(arguments)))
+                return _tool_result(await self.session.step(tool_call_action(name, arguments)))
+            return _tool_result(await self.session.step(_act_action(arguments)))
         except HostingError as error:
             log(
                 logging.WARNING if error.status < 500 else logging.ERROR,
@@ -301,7 +307,7 @@ class Toolbox:
                 error=error.code,
                 message=error.message,
             )
-            raise rpc_error(error) from None
+            raise _rpc_error(error) from None
 
     async def _tasks(self, arguments: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -474,7 +480,7 @@ class McpEndpoint:
             session = await EpisodeSession.create(self.store, self.describe, env_id, client)
         except HostingError as error:
             headers = {"Retry-After": "5"} if error.status in (429, 503) else None
-            await _rpc_reply(scope, send, error.status, None, rpc_error(error), headers)
+            await _rpc_reply(scope, send, error.status, None, _rpc_error(error), headers)
             return
         opening = _Opening(Toolbox(session, tool_schemas))
         token = _OPENING.set(opening)
@@ -541,7 +547,7 @@ class McpEndpoint:
             result = await toolbox.call(params.get("name"), params.get("arguments"))
             return {**result, "data": result["structuredContent"]}  # MCPToolClient reads data
         except HostingError as error:
-            raise rpc_error(error) from None
+            raise _rpc_error(error) from None
 
 
 def _request_id(message: Any) -> Any:
@@ -594,7 +600,7 @@ async def _rpc_reply(
 
 
 async def _missing_sdk(scope: Scope, send: Any) -> None:
-    message = f"this server's MCP endpoint needs the mcp package: {install_command('mcp')}"
+    message = f"this server's MCP endpoint needs the mcp 1 SDK: {install_command('mcp')}"
     await _rpc_reply(scope, send, 501, None, ToolCallError(INTERNAL_ERROR, message))
 
 
