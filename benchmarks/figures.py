@@ -639,6 +639,43 @@ def server_limits() -> str:
     )
 
 
+# docs/integrations.md -------------------------------------------------------------------------
+
+
+def mcp_step() -> str:
+    """``benchmarks/mcp_step.py``: a step over MCP, next to llmgym's WebSocket and a local step."""
+    data = load("mcp_step.json")
+    if not data:
+        return f"{NOT_MEASURED} (run `python benchmarks/mcp_step.py`)"
+    rows = [
+        "| path | steps | p50 ms | p99 ms | added to a local step (p50) |",
+        "|---|---|---|---|---|",
+    ]
+    paths = (
+        ("mcp", "MCP, the `mcp` SDK's client"),
+        ("mcp_plain_http", "MCP, a plain HTTP client (httpx)"),
+        ("llmgym_ws", "llmgym's WebSocket (`RemoteEnv`)"),
+    )
+    for key, name in paths:
+        row = data[key]
+        rows.append(
+            f"| {name} | {row['steps']:,} | {row['p50_ms']:.2f} | {row['p99_ms']:.2f} | "
+            f"{row['added_p50_ms']:.2f} ms |"
+        )
+    local = data["local"]
+    rows.append(
+        f"| local `step` | {local['steps']:,} | {local['p50_ms']:.3f} | {local['p99_ms']:.3f} | |"
+    )
+    machine = data["machine"]
+    return "\n".join(rows) + (
+        f"\n\nMCP with the SDK's client adds {data['mcp_added_over_llmgym_p50_ms']:.1f} ms per "
+        f"step over llmgym's WebSocket (p50, {data['mcp_over_llmgym_p50']:.1f} times its "
+        f"latency). `{data['env_id']}`, {data['seconds_per_path']:g} s per path, one server; "
+        f"{machine['cpus']} cores, load average {machine['load_average_1m']:.1f} "
+        "(`benchmarks/results/mcp_step.json`)."
+    )
+
+
 # docs/environments/*.md -----------------------------------------------------------------------
 
 

@@ -34,14 +34,14 @@ RESULTS = Path(__file__).resolve().parent / "results" / "openenv_step.json"
 TARGET_ADDED_MS = 1.0
 
 
-def _actions(env_id: str, count: int, seed: int = 0) -> list[str]:
+def sample_actions(env_id: str, count: int, seed: int = 0) -> list[str]:
     env = gym.make(env_id)
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     return [env.unwrapped.sample_action(rng) for _ in range(count)]
 
 
-def _timed(step: Any, reset: Any, actions: list[str], seconds: float) -> list[float]:
+def timed(step: Any, reset: Any, actions: list[str], seconds: float) -> list[float]:
     """Per-step seconds of ``step(action) -> done`` until ``seconds`` have passed."""
     times: list[float] = []
     reset()
@@ -65,7 +65,7 @@ def local(env_id: str, actions: list[str], seconds: float) -> list[float]:
         _, _, terminated, truncated, _ = env.step(action)
         return terminated or truncated
 
-    return _timed(step, lambda: env.reset(seed=0), actions, seconds)
+    return timed(step, lambda: env.reset(seed=0), actions, seconds)
 
 
 def openenv_path(url: str, actions: list[str], seconds: float) -> list[float]:
@@ -76,7 +76,7 @@ def openenv_path(url: str, actions: list[str], seconds: float) -> list[float]:
         def step(action: str) -> bool:
             return client.step({"action": action}).done
 
-        return _timed(step, lambda: client.reset(seed=0), actions, seconds)
+        return timed(step, lambda: client.reset(seed=0), actions, seconds)
 
 
 def llmgym_path(url: str, env_id: str, actions: list[str], seconds: float) -> list[float]:
@@ -87,7 +87,7 @@ def llmgym_path(url: str, env_id: str, actions: list[str], seconds: float) -> li
             _, _, terminated, truncated, _ = env.step(action)
             return terminated or truncated
 
-        return _timed(step, lambda: env.reset(seed=0), actions, seconds)
+        return timed(step, lambda: env.reset(seed=0), actions, seconds)
     finally:
         env.close()
 
@@ -108,17 +108,18 @@ def start_server(*args: str) -> tuple[subprocess.Popen, str]:
     return process, line.rsplit("listening on ", 1)[1].strip()
 
 
-def _summary(times: list[float], local_mean_ms: float | None = None) -> dict[str, float]:
+def summary(times: list[float], local_mean_ms: float | None = None) -> dict[str, float]:
+    """Steps, mean, p50 and p99 in ms, and the p50's excess over ``local_mean_ms``."""
     ms = np.array(times) * 1e3
-    summary = {
+    result = {
         "steps": len(times),
         "mean_ms": round(float(ms.mean()), 4),
         "p50_ms": round(float(np.percentile(ms, 50)), 4),
         "p99_ms": round(float(np.percentile(ms, 99)), 4),
     }
     if local_mean_ms is not None:
-        summary["added_p50_ms"] = round(summary["p50_ms"] - local_mean_ms, 4)
-    return summary
+        result["added_p50_ms"] = round(result["p50_ms"] - local_mean_ms, 4)
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,8 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--json", default=str(RESULTS))
     args = parser.parse_args(argv)
-    actions = _actions(args.env, 2000)
-    baseline = _summary(local(args.env, actions, args.seconds))
+    actions = sample_actions(args.env, 2000)
+    baseline = summary(local(args.env, actions, args.seconds))
     servers = [start_server("--protocol", "openenv", "--env", args.env)]
     servers.append(start_server("--envs", args.env))
     try:
@@ -138,8 +139,8 @@ def main(argv: list[str] | None = None) -> int:
         for process, _ in servers:
             process.terminate()
             process.wait(timeout=20)
-    openenv = _summary(openenv_times, baseline["mean_ms"])
-    llmgym_ws = _summary(llmgym_times, baseline["mean_ms"])
+    openenv = summary(openenv_times, baseline["mean_ms"])
+    llmgym_ws = summary(llmgym_times, baseline["mean_ms"])
     result = {
         "env_id": args.env,
         "seconds_per_path": args.seconds,

@@ -206,6 +206,7 @@ BLOCKS: tuple[tuple[Path, str, Callable[[], str]], ...] = (
     (DOCS / "serving.md", "server-isolation", figures.server_isolation),
     (DOCS / "serving.md", "server-limits", figures.server_limits),
     (DOCS / "viewer.md", "viewer-speed", figures.viewer_speed),
+    (DOCS / "integrations.md", "mcp-step", figures.mcp_step),
 )
 """The generated parts of hand-written files: ``(file, marker name, content)``."""
 

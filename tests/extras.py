@@ -18,7 +18,8 @@ EXTRA_OF_MODULE = {
     "datasets": "trl",
     "fastapi": "serve",
     "matplotlib": "report",
-    "mcp": "verifiers",
+    "mcp": "mcp",
+    "mcp.server.mcpserver": "verifiers",
     "minigrid": "babyai",
     "mypy": "test",
     "openenv": "openenv",
@@ -40,11 +41,13 @@ EXTRA_OF_MODULE = {
     "verifiers": "verifiers",
     "websockets": "serve",
 }
-"""The extra that provides each optional module the tests import (see pyproject.toml)."""
+"""The extra that provides each optional module the tests import (see pyproject.toml): a
+module's own row, else its top-level package's (mcp 2's ``mcp.server.mcpserver`` comes with
+verifiers, the mcp 1 SDK with [mcp])."""
 
 
 def need(module: str) -> ModuleType:
     """``module``, imported; or skip the test (or the whole test module, at its top) with the
     pip command that installs the extra providing it."""
-    extra = EXTRA_OF_MODULE[module.split(".")[0]]
+    extra = EXTRA_OF_MODULE.get(module) or EXTRA_OF_MODULE[module.split(".")[0]]
     return pytest.importorskip(module, reason=f"needs {install_command(extra)}")

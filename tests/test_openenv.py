@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -19,14 +22,18 @@ need("fastapi")
 openenv = need("openenv")
 try:
     from openenv import GenericEnvClient
+    from openenv.validation import Level, ProviderCapability, run_validation
+    from openenv.validation.providers import ProviderError
 except ImportError as error:  # fastmcp without a compatible mcp (verifiers 0.4 pins mcp 2)
     pytest.skip(f"openenv cannot be imported: {error}", allow_module_level=True)
 
 from llmgym.serving.server import ServerSettings
 from llmgym.serving.server.policy import ConfigLimit
-from tests.servers import LiveServer
+from tests.servers import LiveServer, ServeProcess
 
 WORDLE = "llmgym/Wordle-v0"
+VALIDATED = (WORDLE, "llmgym/Weather-v0", "llmgym/HeistPixels-v0")
+"""A text, a tool and a pixel environment."""
 
 
 @pytest.fixture(scope="module")
@@ -249,4 +256,171 @@ def test_serve_cli_checks_protocol_options():
 
     assert "--env ID" in run("--protocol", "openenv").stderr
     assert "drop --envs" in run("--env", "wordle", "--envs", "maze").stderr
-    assert "known: llmgym, openenv, agentgym" in run("--protocol", "openenv", "mcp").stderr
+    assert "known: llmgym, openenv, agentgym, mcp" in run("--protocol", "openenv", "a2a").stderr
+
+
+# ----------------------------------------------------------------------------- openenv validate
+def openenv_validate(url: str) -> dict[str, Any]:
+    """``openenv validate --url URL --json`` (OpenEnv's own CLI, of this Python's environment):
+    its report, after checking that it exits 0."""
+    cli = shutil.which("openenv", path=str(Path(sys.executable).parent)) or "openenv"
+    done = subprocess.run(
+        [cli, "validate", "--url", url, "--json"], capture_output=True, text=True, timeout=120
+    )
+    report = json.loads(done.stdout)
+    failed = [c for c in report["criteria"] if not c["passed"]]
+    assert done.returncode == 0 and not failed, failed
+    return report
+
+
+@pytest.mark.parametrize("env_id", VALIDATED, ids=lambda e: e.split("/")[1])
+def test_openenv_validate_passes_on_the_root(env_id) -> None:
+    with LiveServer(ServerSettings(protocols=("openenv",), envs=(env_id,))) as server:
+        report = openenv_validate(server.url)
+    assert report["mode"] == "simulation" and len(report["criteria"]) == 6
+
+
+def test_openenv_validate_passes_on_every_mount() -> None:
+    with LiveServer(ServerSettings(envs=VALIDATED)) as server:
+        for env_id in VALIDATED:
+            name = env_id.split("/")[1].rsplit("-", 1)[0].lower()
+            assert openenv_validate(f"{server.url}/openenv/{name}")["mode"] == "simulation"
+            document = httpx.get(f"{server.url}/openenv/{name}/openapi.json").json()
+            assert document["servers"] == [{"url": f"/openenv/{name}"}]
+        own = httpx.get(f"{server.url}/openapi.json").json()["paths"]
+        assert "/sessions" in own and not any(p.startswith(("/openenv", "/mcp")) for p in own)
+
+
+def test_http_routes_without_a_session_are_stateless(root_server) -> None:
+    url, store = root_server.url, root_server.app.state.store
+    reset = httpx.post(f"{url}/reset", json={"task_id": "eval/00002", "seed": 0}).json()
+    assert reset["observation"]["task_id"] == "eval/00002"
+    assert (reset["reward"], reset["done"]) == (None, False)
+    assert httpx.post(f"{url}/reset").json()["observation"]["task_id"]  # no body: a reset
+    assert not store.sessions  # each made, reset and closed within its request
+    state = httpx.get(f"{url}/state").json()
+    assert state == {
+        "episode_id": None,
+        "step_count": 0,
+        "env_id": WORDLE,
+        "task_id": None,
+        "done": False,
+    }
+    step = httpx.post(f"{url}/step", json={"action": {"action": "crane"}})
+    assert step.status_code == 409 and "session_id" in step.json()["message"]
+    bad = httpx.post(f"{url}/reset", json={"task_id": "eval/00000", "nosuch": 1})
+    assert bad.status_code == 422 and bad.json()["field"] == "nosuch"
+
+
+def _create_session(url: str) -> str:
+    created = httpx.post(
+        f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create"}
+    )
+    return created.json()["result"]["session_id"]
+
+
+@pytest.mark.parametrize("where", ["root", "mounted"])
+def test_a_named_session_plays_over_http_and_its_websocket(where, root_server, mounted_server):
+    from websockets.sync.client import connect
+
+    url = root_server.url if where == "root" else f"{mounted_server.url}/openenv/wordle"
+    session_id = _create_session(url)
+    reset = httpx.post(f"{url}/reset", json={"session_id": session_id, "task_id": "eval/00000"})
+    assert reset.json()["observation"]["task_id"] == "eval/00000"
+    local = local_oracle_run("eval/00000")
+    for action, observation, reward, done in local[:-1]:
+        body = {"session_id": session_id, "action": {"action": action}}
+        answer = httpx.post(f"{url}/step", json=body).json()
+        assert (answer["observation"]["text"], answer["reward"], answer["done"]) == (
+            observation,
+            reward,
+            done,
+        )
+    ws_url = url.replace("http://", "ws://") + f"/ws?session_id={session_id}"
+    with connect(ws_url) as websocket:  # the same session, attached
+        websocket.send(json.dumps({"type": "state"}))
+        assert json.loads(websocket.recv())["data"]["step_count"] == len(local) - 1
+        websocket.send(json.dumps({"type": "step", "data": {"action": local[-1][0]}}))
+        last = json.loads(websocket.recv())["data"]
+        assert (last["reward"], last["done"]) == (1.0, True)
+    state = httpx.get(f"{url}/state", params={"session_id": session_id}).json()
+    assert state["step_count"] == len(local) and state["done"]  # the WebSocket left it open
+    ended = httpx.post(f"{url}/step", json={"session_id": session_id, "action": {"action": "x"}})
+    assert ended.status_code == 409 and "episode has ended" in ended.json()["message"]
+    closed = httpx.post(
+        f"{url}/mcp",
+        json={
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "openenv/session/close",
+            "params": {"session_id": session_id},
+        },
+    )
+    assert closed.json()["result"]["closed"]
+    assert httpx.get(f"{url}/state", params={"session_id": session_id}).status_code == 404
+
+
+class _DockerfileCommand:
+    """OpenEnv's validation provider protocol (``openenv.validation.providers``) for a machine
+    without Docker's daemon: it runs the exported Space's ``Dockerfile`` command (``llmgym
+    serve --protocol openenv --env ID``) as a process on a loopback port instead of building
+    and running the image. It enforces no network policy, so OpenEnv skips that check."""
+
+    name = "llmgym-dockerfile-command"
+    capabilities = frozenset({ProviderCapability.IMAGE_BUILD})
+    supported_network_modes = frozenset({"no-network"})
+
+    def build(self, root: Path, execution: Any) -> str:
+        dockerfile = (Path(root) / execution.dockerfile).read_text()
+        command = json.loads(
+            next(line[4:] for line in dockerfile.splitlines() if line[:4] == "CMD ")
+        )
+        assert command[:2] == ["llmgym", "serve"]
+        self.args: list[str] = []
+        given = iter(command[2:])
+        for arg in given:
+            if arg in ("--host", "--port"):
+                next(given)  # the image's address; here a free loopback port
+            else:
+                self.args.append(arg)
+        return "sha256:" + hashlib.sha256(dockerfile.encode()).hexdigest()
+
+    def start(self, spec: Any) -> Any:
+        return _Running(ServeProcess(*self.args).start())
+
+
+class _Running:
+    def __init__(self, process: ServeProcess) -> None:
+        self.process = process
+        self.base_url = process.url
+
+    def inspect(self) -> dict[str, Any]:
+        return {"pid": self.process.process.pid}
+
+    def logs(self, max_bytes: int = 65536) -> str:
+        return ""
+
+    def exec(self, argv: list[str], timeout_s: float) -> Any:
+        raise ProviderError("no sandbox to run commands in")
+
+    def stop(self) -> None:
+        self.process.stop()
+
+
+@pytest.mark.parametrize("env_id", [WORDLE, "llmgym/Weather-v0"], ids=["wordle", "weather"])
+def test_an_exported_space_passes_openenv_validate_at_its_runtime_level(env_id, tmp_path):
+    out = tmp_path / "space"
+    subprocess.run(
+        [sys.executable, "-m", "llmgym.cli", "export", "openenv", env_id, str(out)],
+        capture_output=True,
+        check=True,
+    )
+    plan = json.loads((out / "validation" / "runtime.json").read_text())
+    assert plan["reset"]["options"] == {"task_id": "eval/00000"} and plan["actions"]
+    report = run_validation(out, max_level=Level.RUNTIME, provider=_DockerfileCommand())
+    status = {result.check_id: result.status.value for result in report.results}
+    for check in ("startup", "reward_well_formed", "observation_schema", "state_contract"):
+        assert status[f"runtime.{check}"] == "pass", report.results
+    assert status["runtime.network_policy"] == "skip"
+    # what this OpenEnv build does not implement yet is skipped, which makes the verdict a warning
+    assert report.verdict.value in ("pass", "warn") and "fail" not in status.values()

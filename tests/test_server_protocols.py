@@ -51,13 +51,15 @@ def table(monkeypatch):
 
 
 def test_settings_take_names_of_the_table() -> None:
-    assert ServerSettings().protocols == DEFAULT_PROTOCOLS == ("llmgym", "openenv", "agentgym")
+    assert (
+        ServerSettings().protocols == DEFAULT_PROTOCOLS == ("llmgym", "openenv", "agentgym", "mcp")
+    )
     assert ServerSettings(protocols=["agentgym", "llmgym", "agentgym"]).protocols == (
         "agentgym",
         "llmgym",
     )
-    with pytest.raises(ValueError, match="'mcp' is not a server protocol; known: llmgym, openenv"):
-        ServerSettings(protocols=("llmgym", "mcp"))
+    with pytest.raises(ValueError, match="'a2a' is not a server protocol; known: llmgym, openenv"):
+        ServerSettings(protocols=("llmgym", "a2a"))
     with pytest.raises(ValueError, match="non-empty sequence of names"):
         ServerSettings(protocols="openenv")
     with pytest.raises(ValueError, match="non-empty sequence of names"):
@@ -115,10 +117,12 @@ def _imported(path: Path) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "module", ["app", "guard", "sessions", "settings", "schemas", "policy", "logs", "protocols"]
+    "module",
+    ["app", "guard", "sessions", "settings", "schemas", "policy", "logs", "protocols", "episodes"],
 )
 def test_shared_server_modules_import_no_protocol(module: str) -> None:
-    protocols = {f"llmgym.serving.server.{name}" for name in ("routes", "openenv", "agentgym")}
+    names = ("routes", "openenv", "agentgym", "mcp")
+    protocols = {f"llmgym.serving.server.{name}" for name in names}
     imported = _imported(SRC / "serving" / "server" / f"{module}.py")
     assert not imported & protocols
     assert not any(name.startswith("llmgym.integrations") for name in imported)

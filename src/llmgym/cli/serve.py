@@ -142,9 +142,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--protocol",
         nargs="+",
         metavar="NAME",
-        help="the protocols to speak (default: llmgym openenv agentgym: llmgym's own, OpenEnv's "
-        "at /openenv/<name>, AgentGym's at /agentgym/<family>); openenv alone serves --env at "
-        "the root, as an OpenEnv Space",
+        help="the protocols to speak (default: llmgym openenv agentgym mcp: llmgym's own, "
+        "OpenEnv's at /openenv/<name>, AgentGym's at /agentgym/<family>, MCP at /mcp/<name>); "
+        "openenv alone serves --env at the root, as an OpenEnv Space",
     )
     parser.add_argument("--env", metavar="ENV_ID", help="serve this environment alone")
     parser.set_defaults(run=run)

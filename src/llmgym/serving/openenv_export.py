@@ -1,6 +1,8 @@
 """``llmgym export openenv ENV_ID DIR``: what publishing an environment as an OpenEnv Hugging Face
 Space needs (``openenv.yaml``, ``pyproject.toml``, ``Dockerfile``, ``README.md`` and
-``server/app.py``), generated, not pushed (``openenv push DIR`` publishes it).
+``server/app.py``), generated, not pushed (``openenv push DIR`` publishes it), and what
+``openenv validate DIR`` checks it with up to its runtime level: the manifest's ``validation``
+block, and the episode its runtime level plays (``validation/runtime.json``, the oracle's).
 
 The Space runs ``llmgym serve --protocol openenv --env ENV_ID``: the environment alone, in
 OpenEnv's protocol at the root, with the server's limits.
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 
@@ -19,29 +22,56 @@ from llmgym.core.env import unwrapped_text_env
 from llmgym.core.tasks import SPLITS
 from llmgym.envs import get_entry
 
-__all__ = ["export_openenv", "oracle_reward_range"]
+__all__ = ["export_openenv", "oracle_reward_range", "runtime_plan"]
 
 PORT = 8000
+MAX_PLAN_ACTIONS = 100
+RUNTIME_PLAN = "validation/runtime.json"
 
 
 def oracle_reward_range(env_id: str, episodes: int = 5) -> tuple[float, float]:
     """The reward range to declare: from 0 (or the lowest oracle return, if below) to the
     highest episode return of the oracle over the first ``episodes`` eval tasks."""
     env = gym.make(env_id, disable_env_checker=True)
-    inner = unwrapped_text_env(env)
-    returns = []
     try:
-        for task_id in list(inner.task_ids("eval"))[:episodes]:
-            env.reset(options={"task_id": task_id})
-            total, done = 0.0, False
-            while not done:
-                _, reward, terminated, truncated, _ = env.step(inner.oracle_action())
-                total += float(reward)
-                done = terminated or truncated
-            returns.append(total)
+        task_ids = list(unwrapped_text_env(env).task_ids("eval"))[:episodes]
+        returns = [sum(_oracle_episode(env, task_id)[1]) for task_id in task_ids]
     finally:
         env.close()
     return min(0.0, *returns), max(returns, default=1.0)
+
+
+def _oracle_episode(env: gym.Env, task_id: str) -> tuple[list[Any], list[float]]:
+    """The oracle's actions in the episode of ``task_id``, and their rewards."""
+    inner = unwrapped_text_env(env)
+    env.reset(options={"task_id": task_id})
+    actions, rewards, done = [], [], False
+    while not done:
+        actions.append(inner.oracle_action())
+        _, reward, terminated, truncated, _ = env.step(actions[-1])
+        rewards.append(float(reward))
+        done = terminated or truncated
+    return actions, rewards
+
+
+def runtime_plan(env_id: str, task_id: str = "eval/00000") -> dict[str, Any]:
+    """What ``openenv validate`` plays at its runtime level (``validation/runtime.json``): a
+    reset to ``task_id`` and the oracle's actions in that episode (100 at most, OpenEnv's
+    limit)."""
+    env = gym.make(env_id, disable_env_checker=True)
+    try:
+        actions, _ = _oracle_episode(env, task_id)
+    finally:
+        env.close()
+    return {
+        "plan_schema_version": "1",
+        "reset": {
+            "episode_id": f"llmgym-oracle-{task_id.replace('/', '-')}",
+            "seed": 0,
+            "options": {"task_id": task_id},
+        },
+        "actions": [{"action": action} for action in actions[:MAX_PLAN_ACTIONS]],
+    }
 
 
 def export_openenv(
@@ -66,6 +96,7 @@ def export_openenv(
         "README.md": _readme(name, entry.id, entry.summary, (low, high), counts),
         "server/__init__.py": "",
         "server/app.py": _app(entry.id),
+        RUNTIME_PLAN: json.dumps(runtime_plan(entry.id), indent=2) + "\n",
     }
     root = Path(directory)
     written = []
@@ -102,6 +133,13 @@ validation:
     floor_margin: 0.1
   resources: {{cpu: 1, memory_mb: 2048, disk_mb: 2048, episode_timeout_s: 600}}
   network: {{mode: no-network}}
+  # the runtime level (`openenv validate --level runtime`) builds the Dockerfile, runs it and
+  # plays {RUNTIME_PLAN}: the oracle's episode of eval/00000
+  execution:
+    kind: openenv_ws
+    probe_path: {RUNTIME_PLAN}
+    dockerfile: Dockerfile
+    context: .
   capabilities:
     verifier: {{kind: reward_channel}}
     task_api: true

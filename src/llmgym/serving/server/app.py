@@ -26,7 +26,7 @@ from llmgym.serving.server.connections import (
     open_file_limit,
     raise_open_file_limit,
 )
-from llmgym.serving.server.guard import Guard, open_paths, token_routes
+from llmgym.serving.server.guard import Guard, document_bearer, open_paths, token_routes
 from llmgym.serving.server.logs import hide_secrets, log
 from llmgym.serving.server.memory import limit_malloc_arenas
 from llmgym.serving.server.protocols import ServerProtocol, get_protocol
@@ -203,14 +203,7 @@ class _ServerApp(FastAPI):
             for protocol in self.protocols:
                 protocol.amend_openapi(schema, self.store)
             if self.settings.token is not None:
-                schema.setdefault("components", {})["securitySchemes"] = {
-                    "bearer": {"type": "http", "scheme": "bearer"}
-                }
-                unguarded = open_paths(self.protocols)
-                for path, operations in schema["paths"].items():
-                    if path not in unguarded:
-                        for operation in operations.values():
-                            operation["security"] = [{"bearer": []}]
+                document_bearer(schema, open_paths(self.protocols))
             self.openapi_schema = schema
         return self.openapi_schema
 

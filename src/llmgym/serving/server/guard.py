@@ -28,7 +28,7 @@ from llmgym.serving.server.protocols import ServerProtocol
 from llmgym.serving.server.schemas import error_reply
 from llmgym.serving.server.settings import ServerSettings
 
-__all__ = ["API_DOCS_PATHS", "Guard", "open_paths", "token_routes"]
+__all__ = ["API_DOCS_PATHS", "Guard", "document_bearer", "open_paths", "token_routes"]
 
 API_DOCS_PATHS = frozenset({"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
 """The API's documents, answered without the token."""
@@ -44,6 +44,18 @@ def token_routes(protocols: Sequence[ServerProtocol]) -> TokenRoutes:
     """The path prefixes after which the protocols' clients may send the token, each with the
     predicate that tells a route's name from a token there."""
     return {p.token_prefix: p.names_route for p in protocols if p.token_prefix is not None}
+
+
+def document_bearer(schema: dict[str, Any], unguarded: frozenset[str]) -> None:
+    """Say in an OpenAPI document that its operations need the bearer token (but those at
+    the ``unguarded`` paths)."""
+    schema.setdefault("components", {})["securitySchemes"] = {
+        "bearer": {"type": "http", "scheme": "bearer"}
+    }
+    for path, operations in schema["paths"].items():
+        if path not in unguarded:
+            for operation in operations.values():
+                operation["security"] = [{"bearer": []}]
 
 
 class _BodyTooLarge(Exception):

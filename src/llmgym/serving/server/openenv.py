@@ -4,68 +4,95 @@ OpenEnv clients (``GenericEnvClient``, TRL's examples, verifiers' ``OpenEnvTasks
 SkyRL) open a WebSocket at ``/ws`` and send ``{"type": "reset" | "step" | "state" | "close",
 "data": {...}}``; each connection is one session with an environment of its own. They also read
 ``/health``, ``/metadata``, ``/schema`` and, since 0.10, the task API (``/{env}/splits``,
-``/{env}/tasks``, ``num_tasks``, ``task``, ``task_range``). This module answers all of it for one
-environment per mount point, with the server's own sessions
+``/{env}/tasks``, ``num_tasks``, ``task``, ``task_range``); OpenEnv's tools (``openenv
+validate``, its hub's checks) also read ``/openapi.json`` and call the HTTP routes of OpenEnv's
+simulation mode (``POST /reset``, ``POST /step``, ``GET /state``) and ``POST /mcp``. This module
+answers all of it for one environment per mount point, with the server's own sessions
 (:class:`~llmgym.serving.server.sessions.SessionStore`), so that every limit of ``llmgym serve``
 applies unchanged: the time limit of each call, worker threads and child processes, config
 caps, per-client quotas, the session cap, the idle TTL, the message size and JSON depth limits,
 the bearer token.
 
-Where: every served environment at ``/openenv/<name>`` (``/openenv/wordle/ws``); on a server
-that speaks OpenEnv's protocol alone (``llmgym serve --protocol openenv --env ID``), its one
-environment at the root, as OpenEnv's own servers and Spaces answer.
+Where: every served environment at ``/openenv/<name>`` (``/openenv/wordle/ws``), each with an
+OpenAPI document of its own routes (``/openenv/wordle/openapi.json``); on a server that speaks
+OpenEnv's protocol alone (``llmgym serve --protocol openenv --env ID``), its one environment at
+the root, as OpenEnv's own servers and Spaces answer, described by the server's document.
 
-What maps to what:
+What maps to what (:mod:`~llmgym.serving.server.episodes`):
 
 * ``reset`` takes ``seed``, ``task_id``, ``split``, ``index`` (the ``index``-th task id of
-  ``split``), ``config`` (overrides for the episode, checked against the server's caps) and
-  ``episode_id``;
+  ``split``), ``config`` (overrides for the episode, checked against the server's caps),
+  ``episode_id`` and ``horizon``;
 * ``step`` takes ``{"action": text}``. A step without an ``action`` field is itself the action
-  (verifiers sends a reply that is a JSON object, a tool call, as the step); an action that is
-  not text is sent to the environment as its JSON text. Either way the environment answers it:
-  an action it cannot use is an observation with ``invalid_action``, never an error;
+  (verifiers sends a reply that is a JSON object, a tool call, as the step); an object or a
+  list is sent to the environment as its JSON text, a number as it is (a pixel environment's
+  action index). Either way the environment answers it: an action it cannot use is an
+  observation with ``invalid_action``, never an error;
 * an observation is ``{"text", "info", "invalid_action", "success", "terminated", "truncated",
   "task_id"}`` (plus ``instruction`` and, for tool environments, ``tools`` after a reset), with
   OpenEnv's ``reward`` and ``done`` (``terminated or truncated``) beside it.
+
+Sessions, as OpenEnv's reference server has them:
+
+* a WebSocket at ``/ws`` is a session of its own, closed with the connection;
+* ``POST /mcp`` with ``{"method": "openenv/session/create"}`` makes a session that lives until
+  ``openenv/session/close`` (or the server's TTL idle); its ``session_id`` names it to a
+  WebSocket (``/ws?session_id=...``, which then leaves it open when it closes), to MCP's tools
+  (``tools/call`` with ``params.session_id``) and to the HTTP routes below;
+* the HTTP routes without a ``session_id`` are stateless, as the reference's: ``POST /reset``
+  makes an environment, resets it, answers the first observation and closes it; ``GET /state``
+  answers the state of a fresh environment; ``POST /step`` cannot step a fresh environment (it
+  has no episode) and answers 409, saying how to get a session. With a ``session_id`` (in the
+  body; ``GET /state?session_id=``) they reset, step and read that session: a whole episode
+  over plain HTTP.
+
+``/mcp`` is also the server's MCP endpoint for this environment (:mod:`~llmgym.serving.server.
+mcp`): an MCP client (``initialize``, then ``Mcp-Session-Id``) gets a session per MCP session.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
-import inspect
 import logging
-import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
-import gymnasium as gym
 from fastapi import APIRouter, Request, WebSocket, WebSocketDisconnect
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.types import Scope
 
 import llmgym
-from llmgym.core.env import TextEnv
-from llmgym.core.registry import EnvEntry
-from llmgym.core.tasks import SPLITS, TaskIdRange
+from llmgym.core.tasks import TaskIdRange
 from llmgym.envs import get_entry
 from llmgym.errors import EpisodeStateError, HostingError, InvalidRequestError
-from llmgym.serving.protocol import dumps, loads
+from llmgym.serving.protocol import dumps
+from llmgym.serving.server.episodes import (
+    Descriptions,
+    EpisodeSession,
+    OpenEnvAction,
+    OpenEnvObservation,
+    OpenEnvReset,
+    OpenEnvResult,
+    OpenEnvState,
+    SessionRegistry,
+    fresh_state,
+    openenv_name,
+)
+from llmgym.serving.server.guard import document_bearer
 from llmgym.serving.server.logs import log
+from llmgym.serving.server.mcp import McpEndpoint, mcp_router
 from llmgym.serving.server.protocols import ServerProtocol
 from llmgym.serving.server.schemas import (
-    CallRequest,
-    CreateSessionRequest,
-    ResetRequest,
-    Seed,
-    StepRequest,
+    ErrorBody,
+    body_schema,
     client_address,
     error_reply,
+    error_responses,
     load_json,
     parse_body,
     reply,
-    validation_error,
 )
 from llmgym.serving.server.sessions import SessionStore
 from llmgym.serving.server.settings import ServerSettings
@@ -83,79 +110,6 @@ __all__ = [
 MAX_LISTED_TASKS = 10_000
 """The most tasks ``POST /{env}/tasks`` lists (the first ones); ``task_range`` pages beyond."""
 
-DOCS_URL = "https://github.com/llmgym/llmgym/tree/main/docs/environments"
-
-
-def openenv_name(env_id: str) -> str:
-    """The environment's OpenEnv name: ``"wordle"`` for ``"llmgym/Wordle-v0"``."""
-    return get_entry(env_id).name.lower()
-
-
-# ----------------------------------------------------------------------------- the messages
-class OpenEnvAction(BaseModel):
-    """An action: one required text field, ``action`` (verifiers' OpenEnv taskset fills the
-    single required field with the model's reply)."""
-
-    model_config = ConfigDict(extra="forbid", title="LlmgymAction")
-
-    action: str = Field(
-        description="The action as text: a command, a word, or for a tool environment a tool "
-        'call, {"name": TOOL, "arguments": {...}} as JSON (see the schema\'s "tools").'
-    )
-    metadata: dict[str, Any] = Field(default_factory=dict, description="Ignored.")
-
-
-class OpenEnvObservation(BaseModel):
-    """What a reset or step answers (``reward`` and ``done`` also travel beside it)."""
-
-    model_config = ConfigDict(title="LlmgymObservation")
-
-    done: bool = Field(False, description="terminated or truncated.")
-    reward: float | None = Field(None, description="The step's reward (none after a reset).")
-    text: str | Any = Field(description="The observation (text; an encoded array for pixels).")
-    info: dict[str, Any] = Field(description="llmgym's info dict, as the local env returns it.")
-    invalid_action: bool = Field(description="The environment could not use the action.")
-    success: bool | None = Field(description="The episode's goal is reached.")
-    terminated: bool = Field(description="The episode ended (goal reached or failed).")
-    truncated: bool = Field(description="The turn limit ended the episode.")
-    task_id: str | None = Field(description="The episode's task, e.g. eval/00042.")
-    instruction: str | None = Field(None, description="The task's instruction (after a reset).")
-    tools: list[dict[str, Any]] | None = Field(
-        None, description="A tool environment's tools, OpenAI function format (after a reset)."
-    )
-    metadata: dict[str, Any] = Field(default_factory=dict)
-
-
-class OpenEnvReset(BaseModel):
-    """The ``data`` of a reset message."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    seed: Seed | None = None
-    episode_id: str | None = Field(None, max_length=256)
-    task_id: str | None = Field(None, pattern=r"^(train|eval)/\S+$")
-    split: str | None = Field(None, description="train or eval.")
-    index: int | None = Field(None, ge=0, description="The index-th task of split.")
-    config: dict[str, Any] | None = Field(None, description="Config overrides (the episode).")
-    horizon: int | None = Field(
-        None,
-        ge=1,
-        description="Turns this episode may last (a trainer's horizon curriculum, e.g. "
-        "llmgym.wrappers.HorizonCurriculum.start_episode()); truncated there.",
-    )
-
-
-class OpenEnvState(BaseModel):
-    """What a state message answers."""
-
-    model_config = ConfigDict(extra="allow", title="LlmgymState")
-
-    episode_id: str | None = None
-    step_count: int = 0
-    env_id: str
-    task_id: str | None = None
-    done: bool = False
-
 
 class _TaskQuery(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -166,13 +120,44 @@ class _TaskQuery(BaseModel):
     stop: int | None = Field(None, ge=0)
 
 
+_SESSION_ID = Field(
+    None,
+    description="A session made by POST /mcp openenv/session/create. Without one, a fresh "
+    "environment answers, as OpenEnv's reference server's HTTP routes do.",
+)
+
+
+class OpenEnvHttpReset(OpenEnvReset):
+    """``POST /reset``: a reset's arguments, and the session to reset."""
+
+    session_id: str | None = _SESSION_ID
+
+
+class OpenEnvHttpStep(BaseModel):
+    """``POST /step``: the action (as a WebSocket step's data) and the session to step."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: dict[str, Any] = Field(
+        description='The action: {"action": text}, or a tool call object (see /schema).'
+    )
+    session_id: str | None = _SESSION_ID
+
+
+class _Health(BaseModel):
+    status: str = Field(description="healthy")
+
+
 # ----------------------------------------------------------------------------- the protocol
 class OpenEnvProtocol(ServerProtocol):
     """OpenEnv's protocol: every served environment at ``/openenv/<name>``, or, on a server that
     speaks it alone, its one environment at the root (an OpenEnv Space)."""
 
     name = "openenv"
-    session_key = "the WebSocket connection to /ws: one session per connection"
+    session_key = (
+        "the WebSocket connection to /ws (one session per connection), or the session_id "
+        "that POST /mcp openenv/session/create answers"
+    )
     open_paths = frozenset({"/health"})
 
     def check(self, settings: ServerSettings) -> None:
@@ -186,8 +171,8 @@ class OpenEnvProtocol(ServerProtocol):
 
     def routers(self, store: SessionStore) -> list[APIRouter]:
         if _alone(store.settings):
-            return [openenv_routes(store, store.served[0])]
-        return [openenv_routes(store)]
+            return openenv_routes(store, store.served[0])
+        return openenv_routes(store)
 
 
 def _alone(settings: ServerSettings) -> bool:
@@ -195,92 +180,225 @@ def _alone(settings: ServerSettings) -> bool:
 
 
 # ----------------------------------------------------------------------------- the routes
-def openenv_routes(store: SessionStore, env_id: str | None = None) -> APIRouter:
-    """OpenEnv's routes: for ``env_id`` at the root (``llmgym serve --protocol openenv --env
-    ID``), or, without it, for every served environment at ``/openenv/<name>``
-    (``/openenv/wordle/ws``).
-    They speak OpenEnv's protocol, described by OpenEnv and by their own ``/schema``, so they stay
-    out of llmgym's OpenAPI document."""
-    catalog = {openenv_name(e): e for e in store.served}
+def openenv_routes(store: SessionStore, env_id: str | None = None) -> list[APIRouter]:
+    """OpenEnv's routers: for ``env_id`` at the root (``llmgym serve --protocol openenv --env
+    ID``), described by the server's OpenAPI document; or, without it, for every served
+    environment at ``/openenv/<name>`` (``/openenv/wordle/ws``), each described by its own
+    document (``/openenv/wordle/openapi.json``), and kept out of llmgym's."""
+    describe = Descriptions(store)
+    registry = SessionRegistry(store, describe)
     if env_id is None:
-        router = APIRouter(prefix="/openenv/{served_name}", include_in_schema=False)
+        catalog = {openenv_name(e): e for e in store.served}
 
-        def served(scope: Request | WebSocket) -> str | None:
-            return catalog.get(scope.path_params.get("served_name", "").lower())
+        def served(scope: Scope) -> str | None:
+            return catalog.get(scope["path_params"].get("served_name", "").lower())
 
+        prefix = "/openenv/{served_name}"
     else:
-        router = APIRouter(include_in_schema=False)
         fixed = get_entry(env_id).id
 
-        def served(scope: Request | WebSocket) -> str | None:
+        def served(scope: Scope) -> str | None:
             return fixed
 
-    describe = _Descriptions(store)
+        prefix = ""
+    router = _routes(store, describe, registry, served, prefix, documented=env_id is not None)
+    if env_id is None:
+        documents: dict[str, dict[str, Any]] = {}
+
+        @router.get("/openapi.json")
+        async def openapi(request: Request) -> Response:
+            """OpenEnv's routes of this environment, as OpenAPI (what ``openenv validate``
+            reads)."""
+            env = _require(served, request)
+            if env not in documents:
+                documented = _routes(store, describe, registry, served, "", documented=True)
+                documents[env] = _document(store, documented, f"/openenv/{openenv_name(env)}")
+            return reply(documents[env])
+
+    endpoint = McpEndpoint(store, describe, served, registry)
+    return [router, mcp_router(f"{prefix}/mcp", endpoint)]
+
+
+def _document(store: SessionStore, router: APIRouter, mount: str) -> dict[str, Any]:
+    """The OpenAPI document of one mount's routes (paths relative to ``mount``)."""
+    schema = get_openapi(
+        title="llmgym environment server (OpenEnv)",
+        version=llmgym.__version__,
+        routes=router.routes,
+        servers=[{"url": mount}],
+    )
+    if store.settings.token is not None:
+        document_bearer(schema, frozenset())
+    return schema
+
+
+def _require(served: Callable[[Scope], str | None], request: Request) -> str:
+    found = served(request.scope)
+    if found is None:
+        raise _NotFoundError(f"no environment {request.path_params.get('served_name')!r} here")
+    return found
+
+
+def _routes(
+    store: SessionStore,
+    describe: Descriptions,
+    registry: SessionRegistry,
+    served: Callable[[Scope], str | None],
+    prefix: str,
+    *,
+    documented: bool,
+) -> APIRouter:
+    """OpenEnv's HTTP and WebSocket routes at ``prefix`` (in the OpenAPI document when
+    ``documented``)."""
+    router = APIRouter(prefix=prefix, include_in_schema=documented, tags=["openenv"])
+    depth = store.settings.max_json_depth
 
     def require(request: Request) -> str:
-        found = served(request)
-        if found is None:
-            raise _not_found(f"no environment {request.path_params.get('served_name')!r} here")
-        return found
+        return _require(served, request)
 
-    def require_task_env(request: Request) -> str:
+    def require_task_env(request: Request, env_name: str) -> str:
         found = require(request)
-        if request.path_params["env_name"].lower() != openenv_name(found):
-            raise _not_found(f"unknown environment {request.path_params['env_name']!r}")
+        if env_name.lower() != openenv_name(found):
+            raise _NotFoundError(f"unknown environment {env_name!r}")
         return found
 
-    @router.get("/health")
+    @router.get("/health", response_model=_Health, responses=error_responses(404))
     async def health(request: Request) -> Response:
         """OpenEnv's health check."""
         require(request)
         return reply({"status": "healthy"})
 
-    @router.get("/metadata")
+    @router.get("/metadata", response_model=dict[str, Any], responses=error_responses(401, 404))
     async def metadata(request: Request) -> Response:
         """Name, description and the environment's documentation (its docstring)."""
         return reply(await describe.metadata(require(request)))
 
-    @router.get("/schema")
+    @router.get("/schema", response_model=dict[str, Any], responses=error_responses(401, 404))
     async def schema(request: Request) -> Response:
         """JSON Schemas of the action, the observation and the state, and the tools."""
         return reply(await describe.schema(require(request)))
 
-    @router.get("/list_environments")
+    @router.post(
+        "/reset",
+        response_model=OpenEnvResult,
+        responses=error_responses(401, 404, 409, 413, 422, 429, 502, 503, 504),
+        openapi_extra=body_schema(OpenEnvHttpReset, required=False),
+    )
+    async def reset(request: Request) -> Response:
+        """Reset the session ``session_id`` names; without one, a fresh environment (made,
+        reset and closed for this request)."""
+        env = require(request)
+        empty = not (await request.body()).strip()  # OpenEnv's reset body is optional
+        asked = (
+            OpenEnvHttpReset.model_validate({})
+            if empty
+            else await parse_body(request, OpenEnvHttpReset, depth)
+        )
+        data = asked.model_dump(exclude={"session_id"}, exclude_unset=True)
+        if asked.session_id is not None:
+            return reply(await registry.get(asked.session_id, env).reset(data))
+        session = await EpisodeSession.create(store, describe, env, client_address(request))
+        try:
+            return reply(await session.reset(data))
+        finally:
+            await session.close()
+
+    @router.post(
+        "/step",
+        response_model=OpenEnvResult,
+        responses=error_responses(401, 404, 409, 413, 422, 502, 504),
+        openapi_extra=body_schema(OpenEnvHttpStep),
+    )
+    async def step(request: Request) -> Response:
+        """Step the session ``session_id`` names (a fresh environment has no episode to
+        step)."""
+        env = require(request)
+        asked = await parse_body(request, OpenEnvHttpStep, depth)
+        if asked.session_id is None:
+            raise EpisodeStateError(
+                "POST /step without a session_id would step a fresh environment, which has no "
+                "episode: make a session (POST /mcp with openenv/session/create), reset it "
+                "and step it by its session_id, or play over the WebSocket at /ws",
+                code="reset_needed",
+            )
+        session = registry.get(asked.session_id, env)
+        return reply(await session.step(openenv_action(asked.action)))
+
+    @router.get("/state", response_model=OpenEnvState, responses=error_responses(401, 404))
+    async def state(request: Request, session_id: str | None = None) -> Response:
+        """The state of the session ``session_id`` names; without one, a fresh
+        environment's."""
+        env = require(request)
+        if session_id is None:
+            return reply(fresh_state(env))
+        return reply(registry.get(session_id, env).state())
+
+    @router.get("/list_environments", response_model=list[str], responses=error_responses(401))
     async def list_environments(request: Request) -> Response:
+        """The environment's OpenEnv name."""
         return reply([openenv_name(require(request))])
 
-    @router.get("/{env_name}/splits")
-    async def splits(request: Request) -> Response:
-        require_task_env(request)
+    task_errors = error_responses(401, 404, 413, 422)
+
+    @router.get("/{env_name}/splits", response_model=list[dict[str, str]], responses=task_errors)
+    async def splits(request: Request, env_name: str) -> Response:
+        """The splits: train, and eval (OpenEnv's test)."""
+        require_task_env(request, env_name)
         return reply([{"name": "train", "type": "train"}, {"name": "eval", "type": "test"}])
 
-    @router.post("/{env_name}/tasks")
-    async def tasks(request: Request) -> Response:
-        env = require_task_env(request)
-        query = await parse_body(request, _TaskQuery, store.settings.max_json_depth)
+    task_query = body_schema(_TaskQuery)
+
+    @router.post(
+        "/{env_name}/tasks",
+        response_model=dict[str, Any],
+        responses=task_errors,
+        openapi_extra=task_query,
+    )
+    async def tasks(request: Request, env_name: str) -> Response:
+        """The tasks of a split (the first ten thousand)."""
+        env = require_task_env(request, env_name)
+        query = await parse_body(request, _TaskQuery, depth)
         ids = await describe.task_ids(env, query.split)
         listed = [_task(ids, i) for i in range(min(len(ids), MAX_LISTED_TASKS))]
         return reply({"tasks": listed, "env_name": openenv_name(env)})
 
-    @router.post("/{env_name}/num_tasks")
-    async def num_tasks(request: Request) -> Response:
-        env = require_task_env(request)
-        query = await parse_body(request, _TaskQuery, store.settings.max_json_depth)
+    @router.post(
+        "/{env_name}/num_tasks",
+        response_model=dict[str, int],
+        responses=task_errors,
+        openapi_extra=task_query,
+    )
+    async def num_tasks(request: Request, env_name: str) -> Response:
+        """How many tasks a split has."""
+        env = require_task_env(request, env_name)
+        query = await parse_body(request, _TaskQuery, depth)
         return reply({"num_tasks": len(await describe.task_ids(env, query.split))})
 
-    @router.post("/{env_name}/task")
-    async def task(request: Request) -> Response:
-        env = require_task_env(request)
-        query = await parse_body(request, _TaskQuery, store.settings.max_json_depth)
+    @router.post(
+        "/{env_name}/task",
+        response_model=dict[str, Any],
+        responses={**task_errors, 400: {"model": ErrorBody, "description": "No such index."}},
+        openapi_extra=task_query,
+    )
+    async def task(request: Request, env_name: str) -> Response:
+        """The ``index``-th task of a split."""
+        env = require_task_env(request, env_name)
+        query = await parse_body(request, _TaskQuery, depth)
         ids = await describe.task_ids(env, query.split)
         if query.index >= len(ids):
             return error_reply(400, {"error": "invalid_request", "message": "Invalid task index"})
         return reply({"task": _task(ids, query.index)})
 
-    @router.post("/{env_name}/task_range")
-    async def task_range(request: Request) -> Response:
-        env = require_task_env(request)
-        query = await parse_body(request, _TaskQuery, store.settings.max_json_depth)
+    @router.post(
+        "/{env_name}/task_range",
+        response_model=dict[str, Any],
+        responses=task_errors,
+        openapi_extra=task_query,
+    )
+    async def task_range(request: Request, env_name: str) -> Response:
+        """The tasks of a split from ``start`` to ``stop`` (ten thousand at most)."""
+        env = require_task_env(request, env_name)
+        query = await parse_body(request, _TaskQuery, depth)
         ids = await describe.task_ids(env, query.split)
         start, stop = query.start or 0, min(len(ids), query.stop or len(ids))
         stop = min(stop, start + MAX_LISTED_TASKS)
@@ -288,14 +406,16 @@ def openenv_routes(store: SessionStore, env_id: str | None = None) -> APIRouter:
 
     @router.websocket("/ws")
     async def sessions(websocket: WebSocket) -> None:
-        """One session per connection: reset, step, state and close messages."""
-        env = served(websocket)
+        """A session per connection (or the session ``?session_id=`` names): reset, step,
+        state and close messages."""
+        env = served(websocket.scope)
         if env is None:
             await websocket.close(code=1008)
             return
         await websocket.accept()
         with contextlib.suppress(WebSocketDisconnect):
-            await _Connection(store, describe, env, websocket).serve()
+            named = websocket.query_params.get("session_id")
+            await _Connection(store, describe, registry, env, websocket, named).serve()
 
     return router
 
@@ -305,117 +425,46 @@ class _NotFoundError(HostingError):
     code = "not_found"
 
 
-def _not_found(message: str) -> HostingError:
-    return _NotFoundError(message)
-
-
 def _task(ids: TaskIdRange | list[str], index: int) -> dict[str, Any]:
     task_id = ids[index]
     return {"task_id": task_id, "split": task_id.split("/", 1)[0], "index": index}
 
 
-# ----------------------------------------------------------------------------- descriptions
-class _Descriptions:
-    """What the read-only routes answer, worked out once per environment (in a worker)."""
-
-    def __init__(self, store: SessionStore) -> None:
-        self.store = store
-        self._metadata: dict[str, dict[str, Any]] = {}
-        self._schemas: dict[str, dict[str, Any]] = {}
-        self._task_ids: dict[tuple[str, str], TaskIdRange | list[str]] = {}
-
-    async def metadata(self, env_id: str) -> dict[str, Any]:
-        if env_id not in self._metadata:
-            entry = get_entry(env_id)
-            doc = await self.store.run(env_id, "schema", _docstring, entry)
-            self._metadata[env_id] = {
-                "name": openenv_name(env_id),
-                "description": entry.summary,
-                "readme_content": doc,
-                "version": llmgym.__version__,
-                "author": "llmgym",
-                "documentation_url": f"{DOCS_URL}/{openenv_name(env_id)}.md",
-                "env_id": env_id,
-                "max_episode_steps": entry.max_episode_steps,
-            }
-        return self._metadata[env_id]
-
-    async def schema(self, env_id: str) -> dict[str, Any]:
-        if env_id not in self._schemas:
-            tools = await self.store.run(env_id, "schema", _tool_schemas, get_entry(env_id))
-            self._schemas[env_id] = openenv_schema(tools)
-        return self._schemas[env_id]
-
-    async def task_ids(self, env_id: str, split: str) -> TaskIdRange | list[str]:
-        if split not in SPLITS:
-            raise InvalidRequestError(
-                f"split={split!r} is not allowed; allowed: {', '.join(SPLITS)}", field="split"
-            )
-        key = (env_id, split)
-        if key not in self._task_ids:
-            self._task_ids[key] = await self.store.run(env_id, "make", _task_ids, env_id, split)
-        return self._task_ids[key]
+def openenv_action(data: dict[str, Any]) -> Any:
+    """The action of a step's data: its ``action``, or (without one) the data itself, as
+    verifiers sends a tool call. An object or a list becomes its JSON text; text and numbers
+    (an index of a discrete action space) are the action as they are."""
+    action = data["action"] if "action" in data else _without_metadata(data)
+    if isinstance(action, (str, int, float)) and not isinstance(action, bool):
+        return action
+    return dumps(action).decode()
 
 
-def openenv_schema(tools: list[dict[str, Any]] | None) -> dict[str, Any]:
-    """``GET /schema``: the action, observation and state schemas, and a tool environment's
-    tools (OpenAI function format)."""
-    action = OpenEnvAction.model_json_schema()
-    return {
-        "action": action,
-        "observation": OpenEnvObservation.model_json_schema(),
-        "reset_observation": OpenEnvObservation.model_json_schema(),
-        "state": OpenEnvState.model_json_schema(),
-        "tools": tools or [],
-    }
-
-
-def _env_class(entry: EnvEntry) -> type:
-    module, _, name = entry.entry_point.partition(":")
-    return getattr(importlib.import_module(module), name)
-
-
-def _docstring(entry: EnvEntry) -> str:
-    return inspect.getdoc(_env_class(entry)) or entry.summary
-
-
-def _tool_schemas(entry: EnvEntry) -> list[dict[str, Any]] | None:
-    schemas = getattr(_env_class(entry), "tool_schemas", None)
-    return schemas() if callable(schemas) else None
-
-
-def _task_ids(env_id: str, split: str) -> TaskIdRange | list[str]:
-    env = gym.make(env_id, disable_env_checker=True)
-    try:
-        ids = cast(TextEnv, env.unwrapped).task_ids(split)
-        return ids if isinstance(ids, TaskIdRange) else list(ids)
-    finally:
-        env.close()
+def _without_metadata(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if k != "metadata"}
 
 
 # ----------------------------------------------------------------------------- one connection
-@dataclass
-class _Episode:
-    episode_id: str | None = None
-    task_id: str | None = None
-    steps: int = 0
-    done: bool = False
-    horizon: int | None = None
-
-
 class _Connection:
-    """One WebSocket: a session of the store, made when it opens and closed when it ends."""
+    """One WebSocket: a session of the store made when it opens and closed when it ends, or
+    the session it names by ``session_id`` (left open)."""
 
     def __init__(
-        self, store: SessionStore, describe: _Descriptions, env_id: str, websocket: WebSocket
+        self,
+        store: SessionStore,
+        describe: Descriptions,
+        registry: SessionRegistry,
+        env_id: str,
+        websocket: WebSocket,
+        named: str | None,
     ) -> None:
         self.store = store
         self.describe = describe
+        self.registry = registry
         self.env_id = env_id
         self.websocket = websocket
-        self.client = client_address(websocket)
-        self.session_id: str | None = None
-        self.episode = _Episode()
+        self.named = named
+        self.session: EpisodeSession | None = None
         self.operations: dict[str, Callable[[dict[str, Any]], Any]] = {
             "reset": self.reset,
             "step": self.step,
@@ -424,13 +473,17 @@ class _Connection:
 
     async def serve(self) -> None:
         try:
-            request = CreateSessionRequest.model_validate({"env_id": self.env_id, "reset": False})
-            created = await self.store.create(request, self.client)
+            if self.named is None:
+                client = client_address(self.websocket)
+                self.session = await EpisodeSession.create(
+                    self.store, self.describe, self.env_id, client
+                )
+            else:
+                self.session = self.registry.get(self.named, self.env_id)
         except HostingError as error:  # capacity, quota, a failed make: say why, then close
             await self.websocket.send_text(_error(error))
             await self.websocket.close(code=1013 if error.status in (429, 503) else 1011)
             return
-        self.session_id = created["session_id"]
         try:
             while True:
                 message = await self.websocket.receive()
@@ -443,8 +496,8 @@ class _Connection:
                     await self.websocket.close()
                     return
         finally:
-            with contextlib.suppress(HostingError):
-                await self.store.close(self.session_id)
+            if self.named is None:
+                await self.session.close()
 
     async def answer(self, data: str | bytes) -> tuple[str | None, bool]:
         """The reply to one message (none to ``close``), and whether the connection ends."""
@@ -465,10 +518,11 @@ class _Connection:
                 raise InvalidRequestError("data must be an object", field="data")
             return await operation(body), False
         except HostingError as error:
+            assert self.session is not None
             log(
                 logging.WARNING if error.status < 500 else logging.ERROR,
                 "openenv.failed",
-                session_id=self.session_id,
+                session_id=self.session.session_id,
                 status=error.status,
                 error=error.code,
                 message=error.message,
@@ -480,121 +534,20 @@ class _Connection:
             return _error(error), lost
 
     async def reset(self, data: dict[str, Any]) -> str:
-        try:
-            asked = OpenEnvReset.model_validate(data)
-        except ValidationError as error:
-            raise validation_error(error.errors()) from None
-        assert self.session_id is not None
-        options: dict[str, Any] = {}
-        if asked.config is not None:
-            options["config"] = asked.config
-        if asked.task_id is not None:
-            options["task_id"] = asked.task_id
-        elif asked.index is not None:
-            options["task_id"] = await self._task_id(asked.split or "train", asked.index, asked)
-        elif asked.split is not None:
-            options["split"] = asked.split
-        answer = loads(
-            await self.store.reset(
-                self.session_id, ResetRequest(seed=asked.seed, options=options or None)
-            )
-        )
-        info = answer["info"]
-        self.episode = _Episode(
-            episode_id=asked.episode_id or secrets.token_hex(8),
-            task_id=info.get("task_id"),
-            horizon=asked.horizon,
-        )
-        if asked.horizon is not None:
-            info["horizon"] = {"limit": asked.horizon}
-        tools = await self._tools()
-        observation = _observation(answer["observation"], False, False, info, self.episode)
-        observation["instruction"] = info.get("instruction")
-        if tools:
-            observation["tools"] = tools
-        return _observation_message(observation, None, False)
-
-    async def _task_id(self, split: str, index: int, asked: OpenEnvReset) -> str:
-        assert self.session_id is not None
-        kwargs: dict[str, Any] = {"split": split}
-        if asked.config is not None:
-            kwargs["config"] = asked.config
-        found = loads(
-            await self.store.call(self.session_id, CallRequest(name="task_ids", kwargs=kwargs))
-        )["result"]
-        if isinstance(found, dict):
-            count, width = found["task_id_range"]["count"], found["task_id_range"]["width"]
-            ids: TaskIdRange | list[str] = TaskIdRange(split, count, width)
-        else:
-            ids = found
-        if index >= len(ids):
-            raise InvalidRequestError(
-                f"index={index} is past the {len(ids)} tasks of split {split!r}", field="index"
-            )
-        return ids[index]
-
-    async def _tools(self) -> list[dict[str, Any]]:
-        return (await self.describe.schema(self.env_id))["tools"]
+        assert self.session is not None
+        return _message("observation", await self.session.reset(data))
 
     async def step(self, data: dict[str, Any]) -> str:
-        assert self.session_id is not None
-        if self.episode.done:  # also after a horizon the environment itself does not know of
-            raise EpisodeStateError("the episode has ended; send a reset")
-        action = data["action"] if "action" in data else _without_metadata(data)
-        if not isinstance(action, str):
-            action = dumps(action).decode()
-        answer = loads(await self.store.step(self.session_id, StepRequest(action=action)))
-        terminated, truncated = answer["terminated"], answer["truncated"]
-        self.episode.steps += 1
-        horizon = self.episode.horizon
-        if horizon is not None and self.episode.steps >= horizon and not (terminated or truncated):
-            truncated = True
-            answer["info"]["truncated_by"] = "horizon"
-        self.episode.done = terminated or truncated
-        observation = _observation(
-            answer["observation"], terminated, truncated, answer["info"], self.episode
-        )
-        return _observation_message(observation, answer["reward"], self.episode.done)
+        assert self.session is not None
+        return _message("observation", await self.session.step(openenv_action(data)))
 
     async def state(self, _data: dict[str, Any]) -> str:
-        episode = self.episode
-        state = {
-            "episode_id": episode.episode_id,
-            "step_count": episode.steps,
-            "env_id": self.env_id,
-            "task_id": episode.task_id,
-            "done": episode.done,
-        }
-        return dumps({"type": "state", "data": state}).decode()
+        assert self.session is not None
+        return _message("state", self.session.state())
 
 
-def _without_metadata(data: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in data.items() if k != "metadata"}
-
-
-def _observation(
-    observation: Any, terminated: bool, truncated: bool, info: dict[str, Any], episode: _Episode
-) -> dict[str, Any]:
-    return {
-        "text": observation,
-        "info": info,
-        "invalid_action": bool(info.get("invalid_action", False)),
-        "success": info.get("success"),
-        "terminated": terminated,
-        "truncated": truncated,
-        "task_id": episode.task_id,
-        "metadata": {},
-    }
-
-
-def _observation_message(observation: dict[str, Any], reward: float | None, done: bool) -> str:
-    metadata = {
-        "truncated": observation["truncated"],
-        "terminated": observation["terminated"],
-        "task_id": observation["task_id"],
-    }
-    data = {"observation": observation, "reward": reward, "done": done, "metadata": metadata}
-    return dumps({"type": "observation", "data": data}).decode()
+def _message(kind: str, data: dict[str, Any]) -> str:
+    return dumps({"type": kind, "data": data}).decode()
 
 
 def _error(error: HostingError) -> str:
@@ -604,4 +557,4 @@ def _error(error: HostingError) -> str:
         "status": error.status,
         "field": error.field,
     }
-    return dumps({"type": "error", "data": data}).decode()
+    return _message("error", data)

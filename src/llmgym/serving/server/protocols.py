@@ -86,14 +86,15 @@ PROTOCOLS: dict[str, str | ServerProtocol] = {
     "llmgym": "llmgym.serving.server.routes:LlmgymProtocol",
     "openenv": "llmgym.serving.server.openenv:OpenEnvProtocol",
     "agentgym": "llmgym.serving.server.agentgym:AgentGymProtocol",
+    "mcp": "llmgym.serving.server.mcp:McpProtocol",
 }
 """Every protocol a server can speak, by name: a :class:`ServerProtocol`, or the
 ``"module:Class"`` of one (imported when a server speaks it)."""
 
-DEFAULT_PROTOCOLS: tuple[str, ...] = ("llmgym", "openenv", "agentgym")
+DEFAULT_PROTOCOLS: tuple[str, ...] = ("llmgym", "openenv", "agentgym", "mcp")
 """What a server speaks unless told otherwise: llmgym's own protocol at the root, OpenEnv's for
 every environment at ``/openenv/<name>``, AgentGym's for every family at
-``/agentgym/<family>``."""
+``/agentgym/<family>``, MCP for every environment at ``/mcp/<name>``."""
 
 
 def register_protocol(protocol: ServerProtocol) -> None:

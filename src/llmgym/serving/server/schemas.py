@@ -301,11 +301,12 @@ def validation_error(problems: Sequence[Any]) -> ValidationFailure:
     return ValidationFailure(f"{field or 'body'}: {first['msg']}", field, detail)
 
 
-def body_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """OpenAPI for a body parsed by :func:`parse_body`."""
+def body_schema(model: type[BaseModel], *, required: bool = True) -> dict[str, Any]:
+    """OpenAPI for a body parsed by :func:`parse_body` (one that may be left out when not
+    ``required``)."""
     schema = model.model_json_schema()
     return {
-        "requestBody": {"required": True, "content": {JSON: {"schema": schema}}},
+        "requestBody": {"required": required, "content": {JSON: {"schema": schema}}},
     }
 
 
