@@ -157,10 +157,13 @@ class FrameRenderer:
     def __init__(self, env: Any) -> None:
         self._env = env
         view = np.array(env._view)
-        unit = tuple(int(u) for u in np.array(env._size) // view)
-        self._grid = tuple(int(g) for g in env._local_view._grid)
-        self._offset = tuple(g // 2 for g in self._grid)
-        item_grid = tuple(int(g) for g in env._item_view._grid)
+        unit_x, unit_y = (int(u) for u in np.array(env._size) // view)
+        unit = (unit_x, unit_y)
+        grid_x, grid_y = (int(g) for g in env._local_view._grid)
+        self._grid = (grid_x, grid_y)
+        self._offset = (grid_x // 2, grid_y // 2)
+        item_x, item_y = (int(g) for g in env._item_view._grid)
+        item_grid = (item_x, item_y)
         self._atlas = _atlas(unit, item_grid)
         self._unit = unit
         (ux, uy), (gx, gy) = unit, self._grid

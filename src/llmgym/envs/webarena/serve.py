@@ -68,8 +68,8 @@ def serve_sites(
     ``port_offset`` (``None``: ports the system picks), each in a background thread; returns
     them running."""
     classes = [site_class(name) for name in names] if names else list(SITE_CLASSES)
-    for cls in classes if port_offset else ():
-        if not 0 < cls.port + port_offset <= 65535:
+    for cls in classes:
+        if port_offset and not 0 < cls.port + port_offset <= 65535:
             raise ConfigError(
                 "port_offset",
                 f"{port_offset} puts the {cls.name} site at port {cls.port + port_offset}; "

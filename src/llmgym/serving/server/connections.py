@@ -32,7 +32,7 @@ import json
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from llmgym.serving.server.logs import log
 
@@ -159,7 +159,7 @@ class ConnectionGate:
         HTTP protocol must leave it alone)."""
         peer = transport.get_extra_info("peername")
         address = str(peer[0]) if isinstance(peer, tuple | list) and peer else "unknown"
-        mine = self.by_address.get(address, {})
+        mine = self.by_address.get(address, OrderedDict())
         if len(mine) >= self.max_connections_per_client and not self._evict(mine):
             self._refuse(
                 transport,
@@ -285,7 +285,8 @@ class ConnectionGate:
         since = {k: self.counts[k] - self._logged_counts[k] for k in self.counts}
         self._summary_pending = any(since.values())
         if self._summary_pending:
-            log(logging.WARNING, "connections.shed", **since, **self._open_figures())
+            fields: dict[str, Any] = {**since, **self._open_figures()}
+            log(logging.WARNING, "connections.shed", **fields)
             self._logged_counts = dict(self.counts)
             asyncio.get_running_loop().call_later(SHED_LOG_INTERVAL_S, self._summarise)
 
@@ -363,7 +364,7 @@ def gated_protocols(gate: ConnectionGate) -> dict[str, Any]:
     if AutoWebSocketsProtocol is not None:
         options["ws"] = type(
             "GatedWebSocketProtocol",
-            (_GatedWebSocket, AutoWebSocketsProtocol),
+            (_GatedWebSocket, cast("type", AutoWebSocketsProtocol)),
             {"gate": gate},
         )
     return options
