@@ -15,6 +15,12 @@ from pathlib import Path
 import gymnasium as gym
 import httpx
 import pytest
+
+from tests.extras import need
+
+need("fastapi")
+need("websockets")
+
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
