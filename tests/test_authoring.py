@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.extras import need
+
 DOC = Path(__file__).resolve().parent.parent / "docs" / "authoring.md"
 
 GUIDES = ("Adding a server protocol",)
@@ -51,7 +53,7 @@ def test_authoring_example_runs_and_conforms(capsys, monkeypatch) -> None:
 
 def test_server_protocol_guide_serves_its_protocol(capsys, monkeypatch) -> None:
     for name in ("fastapi", "uvicorn"):
-        pytest.importorskip(name, reason="needs pip install -e '.[serve]'")
+        need(name)
     from llmgym.serving.server import protocols
 
     monkeypatch.setattr(protocols, "PROTOCOLS", dict(protocols.PROTOCOLS))

@@ -18,6 +18,7 @@ from llmgym.agents import OracleAgent
 from llmgym.cli import main
 from llmgym.runner import EvalPlan, run_plan, write_results
 from llmgym.runner.trajectories import read_trajectories
+from tests.extras import need
 
 ENVS = ["llmgym/Wordle-v0", "llmgym/Maze-v0"]
 
@@ -90,7 +91,7 @@ def test_llmgym_view_and_report_read_a_results_file_written_from_python(tmp_path
     assert all(item["success"] for item in episodes["items"])
     assert first["turns"] and first["agent"] == "oracle"
 
-    pytest.importorskip("matplotlib")
+    need("matplotlib")
     page = tmp_path / "report.html"
     assert main(["report", str(results), "-o", str(page)]) == 0
     html = page.read_text()

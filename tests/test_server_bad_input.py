@@ -8,8 +8,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("uvicorn")
+from tests.extras import need
+
+need("fastapi")
+need("uvicorn")
 
 from llmgym.envs import get_entry
 from llmgym.serving.protocol import raised_message

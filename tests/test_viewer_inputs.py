@@ -23,6 +23,7 @@ from llmgym.runner.trajectories import SCHEMA, Trajectory, Turn
 from llmgym.viewer import EpisodeFilter, TrajectoryStore
 from llmgym.viewer.records import trajectory_record
 from llmgym.viewer.report import load_inputs
+from tests.extras import need
 
 ROOT = Path(__file__).resolve().parents[1]
 DEEP_LINE = '{"schema": "llmgym.trajectory.v1", "x": ' + "[" * 200_000 + "]" * 200_000 + "}"
@@ -244,7 +245,7 @@ def test_report_inputs_skip_every_junk_entry(
     ["$\\frac{$", "$x^$ and $", "a" * 10_000, "\x00\u202e<b>"],
 )
 def test_report_draws_hostile_names_as_plain_text(tmp_path: Path, label: str) -> None:
-    pytest.importorskip("matplotlib")
+    need("matplotlib")
     path = tmp_path / "r.json"
     result = {"env_id": label, "agent": label, "episodes": 3, "success_rate": 1.0}
     path.write_text(json.dumps({"results": [result]}))
@@ -259,7 +260,7 @@ def test_report_draws_hostile_names_as_plain_text(tmp_path: Path, label: str) ->
 def test_report_warns_of_episodes_1e400_and_writes_the_page(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("matplotlib")
+    need("matplotlib")
     path = tmp_path / "r.json"
     path.write_text(
         '{"results": [{"env_id": "llmgym/Maze-v0", "agent": "a", "episodes": 1e400}, '
