@@ -24,6 +24,7 @@ all. Classes keep the built-in base callers already catch them by (a :class:`Con
     │   ├── EnvProcessError (502)
     │   ├── CallTimeoutError (504)
     │   └── EnvRaisedError (500)
+    ├── JsonRpcError                        an MCP request answered with a JSON-RPC error
     ├── NestingError (ValueError)           JSON nested deeper than a reader allows
     ├── QueryError                          SQL-v0's sandbox: a query produced no result
     ├── HttpError                           WebArena-v0's sites: answer with an error page
@@ -60,6 +61,7 @@ __all__ = [
     "HttpError",
     "IllegalMove",
     "InvalidRequestError",
+    "JsonRpcError",
     "LLMGymError",
     "MissingDependencyError",
     "NestingError",
@@ -233,6 +235,24 @@ class EnvRaisedError(HostingError):
     def __init__(self, message: str, details: str) -> None:
         super().__init__(message)
         self.details = details
+
+
+class JsonRpcError(LLMGymError):
+    """What an MCP request gets that is not a step of the environment: a JSON-RPC error
+    (``code``, ``message``, optional ``data``)."""
+
+    def __init__(self, code: int, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-RPC ``error`` object."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
 
 
 class NestingError(LLMGymError, ValueError):

@@ -59,7 +59,7 @@ from starlette.types import Receive, Scope, Send
 
 import llmgym
 from llmgym.core.registry import install_command
-from llmgym.errors import HostingError, InvalidRequestError
+from llmgym.errors import HostingError, InvalidRequestError, JsonRpcError
 from llmgym.runner.frames import encode_png
 from llmgym.serving.protocol import dumps
 from llmgym.serving.server.episodes import (
@@ -89,7 +89,6 @@ except ImportError:  # without the [mcp] extra, MCP's requests are answered with
 __all__ = [
     "McpEndpoint",
     "McpProtocol",
-    "ToolCallError",
     "Toolbox",
     "env_tools",
     "mcp_router",
@@ -106,24 +105,7 @@ MAX_TASKS_PER_CALL = 1000
 SESSION_HEADER = "mcp-session-id"
 
 
-class ToolCallError(Exception):
-    """A JSON-RPC error: what a request gets that is not a step of the environment."""
-
-    def __init__(self, code: int, message: str, data: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON-RPC ``error`` object."""
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
-
-
-def _rpc_error(error: HostingError) -> ToolCallError:
+def _rpc_error(error: HostingError) -> JsonRpcError:
     """The JSON-RPC error of a server error; ``data`` is its JSON error body and status."""
     if error.status in (400, 404, 413, 422):
         code = INVALID_PARAMS
@@ -133,7 +115,7 @@ def _rpc_error(error: HostingError) -> ToolCallError:
         code = INTERNAL_ERROR
     else:
         code = INVALID_REQUEST
-    return ToolCallError(code, error.message, {**error.to_dict(), "status": error.status})
+    return JsonRpcError(code, error.message, {**error.to_dict(), "status": error.status})
 
 
 # ----------------------------------------------------------------------------- the tools
@@ -280,16 +262,16 @@ class Toolbox:
         """The result of calling tool ``name`` with ``arguments``.
 
         Raises:
-            ToolCallError: What is not a step: an unknown tool, arguments that are not an
+            JsonRpcError: What is not a step: an unknown tool, arguments that are not an
                 object, or an error of the server (a step before ``reset``, ...).
         """
         if name not in self.names:
-            raise ToolCallError(
+            raise JsonRpcError(
                 INVALID_PARAMS, f"unknown tool {name!r}; tools: {', '.join(self.names)}"
             )
         arguments = {} if arguments is None else arguments
         if not isinstance(arguments, dict):
-            raise ToolCallError(INVALID_PARAMS, f"{name}: arguments must be an object")
+            raise JsonRpcError(INVALID_PARAMS, f"{name}: arguments must be an object")
         try:
             if name == "reset":
                 return _tool_result(await self.session.reset(arguments))
@@ -394,7 +376,7 @@ class McpEndpoint:
             toolbox: Toolbox = server.request_context.lifespan_context
             try:
                 result = await toolbox.call(request.params.name, request.params.arguments)
-            except ToolCallError as error:
+            except JsonRpcError as error:
                 raise McpError(mcp_types.ErrorData(**error.to_dict())) from None
             return mcp_types.ServerResult(mcp_types.CallToolResult(**result))
 
@@ -437,7 +419,7 @@ class McpEndpoint:
         env_id = self.served(scope)
         if env_id is None:
             await _rpc_reply(
-                scope, send, 404, None, ToolCallError(INVALID_REQUEST, "no environment here")
+                scope, send, 404, None, JsonRpcError(INVALID_REQUEST, "no environment here")
             )
             return
         opens = SESSION_HEADER.encode() not in dict(scope["headers"])
@@ -448,7 +430,7 @@ class McpEndpoint:
             except HostingError as error:
                 status = 200 if opens and self.registry is not None else 400
                 await _rpc_reply(
-                    scope, send, status, None, ToolCallError(PARSE_ERROR, error.message)
+                    scope, send, status, None, JsonRpcError(PARSE_ERROR, error.message)
                 )
                 return
             receive = _replayed(body, receive)
@@ -462,7 +444,7 @@ class McpEndpoint:
         else:
             request_id = None
         if opens:  # only an initialize opens an MCP session
-            refusal = ToolCallError(INVALID_REQUEST, "no Mcp-Session-Id: initialize first")
+            refusal = JsonRpcError(INVALID_REQUEST, "no Mcp-Session-Id: initialize first")
             await _rpc_reply(scope, send, 400, request_id, refusal)
             return
         if self.manager is None:
@@ -498,7 +480,7 @@ class McpEndpoint:
         request_id = _request_id(message)
         try:
             result = await self._openenv_result(message, env_id, scope)
-        except ToolCallError as error:
+        except JsonRpcError as error:
             await _rpc_reply(scope, send, 200, request_id, error)
             return
         payload = {"jsonrpc": "2.0", "id": request_id, "result": result}
@@ -508,14 +490,14 @@ class McpEndpoint:
         assert self.registry is not None
         method = _method(message)
         if method is None or message.get("jsonrpc") != "2.0":
-            raise ToolCallError(
+            raise JsonRpcError(
                 INVALID_REQUEST,
                 'a JSON-RPC 2.0 request: {"jsonrpc": "2.0", "method": ..., "params": {...}, '
                 '"id": ...}',
             )
         params = message.get("params") or {}
         if not isinstance(params, dict):
-            raise ToolCallError(INVALID_PARAMS, "params must be an object")
+            raise JsonRpcError(INVALID_PARAMS, "params must be an object")
         session_id = params.get("session_id")
         try:
             if method == "openenv/session/create":
@@ -527,14 +509,14 @@ class McpEndpoint:
                 tool_schemas = await self.describe.tools(env_id)
                 return {"tools": mcp_tools(tool_schemas, environment["action_space"])}
             if method not in ("openenv/session/close", "tools/list", "tools/call"):
-                raise ToolCallError(
+                raise JsonRpcError(
                     METHOD_NOT_FOUND,
                     f"method {method!r} is not one of OpenEnv's: openenv/session/create, "
                     "openenv/session/close, tools/list, tools/call (an MCP client initializes "
                     "first)",
                 )
             if not isinstance(session_id, str):
-                raise ToolCallError(
+                raise JsonRpcError(
                     INVALID_PARAMS,
                     f"{method} needs params.session_id, from openenv/session/create",
                 )
@@ -592,7 +574,7 @@ async def _rpc_reply(
     send: Any,
     status: int,
     request_id: Any,
-    error: ToolCallError,
+    error: JsonRpcError,
     headers: dict[str, str] | None = None,
 ) -> None:
     payload = {"jsonrpc": "2.0", "id": request_id, "error": error.to_dict()}
@@ -602,7 +584,7 @@ async def _rpc_reply(
 
 async def _missing_sdk(scope: Scope, send: Any) -> None:
     message = f"this server's MCP endpoint needs the mcp 1 SDK: {install_command('mcp')}"
-    await _rpc_reply(scope, send, 501, None, ToolCallError(INTERNAL_ERROR, message))
+    await _rpc_reply(scope, send, 501, None, JsonRpcError(INTERNAL_ERROR, message))
 
 
 # ----------------------------------------------------------------------------- the protocol
