@@ -308,11 +308,14 @@ def test_many_pattern_calls_under_the_work_bound_stop_at_the_time_limit() -> Non
     sandbox = _copy_sandbox()
     pattern = "'%' || substr(v.s, 1, 99) || 'b'"
     sql = _LONG_VALUES + "SELECT count(*) FROM v WHERE " + " OR ".join([f"v.s LIKE {pattern}"] * 60)
-    for limit in (0.1, 0.5):
-        start = time.perf_counter()
+    for limit in (0.1, 0.5):  # the whole query takes about 1.8 s of CPU
+        start, started = time.perf_counter(), time.thread_time()
         with pytest.raises(QueryError, match="time limit"):
             sandbox.execute(sql, time_limit=limit)
-        assert time.perf_counter() - start < 2 * limit
+        # the work done: this thread's CPU time, which a loaded machine's scheduling does not
+        # stretch (the wall clock does; the guard still fires at its first check past the limit)
+        assert time.thread_time() - started < 2 * limit
+        assert time.perf_counter() - start < 10
 
 
 def test_pattern_functions_answer_as_sqlite_does() -> None:
