@@ -147,13 +147,28 @@ def _changed_lines(lines: list[str | bytes]) -> list[int]:
             shown, problems = trajectory_record(line)
         except (ValueError, RecursionError):
             continue
-        keys = [key for key in raw if _same_json(raw[key]) != _same_json(shown[key])]
+        keys = [
+            key for key in raw if _same_json(raw[key]) != _same_json(_as_given(raw, shown)[key])
+        ]
         for key in keys:
             named = (f"'{key}'", f"'{key}[", f"'{key}.")
             assert any(problem.startswith(named) for problem in problems), (key, problems)
         if keys:
             changed.append(number)
     return changed
+
+
+def _as_given(raw: dict[str, Any], shown: dict[str, Any]) -> dict[str, Any]:
+    """``shown`` with each turn cut to the fields its line gave: a field a turn lacks is filled
+    with its default without a warning, as an older file's records lack newer fields."""
+    turns = raw.get("turns")
+    if not isinstance(turns, list) or len(turns) != len(shown["turns"]):
+        return shown
+    cut = [
+        {k: v for k, v in given.items() if k in turn} if isinstance(turn, dict) else given
+        for turn, given in zip(turns, shown["turns"], strict=True)
+    ]
+    return {**shown, "turns": cut}
 
 
 def _same_json(value: Any) -> str:
