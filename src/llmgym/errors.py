@@ -53,6 +53,7 @@ __all__ = [
     "CapacityError",
     "ChatError",
     "ConfigError",
+    "DataError",
     "EnvProcessError",
     "EnvRaisedError",
     "EpisodeEndedError",
@@ -95,6 +96,11 @@ class ConfigError(LLMGymError, ValueError):
 
 class MissingDependencyError(LLMGymError, ImportError):
     """An optional dependency (a pip extra) is not installed; the message names the fix."""
+
+
+class DataError(LLMGymError, ValueError):
+    """A directory of original data (:mod:`llmgym.originals`) lacks something its published
+    layout has, or holds a file that does not read as that layout; the message names the path."""
 
 
 # ------------------------------------------------------------------ servers a run talks to
