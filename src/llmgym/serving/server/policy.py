@@ -22,7 +22,7 @@ from typing import Any, Literal
 from llmgym.envs import get_entry
 from llmgym.errors import InvalidRequestError
 
-__all__ = ["DEFAULT_CONFIG_LIMITS", "ConfigLimit", "ConfigPolicy"]
+__all__ = ["DEFAULT_CONFIG_LIMITS", "ConfigLimit", "ConfigPolicy", "config_class"]
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,8 @@ for its sites' databases and task instances) or SearchQA corpus seed builds data
 
 
 @functools.cache
-def _config_class(env_id: str) -> Any:
+def config_class(env_id: str) -> Any:
+    """The config class of a registered environment (imported, not instantiated)."""
     module, _, name = get_entry(env_id).entry_point.partition(":")
     return getattr(importlib.import_module(module), name).config_class
 
@@ -148,9 +149,18 @@ class ConfigPolicy:
         limits: The limits (at most one per environment and field).
         file_dir: The directory whose files clients may name in a config field that names a
             file (the environment table's ``file_fields``); ``None``: no paths at all.
+        operator_fields: Config fields no client may set, whatever the value (the original
+            dataset an environment reads and its directory).
     """
 
-    def __init__(self, limits: Iterable[ConfigLimit], file_dir: str | None = None) -> None:
+    def __init__(
+        self,
+        limits: Iterable[ConfigLimit],
+        file_dir: str | None = None,
+        *,
+        operator_fields: Iterable[str] = (),
+    ) -> None:
+        self.operator_fields = frozenset(operator_fields)
         self.limits: dict[str, dict[str, ConfigLimit]] = {}
         for limit in limits:
             self.limits.setdefault(limit.env_id, {})[limit.field] = limit
@@ -167,7 +177,7 @@ class ConfigPolicy:
         for env_id, limits in self.limits.items():
             if not get_entry(env_id).available:
                 continue
-            properties = _config_class(env_id).json_schema()["properties"]
+            properties = config_class(env_id).json_schema()["properties"]
             for field, limit in limits.items():
                 if field not in properties:
                     raise ValueError(
@@ -192,7 +202,7 @@ class ConfigPolicy:
     def applies(self, env_id: str) -> bool:
         """Whether any limit or file rule concerns ``env_id``'s config."""
         limits, file_fields = self._rules(env_id)
-        return bool(limits or file_fields)
+        return bool(limits or file_fields or self.operator_fields)
 
     def check_make(self, env_id: str, make_kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """A new session's ``gymnasium.make`` arguments, checked: its ``config`` and any knob
@@ -216,12 +226,18 @@ class ConfigPolicy:
             InvalidRequestError: A value over a limit, or a file path (``invalid_config``).
         """
         limits, file_fields = self._rules(env_id)
-        if not isinstance(overrides, Mapping) or not (limits or file_fields):
+        ruled = limits or file_fields or self.operator_fields
+        if not isinstance(overrides, Mapping) or not ruled:
             return overrides
         checked = dict(overrides)
         for field, value in overrides.items():
             limit = limits.get(field)
             problem = limit.refusal(value) if limit is not None else None
+            if field in self.operator_fields:
+                problem = (
+                    "is set by this server's operator (llmgym serve --data FAMILY=DIR), not by "
+                    "clients"
+                )
             if field in file_fields and isinstance(value, str):
                 resolved = self._resolve(value)
                 if resolved is None:
@@ -230,7 +246,7 @@ class ConfigPolicy:
             if problem is not None:
                 raise InvalidRequestError(
                     problem,
-                    field=f"{_config_class(env_id).__name__}.{field}",
+                    field=f"{config_class(env_id).__name__}.{field}",
                     code="invalid_config",
                 )
         return checked
