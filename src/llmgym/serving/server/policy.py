@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from llmgym.envs import get_entry
 from llmgym.errors import InvalidRequestError
+from llmgym.originals import sources_of_env
 
 __all__ = ["DEFAULT_CONFIG_LIMITS", "ConfigLimit", "ConfigPolicy", "config_class"]
 
@@ -202,7 +203,7 @@ class ConfigPolicy:
     def applies(self, env_id: str) -> bool:
         """Whether any limit or file rule concerns ``env_id``'s config."""
         limits, file_fields = self._rules(env_id)
-        return bool(limits or file_fields or self.operator_fields)
+        return bool(limits or file_fields or self._operator_fields(env_id))
 
     def check_make(self, env_id: str, make_kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """A new session's ``gymnasium.make`` arguments, checked: its ``config`` and any knob
@@ -226,14 +227,15 @@ class ConfigPolicy:
             InvalidRequestError: A value over a limit, or a file path (``invalid_config``).
         """
         limits, file_fields = self._rules(env_id)
-        ruled = limits or file_fields or self.operator_fields
+        operator_fields = self._operator_fields(env_id)
+        ruled = limits or file_fields or operator_fields
         if not isinstance(overrides, Mapping) or not ruled:
             return overrides
         checked = dict(overrides)
         for field, value in overrides.items():
             limit = limits.get(field)
             problem = limit.refusal(value) if limit is not None else None
-            if field in self.operator_fields:
+            if field in operator_fields:
                 problem = (
                     "is set by this server's operator (llmgym serve --data FAMILY=DIR), not by "
                     "clients"
@@ -250,6 +252,11 @@ class ConfigPolicy:
                     code="invalid_config",
                 )
         return checked
+
+    def _operator_fields(self, env_id: str) -> frozenset[str]:
+        """The operator-only fields of ``env_id``'s config (those of environments that read
+        original data)."""
+        return self.operator_fields if sources_of_env(get_entry(env_id).id) else frozenset()
 
     def _rules(self, env_id: str) -> tuple[dict[str, ConfigLimit], tuple[str, ...]]:
         entry = get_entry(env_id)
