@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
+import sys
 from pathlib import Path
 
-from llmgym.cli.common import format_table, warn
+from llmgym.cli.common import format_table
 from llmgym.errors import DataError
 from llmgym.originals import get_source, source_names
 
@@ -81,7 +82,11 @@ def run_fetch(args: argparse.Namespace) -> int:
         print("\n".join(source.fetch_commands))
         return 0
     directory.mkdir(parents=True, exist_ok=True)
-    warn(f"fetching {source.title} into {directory} ({source.license}); this needs a network")
+    print(
+        f"llmgym: fetching {source.title} into {directory} (license: {source.license}); this "
+        "needs a network",
+        file=sys.stderr,
+    )
     for command in source.fetch_commands:
         print(f"$ {command}", flush=True)
         done = subprocess.run(command, shell=True, cwd=directory, check=False)
