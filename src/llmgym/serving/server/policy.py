@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from llmgym.envs import get_entry
 from llmgym.errors import InvalidRequestError
-from llmgym.originals import sources_of_env
+from llmgym.originals import GENERATED, sources_of_env
 
 __all__ = ["DEFAULT_CONFIG_LIMITS", "ConfigLimit", "ConfigPolicy", "config_class"]
 
@@ -150,8 +150,12 @@ class ConfigPolicy:
         limits: The limits (at most one per environment and field).
         file_dir: The directory whose files clients may name in a config field that names a
             file (the environment table's ``file_fields``); ``None``: no paths at all.
-        operator_fields: Config fields no client may set, whatever the value (the original
-            dataset an environment reads and its directory).
+        originals: The original dataset each environment plays (``{"llmgym/SQL-v0":
+            "bird"}``, from ``llmgym serve --data``); the others play generated tasks. Which
+            dataset an environment reads, and from which directory, only the operator sets: a
+            client's ``source`` must be the one served and its ``data_dir`` the ``""`` clients
+            are shown (both are then dropped, as they change nothing); any other value is
+            refused.
     """
 
     def __init__(
@@ -159,9 +163,9 @@ class ConfigPolicy:
         limits: Iterable[ConfigLimit],
         file_dir: str | None = None,
         *,
-        operator_fields: Iterable[str] = (),
+        originals: Mapping[str, str] | None = None,
     ) -> None:
-        self.operator_fields = frozenset(operator_fields)
+        self.originals = dict(originals or {})
         self.limits: dict[str, dict[str, ConfigLimit]] = {}
         for limit in limits:
             self.limits.setdefault(limit.env_id, {})[limit.field] = limit
@@ -203,7 +207,7 @@ class ConfigPolicy:
     def applies(self, env_id: str) -> bool:
         """Whether any limit or file rule concerns ``env_id``'s config."""
         limits, file_fields = self._rules(env_id)
-        return bool(limits or file_fields or self._operator_fields(env_id))
+        return bool(limits or file_fields or self._operator_values(env_id))
 
     def check_make(self, env_id: str, make_kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """A new session's ``gymnasium.make`` arguments, checked: its ``config`` and any knob
@@ -227,18 +231,22 @@ class ConfigPolicy:
             InvalidRequestError: A value over a limit, or a file path (``invalid_config``).
         """
         limits, file_fields = self._rules(env_id)
-        operator_fields = self._operator_fields(env_id)
-        ruled = limits or file_fields or operator_fields
+        operator_values = self._operator_values(env_id)
+        ruled = limits or file_fields or operator_values
         if not isinstance(overrides, Mapping) or not ruled:
             return overrides
         checked = dict(overrides)
         for field, value in overrides.items():
             limit = limits.get(field)
             problem = limit.refusal(value) if limit is not None else None
-            if field in operator_fields:
+            if field in operator_values:
+                if _same(value, operator_values[field]):
+                    del checked[field]
+                    continue
                 problem = (
-                    "is set by this server's operator (llmgym serve --data FAMILY=DIR), not by "
-                    "clients"
+                    f"{value!r}: the dataset and its directory are set by this server's operator "
+                    f"(llmgym serve --data FAMILY=DIR), not by clients; this server's "
+                    f"{field} is {operator_values[field]!r}"
                 )
             if field in file_fields and isinstance(value, str):
                 resolved = self._resolve(value)
@@ -253,10 +261,13 @@ class ConfigPolicy:
                 )
         return checked
 
-    def _operator_fields(self, env_id: str) -> frozenset[str]:
-        """The operator-only fields of ``env_id``'s config (those of environments that read
-        original data)."""
-        return self.operator_fields if sources_of_env(get_entry(env_id).id) else frozenset()
+    def _operator_values(self, env_id: str) -> dict[str, str]:
+        """The operator-only fields of ``env_id``'s config with the values clients see (none
+        where the environment reads no original data)."""
+        env_id = get_entry(env_id).id
+        if not sources_of_env(env_id):
+            return {}
+        return {"source": self.originals.get(env_id, GENERATED), "data_dir": ""}
 
     def _rules(self, env_id: str) -> tuple[dict[str, ConfigLimit], tuple[str, ...]]:
         entry = get_entry(env_id)

@@ -10,11 +10,7 @@ from llmgym.originals import get_source
 from llmgym.serving.server.policy import DEFAULT_CONFIG_LIMITS, ConfigLimit, ConfigPolicy
 from llmgym.serving.server.protocols import DEFAULT_PROTOCOLS, checked_names
 
-__all__ = ["DEFAULT_SESSION_MEMORY_MB", "OPERATOR_FIELDS", "ServerSettings", "machine_memory_mb"]
-
-OPERATOR_FIELDS = ("source", "data_dir")
-"""Config fields only the server's operator sets (``llmgym serve --data``): which dataset an
-environment reads and the server directory it reads it from."""
+__all__ = ["DEFAULT_SESSION_MEMORY_MB", "ServerSettings", "machine_memory_mb"]
 
 DEFAULT_SESSION_MEMORY_MB = 8.0
 """What a session of an environment that declares no memory cost reserves: a margin over an
@@ -164,7 +160,8 @@ class ServerSettings:
 
     def policy(self) -> ConfigPolicy:
         """The checks of clients' config overrides (limits and file paths)."""
-        return ConfigPolicy(self.limits(), self.file_dir, operator_fields=OPERATOR_FIELDS)
+        originals = {get_source(name).env_id: name for name, _ in self.data}
+        return ConfigPolicy(self.limits(), self.file_dir, originals=originals)
 
     def isolated(self, env_id: str) -> bool:
         """Whether sessions of ``env_id`` run in a child process each."""
