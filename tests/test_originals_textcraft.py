@@ -8,12 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+import httpx
 import pytest
 
 from llmgym import testing
-from llmgym.envs.textcraft_recipes import TextCraftSource, load_recipe_tree
+from llmgym.envs.textcraft_recipes import TextCraftGame, TextCraftSource, load_recipe_tree
 from llmgym.errors import ConfigError, DataError
 from llmgym.originals import get_source
+from tests.extras import need
+from tests.servers import LiveServer
 
 
 def _shaped(pattern: list[str], key: dict[str, Any], item: str, count: int = 1, **extra: Any):
@@ -350,3 +353,32 @@ def test_configuration_errors(data: Path, tmp_path: Path) -> None:
 def test_conformance(data: Path) -> None:
     figures = testing.check_conformance(lambda: make(data), oracle_episodes=3, hostile_count=200)
     assert figures["oracle_success_rate"] == 1.0
+
+
+def test_agentgym_indices_through_the_server(data: Path) -> None:
+    need("fastapi")
+    from llmgym.serving.server import ServerSettings
+
+    with LiveServer(ServerSettings(data=(("textcraft", str(data)),))) as server:
+        base = f"{server.url}/agentgym/textcraft"
+        body = {"commands": None, "goal": None, "minecraft_dir": "agentenv_textcraft/"}
+        handle = httpx.post(f"{base}/create", json=body).json()["id"]
+        for index in (7, 0, 9):  # AgentGym's data_idx i: its goal i
+            answer = httpx.post(f"{base}/reset", json={"id": handle, "data_idx": index}).json()
+            goal = GOALS[index].replace("_", " ")
+            assert answer["observation"].endswith(f"\n\nGoal: craft {goal}.")
+        httpx.post(f"{base}/reset", json={"id": handle, "data_idx": 6}).raise_for_status()
+        game = TextCraftGame(load_recipe_tree(data), "minecraft:stick", 10)
+        answers = []
+        while not game.step(action := game.oracle_action()).terminated:
+            step = httpx.post(f"{base}/step", json={"id": handle, "action": action}).json()
+            answers.append((step["reward"], step["done"]))
+        step = httpx.post(f"{base}/step", json={"id": handle, "action": action}).json()
+        assert answers == [(0, False)] * len(answers)
+        assert (step["observation"], step["reward"], step["done"]) == (
+            "Crafted 4 minecraft:stick",
+            1,
+            True,
+        )
+        beyond = httpx.post(f"{base}/reset", json={"id": handle, "data_idx": len(GOALS)})
+        assert beyond.status_code == 422 and "items are 0..9" in beyond.text

@@ -27,19 +27,17 @@ from llmgym.errors import DataError
 from llmgym.originals import DataReport, OriginalSource, missing_data
 
 __all__ = [
-    "AGENTGYM_SEED",
     "Ingredient",
     "OriginalRecipe",
     "RecipeTree",
     "TextCraftGame",
     "TextCraftSource",
     "agentgym_action",
-    "goal_split",
     "item_name",
     "load_recipe_tree",
 ]
 
-AGENTGYM_SEED = 42
+_AGENTGYM_SEED = 42
 """The seed AgentGym's ``TextCraftEnv.reset`` gives ``random.seed`` before building the
 commands of every task (its ``seed=42`` default, never overridden by its server)."""
 _NAMESPACE = "minecraft:"
@@ -65,7 +63,7 @@ def agentgym_action(text: str) -> str:
     return " ".join(_UNSAFE.sub("", text).split())
 
 
-def goal_split(goal: str) -> str:
+def _goal_split(goal: str) -> str:
     """The llmgym split of a goal item id: by a hash of its name, as the generated TextCraft
     splits its goals (``textcraft:<name>``), so an item is in the same split in both."""
     return split_of(f"textcraft:{item_name(goal)}")
@@ -122,6 +120,9 @@ class RecipeTree:
         depth: AgentGym's minimum crafting depth of every item and tag it was asked for.
         goals: AgentGym's goal list: ``goals[i]`` is the goal of ``reset(data_idx=i)``.
         files: Recipe files read, by ``type``.
+        uses: The recipes that take an item or tag, a grouped recipe twice (AgentGym's
+            ``collect_item_uses``): where distractors are drawn from.
+        members_of: The item ids of each tag, in AgentGym's order.
     """
 
     recipes: dict[str, tuple[OriginalRecipe, ...]]
@@ -191,7 +192,7 @@ class RecipeTree:
         The random calls are AgentGym's, from ``random.seed(42)``; where AgentGym lists a
         ``set`` of strings (an order that varies with ``PYTHONHASHSEED``), this lists the
         strings in the order they were first met."""
-        rng = random.Random(AGENTGYM_SEED)
+        rng = random.Random(_AGENTGYM_SEED)
         shown, pool = self.candidates(goal, rng)
         listed = shown + rng.sample(pool, min(len(pool), distractors))
         rng.shuffle(listed)
@@ -200,7 +201,7 @@ class RecipeTree:
 
 @bounded_cache(16)
 def _goals_of(tree: RecipeTree, split: str) -> tuple[str, ...]:
-    return tuple(goal for goal in tree.goals if goal_split(goal) == split)
+    return tuple(goal for goal in tree.goals if _goal_split(goal) == split)
 
 
 def load_recipe_tree(data_dir: Path) -> RecipeTree:
@@ -214,8 +215,9 @@ def load_recipe_tree(data_dir: Path) -> RecipeTree:
     if not recipes_dir.is_dir():
         raise missing_data(recipes_dir, "the directory of recipe JSON files", "textcraft")
     stamp = tuple(
-        (entry.name, entry.stat().st_mtime_ns, entry.stat().st_size)
+        (entry.name, stat.st_mtime_ns, stat.st_size)
         for entry in sorted(os.scandir(recipes_dir), key=lambda e: e.name)
+        for stat in (entry.stat(),)
     )
     return _load(recipes_dir.resolve(), stamp)
 
@@ -681,7 +683,7 @@ class TextCraftSource(OriginalSource):
         seen = {"train": 0, "eval": 0}
         ids = []
         for goal in tree.goals:
-            split = goal_split(goal)
+            split = _goal_split(goal)
             ids.append(f"{split}/{seen[split]:05d}")
             seen[split] += 1
         return ids
