@@ -15,7 +15,7 @@ import pytest
 
 from llmgym import ConfigError
 from llmgym.envs.sql import SQLEnv
-from llmgym.envs.sql.bird import BirdSource, load_bird
+from llmgym.envs.sql.bird import BirdSource, load_bird, open_read_only
 from llmgym.errors import DataError
 from llmgym.originals import get_source
 from llmgym.testing import check_conformance
@@ -324,15 +324,24 @@ def test_birds_rule_compares_sets_of_rows(bird_dir: Path) -> None:
     assert score("train/00002", "SELECT 119.8500000001") == (0.0, "wrong")
 
 
-def test_a_gold_query_that_fails_scores_zero(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("gold", "error"),
+    [
+        ("SELECT no_such_column FROM schools", "SQL error: no such column"),
+        ("ATTACH DATABASE 'other.sqlite' AS other", "SQL error: not authorized"),
+    ],
+)
+def test_a_gold_query_that_fails_scores_zero(tmp_path: Path, gold: str, error: str) -> None:
     root = write_bird(tmp_path / "bird")
-    broken = [{**DEV[0], "SQL": "SELECT no_such_column FROM schools"}, *DEV[1:]]
+    broken = [{**DEV[0], "SQL": gold}, *DEV[1:]]
     (root / "dev_20240627" / "dev.json").write_text(json.dumps(broken))
+    before = _digest(root)
     env = _env(root)
     env.reset(options={"task_id": "eval/00000"})
     observation, reward, terminated, _, _ = env.step("```sql\nSELECT 1\n```")
     assert (reward, terminated) == (0.0, True)
-    assert "the gold query has no result to compare with (SQL error: no such column" in observation
+    assert f"the gold query has no result to compare with ({error}" in observation
+    assert _digest(root) == before
 
 
 def test_the_sandbox_and_time_limit_apply(bird_dir: Path) -> None:
@@ -367,6 +376,11 @@ def test_the_users_files_are_never_written(bird_dir: Path) -> None:
             env.step(action)
     env.close()
     assert _digest(bird_dir) == before  # same files (no journal, no copy), same bytes
+    database = bird_dir / "train" / "train_databases" / "shop" / "shop.sqlite"
+    connection = open_read_only(database)  # SQLite itself refuses, sandbox or not
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        connection.execute("DELETE FROM customers")
+    connection.close()
 
 
 def test_conformance_on_bird_layout(bird_dir: Path) -> None:

@@ -249,7 +249,8 @@ def _text(item: dict[str, Any], key: str, where: str, *, required: bool = True) 
         return ""
     if not isinstance(value, str) or (required and not value.strip()):
         found = "nothing" if value is None else repr(value)[:80]
-        raise DataError(f"{where}: {key!r} must be a non-empty string, found {found}")
+        what = "a non-empty string" if required else "a string"
+        raise DataError(f"{where}: {key!r} must be {what}, found {found}")
     return value
 
 
@@ -301,14 +302,21 @@ def _gold(database: Path, sql: str, _size: int, _mtime: int) -> GoldResult:
     deadline = time.perf_counter() + GOLD_TIME_LIMIT
     connection = open_read_only(database)
     connection.set_progress_handler(lambda: int(time.perf_counter() > deadline), _PROGRESS_INTERVAL)
+    connection.set_authorizer(_no_other_files)
     try:
         return GoldResult(frozenset(connection.execute(sql).fetchall()))
-    except sqlite3.Error as error:
+    except (sqlite3.Error, sqlite3.Warning) as error:  # Warning: several statements (< 3.12)
         if "interrupted" in str(error):
             return GoldResult(frozenset(), f"it ran past BIRD's limit of {GOLD_TIME_LIMIT:g} s")
         return GoldResult(frozenset(), f"SQL error: {error}")
     finally:
         connection.close()
+
+
+def _no_other_files(action: int, *_: str | None) -> int:
+    """The gold query's authorizer: it runs unrestricted, as in BIRD, but on its own database
+    only (the file is read-only already; ``ATTACH`` would open another)."""
+    return sqlite3.SQLITE_DENY if action == sqlite3.SQLITE_ATTACH else sqlite3.SQLITE_OK
 
 
 class BirdSource(OriginalSource):

@@ -530,8 +530,9 @@ class SQLEnv(TextEnv[SQLConfig]):
         return sql
 
     def sample_action(self, rng: np.random.Generator) -> str:
-        """A query that runs: another train question's gold query on the same database, a look
-        at a table, or (explore mode, after a run) ``submit``."""
+        """A query that runs: another train question's gold query on the same database (on
+        BIRD: a gold query of the same split and database), a look at a table, or (explore
+        mode, after a run) ``submit``."""
         config = self.task.config
         if config.mode == "explore" and self._last_run is not None and rng.random() < 0.3:
             return "submit"
@@ -548,8 +549,8 @@ class SQLEnv(TextEnv[SQLConfig]):
     def _sample_original(
         self, rng: np.random.Generator, original: BirdQuestion, config: SQLConfig
     ) -> str:
-        if rng.random() < 0.3:
-            tables = bird.database_tables(original.database, 0)
+        tables = bird.database_tables(original.database, 0)
+        if tables and rng.random() < 0.3:
             table = tables[int(rng.integers(len(tables)))]
             limit = int(rng.integers(1, 6))
             return _fenced(f"SELECT * FROM {bird.quote_identifier(table.name)} LIMIT {limit}")
