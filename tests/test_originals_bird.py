@@ -19,6 +19,7 @@ from llmgym.envs.sql.bird import BirdSource, load_bird, open_read_only
 from llmgym.errors import DataError
 from llmgym.originals import get_source
 from llmgym.testing import check_conformance
+from tests.extras import need
 
 SHOP_TABLES = """
 CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, name TEXT NOT NULL, city TEXT);
@@ -296,6 +297,7 @@ def test_the_oracle_plays_the_gold_sql(bird_dir: Path, mode: str) -> None:
             if terminated:
                 break
         assert (reward, info["success"], info["query_status"]) == (1.0, True, "correct"), task_id
+        assert env.skills_achieved() == frozenset()  # BIRD labels no SQL skills
 
 
 def test_birds_rule_compares_sets_of_rows(bird_dir: Path) -> None:
@@ -392,3 +394,31 @@ def test_conformance_on_bird_layout(bird_dir: Path) -> None:
         )
         figures = check_conformance(make)
         assert figures["oracle_success_rate"] == 1.0
+
+
+# ---------------------------------------------------------------------------- serving
+
+
+def test_agentgym_sqlgym_client_plays_bird_items_through_serve(bird_dir: Path) -> None:
+    need("fastapi")
+    need("uvicorn")
+    from llmgym.serving.server import ServerSettings
+    from tests.servers import LiveServer
+    from tests.test_agentgym import AgentGymClient
+
+    settings = ServerSettings(envs=("llmgym/SQL-v0",), data=(("bird", str(bird_dir)),))
+    with LiveServer(settings) as server:
+        base = f"{server.url}/agentgym/sqlgym"
+        # AgentGym's item ids: train's 3 items are 0-2, dev's are 3-5
+        for item_id, gold in [(0, TRAIN[0]["SQL"]), (3, DEV[0]["SQL"]), (5, DEV[2]["SQL"])]:
+            client = AgentGymClient(base, "sqlgym")
+            client.reset(item_id)
+            observation = client.observe()
+            question = (TRAIN + DEV)[item_id]["question"]
+            assert f"-- {question}" in observation and str(bird_dir) not in observation
+            _, reward, done, _ = client.step(f"Thought: the gold query.\n```sql\n{gold}\n```")
+            assert (reward, done) == (1.0, True), item_id
+            client.reset(item_id)
+            _, reward, done, _ = client.step("```sql\nSELECT 42\n```")
+            assert (reward, done) == (0.0, True), item_id
+            client.close()

@@ -343,7 +343,9 @@ class SQLEnv(TextEnv[SQLConfig]):
         return text
 
     def skills_achieved(self) -> frozenset[str]:
-        return frozenset(self.question.skills) if self._solved else frozenset()
+        if not self._solved or self._original is not None:  # BIRD's questions have no skills
+            return frozenset()
+        return frozenset(self.question.skills)
 
     def _reset_task(self, task: Task[SQLConfig]) -> tuple[str, str]:
         config = task.config
