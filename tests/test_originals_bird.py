@@ -17,7 +17,7 @@ from llmgym import ConfigError
 from llmgym.envs.sql import SQLEnv
 from llmgym.envs.sql.bird import BirdSource, load_bird, open_read_only
 from llmgym.errors import DataError
-from llmgym.originals import get_source
+from llmgym.originals import get_source, sources_of_env
 from llmgym.testing import check_conformance
 from tests.extras import need
 
@@ -150,6 +150,7 @@ def test_check_counts_the_splits(bird_dir: Path) -> None:
     assert "dev_20240627/dev.json: 3 questions (challenging 1, moderate 1, simple 1)" in text
     assert "-> llmgym split 'eval'" in text
     assert get_source("bird").name == "bird"
+    assert sources_of_env("llmgym/SQL-v0") == ("bird",)
 
 
 def test_layout_variants_are_accepted(tmp_path: Path) -> None:
