@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -358,7 +358,7 @@ class SQLEnv(TextEnv[SQLConfig]):
             self._question, self._original = None, original
             self._sandbox()
             parts = [
-                original_schema_text(
+                _original_schema_text(
                     original.database, original.db_id, config.schema_format, config.sample_rows
                 ),
                 bird.question_prompt(original, config.evidence),
@@ -538,8 +538,8 @@ class SQLEnv(TextEnv[SQLConfig]):
         config = self.task.config
         if config.mode == "explore" and self._last_run is not None and rng.random() < 0.3:
             return "submit"
-        if self._original is not None:
-            return self._sample_original(rng, self._original, config)
+        if self._original is not None and (data := _original_data(config)) is not None:
+            return self._sample_original(rng, self._original, data)
         database = self.question.database
         if rng.random() < 0.3:
             tables = DOMAINS[database].tables
@@ -548,18 +548,14 @@ class SQLEnv(TextEnv[SQLConfig]):
         pool = questions_for("train", database)
         return _fenced(pool[int(rng.integers(len(pool)))].sql)
 
-    def _sample_original(
-        self, rng: np.random.Generator, original: BirdQuestion, config: SQLConfig
-    ) -> str:
+    @staticmethod
+    def _sample_original(rng: np.random.Generator, original: BirdQuestion, data: BirdData) -> str:
         tables = bird.database_tables(original.database, 0)
         if tables and rng.random() < 0.3:
             table = tables[int(rng.integers(len(tables)))]
             limit = int(rng.integers(1, 6))
             return _fenced(f"SELECT * FROM {bird.quote_identifier(table.name)} LIMIT {limit}")
-        data = _original_data(config)
-        pool = (
-            [q for q in data.questions(original.split) if q.db_id == original.db_id] if data else []
-        )
+        pool = [q for q in data.questions(original.split) if q.db_id == original.db_id]
         return _fenced(pool[int(rng.integers(len(pool)))].sql)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -671,9 +667,9 @@ def schema_text(database: str, schema_format: str = "create", sample_rows: int =
             f"The database {database} ({domain.description}) contains tables such as {names}."
         )
         for table in domain.tables:
-            columns = ", ".join(c.name for c in table.columns)
-            sentence = f"Table {table.name} has columns such as {columns}."
-            sentence += f" {table.key.name} is the primary key."
+            sentence = _table_sentence(
+                table.name, [c.name for c in table.columns], [table.key.name]
+            )
             for column in table.columns:
                 if column.references:
                     sentence += f" {column.name} is a foreign key to {column.references}."
@@ -685,14 +681,24 @@ def schema_text(database: str, schema_format: str = "create", sample_rows: int =
         if sample_rows:
             cursor = db.execute(f"SELECT * FROM {table.name} LIMIT {sample_rows}")
             result = QueryResult(tuple(d[0] for d in cursor.description), tuple(cursor))
-            shown = render_table(result, sample_rows, count=False)
-            block.append(f"/* {len(result.rows)} example rows from {table.name}:\n{shown}\n*/")
+            block.append(_example_rows(table.name, result, sample_rows))
         if block:
             lines.append("\n".join(block))
     return "\n\n".join(lines)
 
 
-def original_schema_text(
+def _table_sentence(table: str, columns: Sequence[str], key: Sequence[str]) -> str:
+    """A table's columns and primary key in AgentGym's sentence form."""
+    sentence = f"Table {table} has columns such as {', '.join(columns)}."
+    return sentence + (f" {', '.join(key)} is the primary key." if key else "")
+
+
+def _example_rows(table: str, result: QueryResult, sample_rows: int) -> str:
+    shown = render_table(result, sample_rows, count=False)
+    return f"/* {len(result.rows)} example rows from {table}:\n{shown}\n*/"
+
+
+def _original_schema_text(
     database: Path, db_id: str, schema_format: str = "create", sample_rows: int = 3
 ) -> str:
     """The schema of a BIRD database as the agent sees it, read from the sqlite file: its
@@ -704,21 +710,19 @@ def original_schema_text(
         names = ", ".join(t.name.lower() for t in tables)
         lines.append(f"{db_id} contains tables such as {names}.")
     for table in tables:
-        block = [table.create] if schema_format == "create" else [_table_sentences(table)]
+        block = [table.create] if schema_format == "create" else [_original_sentences(table)]
         if sample_rows:
-            shown = render_table(table.examples, sample_rows, count=False)
-            rows = len(table.examples.rows)
-            block.append(f"/* {rows} example rows from {table.name}:\n{shown}\n*/")
+            block.append(_example_rows(table.name, table.examples, sample_rows))
         lines.append("\n".join(block))
     return "\n\n".join(lines)
 
 
-def _table_sentences(table: bird.BirdTable) -> str:
-    """AgentGym's sentences for a table (sqlgym's ``serialize_schema_natural_language``)."""
+def _original_sentences(table: bird.BirdTable) -> str:
+    """AgentGym's sentences for a table (sqlgym's ``serialize_schema_natural_language``, names
+    lower-cased as there)."""
     name = table.name.lower()
-    text = f"Table {name} has columns such as {', '.join(c.lower() for c in table.columns)}."
-    if table.primary_key:
-        text += f" {', '.join(c.lower() for c in table.primary_key)} is the primary key."
+    lower = [c.lower() for c in table.columns], [c.lower() for c in table.primary_key]
+    text = _table_sentence(name, *lower)
     for column, other, other_column in table.foreign_keys:
         text += (
             f" The {column.lower()} of {name} is the foreign key of {other_column.lower()} of "
