@@ -31,7 +31,8 @@ from llmgym.cli import format_table
 from llmgym.envs.sql.bird import BirdSource, load_bird
 
 SPLITS = {"train": (9_428, 69), "dev": (1_534, 11)}
-"""BIRD's questions and databases per split (its README and AgentGym's ``ITEM_RANGE``)."""
+"""BIRD's questions and databases per split: the questions as AgentGym's ``ITEM_RANGE`` counts
+them, the databases as BIRD's paper does (dev's 11 also counted in BIRD's ``dev.json``)."""
 ROWS = 200
 
 

@@ -324,7 +324,7 @@ class BirdSource(OriginalSource):
 
     name = "bird"
     env_id = "llmgym/SQL-v0"
-    title = "BIRD-SQL (train 9,428 questions, dev 1,534; 95 databases)"
+    title = "BIRD-SQL (train 9,428 questions, dev 1,534)"
     homepage = "https://bird-bench.github.io/"
     license = "CC BY-SA 4.0 (BIRD's README; earlier releases said CC BY-NC 4.0)"
     fetch_commands = (
