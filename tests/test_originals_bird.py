@@ -166,6 +166,19 @@ def test_layout_variants_are_accepted(tmp_path: Path) -> None:
     assert len(env.task_ids("train")) == 3 and len(env.task_ids("eval")) == 0
 
 
+def test_birds_2023_dev_format_reads(tmp_path: Path) -> None:
+    root = write_bird(tmp_path / "bird", dev_folder="dev")
+    old = [  # no question_id, no difficulty; token lists instead
+        {key: item[key] for key in ("db_id", "question", "evidence", "SQL")}
+        | {f"{key}_toks": item[key].split() for key in ("question", "SQL", "evidence")}
+        for item in DEV
+    ]
+    (root / "dev" / "dev.json").write_text(json.dumps(old))
+    questions = load_bird(root).questions("eval")
+    assert [(q.question_id, q.difficulty) for q in questions] == [(None, "")] * 3
+    assert dict(BirdSource().check(root).splits) == {"train": 3, "eval": 3}
+
+
 def test_the_newest_dated_release_is_read(tmp_path: Path) -> None:
     root = write_bird(tmp_path / "bird", dev_folder="dev_20230101")
     write_bird(root, dev_folder="dev_20240627", train=False)
