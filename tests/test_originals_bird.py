@@ -436,3 +436,25 @@ def test_agentgym_sqlgym_client_plays_bird_items_through_serve(bird_dir: Path) -
             _, reward, done, _ = client.step("```sql\nSELECT 42\n```")
             assert (reward, done) == (0.0, True), item_id
             client.close()
+
+
+# ---------------------------------------------------------------------------- the command line
+
+
+def test_data_check_and_eval_data_on_the_command_line(
+    bird_dir: Path, tmp_path: Path, capsys
+) -> None:
+    from llmgym.cli import main
+
+    assert main(["data", "check", "bird", str(bird_dir)]) == 0
+    assert "3 train, 3 eval" in capsys.readouterr().out
+    assert (
+        main(["data", "check", "bird", str(tmp_path / "bird" / "train" / "train_databases")]) != 0
+    )
+    assert "no BIRD split found" in capsys.readouterr().err
+    results = tmp_path / "results.json"
+    command = ["eval", "llmgym/SQL-v0", "--data", str(bird_dir), "--agent", "oracle"]
+    assert main([*command, "--episodes", "3", "--json", str(results), "--quiet"]) == 0
+    (row,) = json.loads(results.read_text())["results"]
+    assert (row["split"], row["success_rate"]) == ("eval", 1.0)
+    assert sorted(e["task_id"] for e in row["per_episode"]) == [f"eval/{i:05d}" for i in range(3)]

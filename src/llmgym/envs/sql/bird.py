@@ -331,7 +331,8 @@ class BirdSource(OriginalSource):
         "wget -c https://bird-bench.oss-cn-beijing.aliyuncs.com/train.zip",
         "unzip -o train.zip && (cd train && unzip -o train_databases.zip)",
         "wget -c https://bird-bench.oss-cn-beijing.aliyuncs.com/dev.zip",
-        'unzip -o dev.zip && for d in dev_*/; do (cd "$d" && unzip -o dev_databases.zip); done',
+        'unzip -o dev.zip && for d in dev dev_*; do if [ -f "$d/dev_databases.zip" ]; then '
+        '(cd "$d" && unzip -o dev_databases.zip) || exit 1; fi; done',
     )
     layout = "\n".join(
         (
