@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -165,6 +165,34 @@ class WebShopEnv(TextEnv[WebShopConfig]):
     and buys, in a few steps (measured: see docs/environments/webshop.md). Needs
     the ``webshop`` extra (beautifulsoup4).
 
+    ## Original data
+    ``config={"source": "webshop", "data_dir": DIR}`` plays WebShop's own data (Yao et al.,
+    2022): ``DIR`` is WebShop's ``data/`` folder as its ``setup.sh`` downloads it —
+    ``items_shuffle_1000.json`` and ``items_ins_v2_1000.json`` (``-d small``; or
+    ``items_shuffle.json`` and ``items_ins_v2.json`` for all products, read when present) and
+    ``items_human_ins.json`` (``llmgym data fetch webshop DIR``; docs/originals.md). Products are
+    read as WebShop's ``load_products`` reads them (the first of each id; names, descriptions,
+    bullet points, lower-case options, prices from ``pricing``, attributes from ``items_ins_v2``)
+    and indexed once into the same FTS5 catalogue (cached per data directory), so pages,
+    actions and search are the generated shop's. The goals are WebShop's: ``goals="human"``
+    (default) one per crowd-sourced instruction with attributes, ``goals="synthetic"`` one per
+    product instruction and option combination (what AgentGym's server plays), with WebShop's
+    price caps, shuffled as WebShop does (``random.seed(233)``). Task ``eval/N`` is WebShop's
+    test goal ``N`` (its first 500) and ``train/N`` its goal ``500 + N`` (WebShop's dev goals
+    are ``train/00000`` to ``train/00999``); AgentGym's item ``i`` is goal ``i`` of the
+    synthetic set. The reward is WebShop's ``get_reward``: thefuzz 0.19's ``token_set_ratio``
+    above 85 for attributes (or the phrase in the title, bullet points or description) and
+    options (after WebShop's ``normalize_color``), the price cap, and ``r_type`` from the query,
+    the category path and the nouns of the names — spaCy's tags where spaCy and
+    ``en_core_web_sm`` (or ``_lg``) are installed, else every word but function words
+    (``info["type_tagger"]`` says which; with the latter, ``r_type`` of a product other than the
+    goal's can differ from WebShop's). Prices given as a range are drawn in it once per product
+    id (WebShop draws them unseeded at start-up) and the page shows the drawn price; human
+    goals' price caps use a generator seeded 233 (WebShop's are unseeded). The oracle reads the
+    answer key: it searches the goal product's id, selects the option values closest to the
+    goal's by WebShop's option rule, and buys. ``catalogue_size``, ``catalogue_seed``,
+    ``goal_attributes`` and ``goal_options`` do not apply.
+
     ## Version History
     * v0: Initial version.
     """
@@ -259,7 +287,7 @@ class WebShopEnv(TextEnv[WebShopConfig]):
     @property
     def goal(self) -> Goal | OriginalGoal:
         """The current goal (after reset): an :class:`OriginalGoal` with WebShop's data."""
-        return self.after_reset(self._goal)
+        return cast("Goal | OriginalGoal", self.after_reset(self._goal))
 
     def _reset_task(self, task: Task[WebShopConfig]) -> tuple[str, str]:
         config = task.config
@@ -512,7 +540,9 @@ class WebShopEnv(TextEnv[WebShopConfig]):
         goal = self.goal
         assert isinstance(goal, Goal)
         selected = {
-            group: value for group, value in goal.options if product.option_values.get(value) == group
+            group: value
+            for group, value in goal.options
+            if product.option_values.get(value) == group
         }
         return score_purchase(goal, product, selected, self.vocabulary).reward >= 1.0 - 1e-9
 

@@ -25,11 +25,11 @@ from typing import Any, ClassVar
 
 from llmgym.core.cache import bounded_cache
 from llmgym.core.fulltext import cached_database
-from llmgym.errors import DataError
 from llmgym.envs.webshop import original_reward, store
 from llmgym.envs.webshop.catalogue import Product
 from llmgym.envs.webshop.original_reward import GoalOption, OriginalGoal
 from llmgym.envs.webshop.store import Shop, write_catalogue
+from llmgym.errors import DataError
 from llmgym.originals import DataReport, OriginalSource, missing_data
 
 __all__ = [
@@ -158,7 +158,7 @@ def _records(products_path: Path, attributes_path: Path, human_path: Path) -> li
     attributes = _read_json(attributes_path, dict)
     human = _read_json(human_path, dict)
     seen: set[str] = set()
-    records = []
+    records: list[_Record] = []
     for index, raw in enumerate(raw_products):
         where = f"{products_path}: product {index}"
         if not isinstance(raw, dict) or not isinstance(raw.get("asin"), str):
@@ -172,7 +172,9 @@ def _records(products_path: Path, attributes_path: Path, human_path: Path) -> li
         except KeyError as error:
             raise DataError(f"{where} ({asin}): no {error.args[0]!r} field") from error
         bullets = raw.get("small_description")
-        bullet_points = tuple(_text(b) for b in (bullets if isinstance(bullets, list) else [bullets]))
+        bullet_points = tuple(
+            _text(b) for b in (bullets if isinstance(bullets, list) else [bullets])
+        )
         pricing = _pricing(raw.get("pricing"), f"{where} ({asin})")
         entry = attributes.get(asin)
         has_attributes = isinstance(entry, dict) and "attributes" in entry
@@ -387,9 +389,9 @@ class WebShopSource(OriginalSource):
         "  # items_ins_v2_1000.json",
         "gdown https://drive.google.com/uc?id=14Kb5SPBk_jfdLZ_CDBNitW98QLDlKR5O"
         "  # items_human_ins.json",
-        "# all 1.18M products instead of 1,000 (setup.sh -d all):",
-        "# gdown https://drive.google.com/uc?id=1A2whVgOO0euk5O13n2iYDM0bQRkkRduB  # items_shuffle.json",
-        "# gdown https://drive.google.com/uc?id=1s2j6NgHljiZzQNL3veZaAiyW_qDEgBNi  # items_ins_v2.json",
+        "# for all 1.18M products (setup.sh -d all), instead of the first two:",
+        "# gdown https://drive.google.com/uc?id=1A2whVgOO0euk5O13n2iYDM0bQRkkRduB",
+        "# gdown https://drive.google.com/uc?id=1s2j6NgHljiZzQNL3veZaAiyW_qDEgBNi",
     )
     layout = (
         "items_shuffle_1000.json   (or items_shuffle.json: all products)\n"

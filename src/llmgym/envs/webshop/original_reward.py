@@ -1,4 +1,4 @@
-"""WebShop's own reward (``web_agent_site/engine/goal.py:get_reward``), ported for its original data.
+"""WebShop's reward (``web_agent_site/engine/goal.py:get_reward``), ported for its original data.
 
 The reward of buying a product with some options selected is WebShop's
 
@@ -117,7 +117,7 @@ def _ratio(first: str, second: str) -> int:
         return 100
     if not first or not second:
         return 0
-    return int(round(100 * SequenceMatcher(None, first, second).ratio()))
+    return round(100 * SequenceMatcher(None, first, second).ratio())
 
 
 def token_set_ratio(first: object, second: object) -> int:
@@ -156,17 +156,18 @@ TypeTagger = Callable[[str], list[str]]
 _SPACY_MODELS = ("en_core_web_sm", "en_core_web_lg")
 _NOUN_TAGS = ("PNOUN", "NOUN", "PROPN")
 _TOKEN = re.compile(r"[^\W_]+(?:['.-][^\W_]+)*", re.UNICODE)
-_FUNCTION_WORDS = frozenset(
-    """a about above across after against all along also am among an and any are around as at
-    be been before behind below beneath beside between beyond both but by can could did do does
-    down during each either every few for from had has have he her here hers him his how i if in
-    inside into is it its itself just may me might more most much must my near neither no nor
-    not of off on once one only onto or other our out outside over own per plus same she should
-    since so some such than that the their them then there these they this those though three
-    through throughout to too toward towards two under until up upon us very via was we were
-    what when where which while who whom whose why will with within without would yet you your
-    new best great good high top easy extra super ultra premium small large big long short""".split()
-)
+_FUNCTION_WORDS_TEXT = """
+a about above across after against all along also am among an and any are around as at be been
+before behind below beneath beside between beyond both but by can could did do does down during
+each either every few for from had has have he her here hers him his how i if in inside into is
+it its itself just may me might more most much must my near neither no nor not of off on once one
+only onto or other our out outside over own per plus same she should since so some such than that
+the their them then there these they this those though three through throughout to too toward
+towards two under until up upon us very via was we were what when where which while who whom
+whose why will with within without would yet you your new best great good high top easy extra
+super ultra premium small large big long short
+"""
+_FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
 
 
 @cache
