@@ -252,6 +252,12 @@ def test_synthetic_goals_and_agentgym_ids(data_dir: Path) -> None:
     assert len({t.split(" dollars")[0][-6:] for t in texts}) == 1  # one cap per product
 
 
+def test_a_webshop_checkout_is_read_from_its_data_folder(data_dir: Path) -> None:
+    checkout = data_dir.parent
+    report = get_source("webshop").check(checkout)
+    assert dict(report.splits) == {"train": HUMAN_GOALS - TEST_GOALS, "eval": TEST_GOALS}
+
+
 def test_full_files_are_read_where_present(tmp_path: Path) -> None:
     folder = write_webshop(tmp_path / "data", small=False)
     assert load_shop(folder).files == (

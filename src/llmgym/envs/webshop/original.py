@@ -78,11 +78,17 @@ class _Record:
 
 def _files(data_dir: Path) -> tuple[Path, Path, Path]:
     """The product, attribute and human-instruction files: the full set where its product file
-    is present, else the 1,000-product one.
+    is present, else the 1,000-product one; in ``data_dir`` or, for a WebShop checkout, in its
+    ``data/`` folder.
 
     Raises:
         DataError: A file of the set is missing.
     """
+    in_checkout = data_dir / "data"
+    if not any((data_dir / name).is_file() for name in _PRODUCT_FILES) and any(
+        (in_checkout / name).is_file() for name in _PRODUCT_FILES
+    ):
+        data_dir = in_checkout
     full = (data_dir / _PRODUCT_FILES[0]).is_file()
     products = data_dir / _PRODUCT_FILES[0 if full else 1]
     attributes = data_dir / _ATTRIBUTE_FILES[0 if full else 1]
