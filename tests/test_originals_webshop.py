@@ -205,7 +205,7 @@ def test_goals_follow_webshops_order_and_split(data_dir: Path) -> None:
 
 
 def test_price_caps_and_prices_follow_webshop(data_dir: Path) -> None:
-    goals = load_shop(data_dir).goals["human"]
+    goals = load_shop(data_dir).goals("human")
     shop = load_shop(data_dir).shop
     for goal in goals:
         price = shop.product_by_asin(goal.asin).price
@@ -299,10 +299,10 @@ def test_a_bad_file_is_named(tmp_path: Path) -> None:
 
 def test_a_changed_file_is_read_again(tmp_path: Path) -> None:
     folder = write_webshop(tmp_path / "data")
-    assert len(load_shop(folder).goals["human"]) == HUMAN_GOALS
+    assert len(load_shop(folder).goals("human")) == HUMAN_GOALS
     fewer = {TRUNKS: HUMAN[TRUNKS][:10]}
     (folder / "items_human_ins.json").write_text(json.dumps(fewer), encoding="utf-8")
-    assert len(load_shop(folder).goals["human"]) == 10
+    assert len(load_shop(folder).goals("human")) == 10
 
 
 # ---------------------------------------------------------------------------- the config

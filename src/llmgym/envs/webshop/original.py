@@ -11,15 +11,18 @@ folder), so pages, actions and search are unchanged; the reward is WebShop's
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import inspect
 import itertools
 import json
+import math
 import random
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -66,11 +69,14 @@ _DUMMY_ATTRIBUTE = "DUMMY_ATTR"
 
 @dataclass(frozen=True)
 class _Record:
-    """What WebShop keeps of one product for its goals and reward."""
+    """What WebShop's goals take from one product."""
 
-    product: Product
+    asin: str
     name: str
+    query: str
     product_category: str
+    price: float
+    options: tuple[tuple[str, tuple[str, ...]], ...]
     human: tuple[Mapping[str, Any], ...]
     instruction: str | None
     instruction_attributes: tuple[str, ...]
@@ -157,13 +163,16 @@ def _text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
-def _records(products_path: Path, attributes_path: Path, human_path: Path) -> list[_Record]:
-    """The products as ``load_products`` keeps them: ids no longer than 10 characters (not
-    ``nan``), first of each id, with their attributes and instructions."""
+def _records(
+    products_path: Path, attributes_path: Path, human_path: Path
+) -> tuple[list[Product], list[_Record]]:
+    """The products as ``load_products`` keeps them (ids no longer than 10 characters, not
+    ``nan``, the first of each id, with their attributes), and what their goals need."""
     raw_products = _read_json(products_path, list)
     attributes = _read_json(attributes_path, dict)
     human = _read_json(human_path, dict)
     seen: set[str] = set()
+    products: list[Product] = []
     records: list[_Record] = []
     for index, raw in enumerate(raw_products):
         where = f"{products_path}: product {index}"
@@ -186,7 +195,7 @@ def _records(products_path: Path, attributes_path: Path, human_path: Path) -> li
         has_attributes = isinstance(entry, dict) and "attributes" in entry
         product_attributes = tuple(entry["attributes"]) if has_attributes else (_DUMMY_ATTRIBUTE,)
         product = Product(
-            id=len(records) + 1,
+            id=len(products) + 1,
             asin=asin,
             product_type=_text(query).lower().strip(),
             brand="",
@@ -201,19 +210,22 @@ def _records(products_path: Path, attributes_path: Path, human_path: Path) -> li
             features=bullet_points,
             reviews=(),
         )
-        instructions = human.get(asin) or ()
         entry = entry if isinstance(entry, dict) else {}
+        products.append(product)
         records.append(
             _Record(
-                product=product,
-                name=_text(name),
+                asin=asin,
+                name=product.title,
+                query=product.product_type,
                 product_category=_text(product_category),
-                human=tuple(instructions),
+                price=product.price,
+                options=product.options,
+                human=tuple(human.get(asin) or ()),
                 instruction=entry.get("instruction"),
                 instruction_attributes=tuple(entry.get("instruction_attributes") or ()),
             )
         )
-    return records
+    return products, records
 
 
 def _price(asin: str, pricing: list[float]) -> float:
@@ -245,36 +257,52 @@ def _human_goals(records: Sequence[_Record], where: Path) -> list[OriginalGoal]:
                 text, options = instruction["instruction"], instruction["instruction_options"]
             except (TypeError, KeyError) as error:
                 raise DataError(
-                    f"{where}: instruction {number} of {record.product.asin} lacks "
+                    f"{where}: instruction {number} of {record.asin} lacks "
                     "'instruction', 'instruction_attributes' or 'instruction_options'"
                 ) from error
             if not attributes:
                 continue
-            cap, cap_text = _price_cap(record.product.price, rng)
+            cap, cap_text = _price_cap(record.price, rng)
             goals.append(_goal(record, str(text).strip(".") + cap_text, attributes, options, cap))
+    random.Random(GOAL_SEED).shuffle(goals)
     return goals
 
 
-def _synthetic_goals(records: Sequence[_Record], where: Path) -> list[OriginalGoal]:
-    """``get_synthetic_goals``: per product with an instruction, one goal per combination of
-    its option values (names sorted), sharing one price cap."""
-    rng = random.Random(GOAL_SEED)
-    goals = []
+def _with_instructions(records: Sequence[_Record], where: Path) -> tuple[_Record, ...]:
+    """The products with a synthetic instruction (``items_ins_v2``'s ``instruction``)."""
+    kept = []
     for record in records:
         if record.instruction is None:
             continue
         if not record.instruction_attributes:
             raise DataError(
-                f"{where}: {record.product.asin} has an instruction but no instruction_attributes"
+                f"{where}: {record.asin} has an instruction but no instruction_attributes"
             )
-        cap, cap_text = _price_cap(record.product.price, rng)
-        options = dict(record.product.options)
+        kept.append(dataclasses.replace(record, human=()))
+    return tuple(kept)
+
+
+def _combinations(record: _Record) -> int:
+    """How many synthetic goals a product makes: the product of its option groups' sizes."""
+    return math.prod(len(values) for values in dict(record.options).values())
+
+
+def _synthetic_goals(records: Sequence[_Record]) -> list[OriginalGoal]:
+    """``get_synthetic_goals``: per product with an instruction, one goal per combination of
+    its option values (names sorted), sharing one price cap; shuffled as WebShop does."""
+    rng = random.Random(GOAL_SEED)
+    goals = []
+    for record in records:
+        assert record.instruction is not None
+        cap, cap_text = _price_cap(record.price, rng)
+        options = dict(record.options)
         names = sorted(options)
         for combination in itertools.product(*(options[name] for name in names)):
             pairs = tuple(zip(names, combination, strict=True))
             option_text = ", and ".join(f"{name}: {value}" for name, value in pairs)
             text = f"{record.instruction}{' with ' + option_text if option_text else ''}{cap_text}"
             goals.append(_goal(record, text, record.instruction_attributes, pairs, cap))
+    random.Random(GOAL_SEED).shuffle(goals)
     return goals
 
 
@@ -286,9 +314,9 @@ def _goal(
     cap: float,
 ) -> OriginalGoal:
     return OriginalGoal(
-        asin=record.product.asin,
+        asin=record.asin,
         name=record.name,
-        query=record.product.product_type,
+        query=record.query,
         product_category=record.product_category,
         instruction=text,
         attributes=tuple(attributes),
@@ -297,26 +325,43 @@ def _goal(
     )
 
 
-@dataclass(frozen=True)
 class OriginalShop:
     """One data directory of WebShop's: its catalogue database and its goals.
 
     Attributes:
         shop: The products in llmgym's catalogue database (search, pages).
-        goals: Each goal set's goals, in WebShop's shuffled order.
         files: The files read, relative to the data directory.
         products: Products kept (after WebShop's id filter).
+        synthetic_count: How many synthetic goals there are (made when first asked for).
     """
 
-    shop: Shop
-    goals: Mapping[str, tuple[OriginalGoal, ...]]
-    files: tuple[str, ...]
-    products: int
+    def __init__(
+        self,
+        shop: Shop,
+        files: tuple[str, ...],
+        products: int,
+        human: tuple[OriginalGoal, ...],
+        with_instructions: tuple[_Record, ...],
+    ) -> None:
+        self.shop = shop
+        self.files = files
+        self.products = products
+        self.synthetic_count = sum(_combinations(record) for record in with_instructions)
+        self._human = human
+        self._with_instructions = with_instructions
+
+    @cached_property
+    def _synthetic(self) -> tuple[OriginalGoal, ...]:
+        return tuple(_synthetic_goals(self._with_instructions))
+
+    def goals(self, goal_set: str) -> tuple[OriginalGoal, ...]:
+        """The goals of ``goal_set`` (:data:`GOAL_SETS`), in WebShop's shuffled order."""
+        return self._human if goal_set == "human" else self._synthetic
 
     def split(self, goal_set: str, split: str) -> tuple[OriginalGoal, ...]:
         """The goals of llmgym's ``split``: ``eval`` the first :data:`TEST_GOALS`, ``train``
         the rest."""
-        goals = self.goals[goal_set]
+        goals = self.goals(goal_set)
         return goals[:TEST_GOALS] if split == "eval" else goals[TEST_GOALS:]
 
 
@@ -347,32 +392,32 @@ def load_shop(data_dir: Path, *, progress: bool = True) -> OriginalShop:
 def _load(
     paths: tuple[Path, Path, Path], stats: tuple[tuple[str, int, int], ...], progress: bool
 ) -> OriginalShop:
-    records = _records(*paths)
+    products, records = _records(*paths)
     human = _human_goals(records, paths[2])
-    synthetic = _synthetic_goals(records, paths[1])
-    for goals in (human, synthetic):
-        random.Random(GOAL_SEED).shuffle(goals)
+    with_instructions = _with_instructions(records, paths[1])
+    del records
     key = hashlib.sha256(repr((stats, _code_digest())).encode()).hexdigest()[:16]
     database = cached_database(
-        "webshop",
+        "webshop-original",
         f"webshop-original-{key}.sqlite3",
-        len(records),
+        len(products),
         lambda path: write_catalogue(
             path,
-            (record.product for record in records),
-            len(records),
+            products,
+            len(products),
             {"source": "webshop", "files": json.dumps([s[0] for s in stats])},
             progress=progress,
             description="Indexing WebShop's products (once)",
         ),
         what="the WebShop catalogue",
-        keep=8,
+        keep=4,
     )
     return OriginalShop(
-        shop=Shop(database, -1, len(records)),
-        goals={"human": tuple(human), "synthetic": tuple(synthetic)},
+        shop=Shop(database, -1, len(products)),
         files=tuple(path.name for path in paths),
-        products=len(records),
+        products=len(products),
+        human=tuple(human),
+        with_instructions=with_instructions,
     )
 
 
@@ -414,11 +459,10 @@ class WebShopSource(OriginalSource):
         found = [
             f"{data.files[0]}: {data.products:,} products",
             f"{data.files[1]}: product attributes",
-            f"{data.files[2]}: {len(data.goals['human']):,} human goals "
+            f"{data.files[2]}: {len(data.goals('human')):,} human goals "
             f"({len(data.split('human', 'eval')):,} test -> eval, "
             f"{len(data.split('human', 'train')):,} -> train)",
-            f"synthetic goals (config goals='synthetic', AgentGym's): "
-            f"{len(data.goals['synthetic']):,}",
+            f"synthetic goals (config goals='synthetic', AgentGym's): {data.synthetic_count:,}",
         ]
         splits = {split: len(data.split("human", split)) for split in ("train", "eval")}
         return DataReport(self.name, str(data_dir.resolve()), splits, tuple(found))
@@ -427,7 +471,7 @@ class WebShopSource(OriginalSource):
         """AgentGym's ``session_id`` ``i`` is WebShop's synthetic goal ``i`` (in the shuffled
         order): ``eval/<i>`` below 500, ``train/<i - 500>`` from there, under
         :attr:`agentgym_config`."""
-        count = len(load_shop(data_dir).goals["synthetic"])
+        count = load_shop(data_dir).synthetic_count
         return _GoalIds(count)
 
 
