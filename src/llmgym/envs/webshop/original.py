@@ -104,10 +104,11 @@ def _files(data_dir: Path) -> tuple[Path, Path, Path]:
             f"the product file ({_PRODUCT_FILES[0]} or {_PRODUCT_FILES[1]})",
             "webshop",
         )
-    for path, what in ((attributes, "the attribute file"), (data_dir / _HUMAN_FILE, None)):
+    human = data_dir / _HUMAN_FILE
+    for path, what in ((attributes, "the attribute file"), (human, "the human instruction file")):
         if not path.is_file():
-            raise missing_data(path, what or "the human instruction file", "webshop")
-    return products, attributes, data_dir / _HUMAN_FILE
+            raise missing_data(path, what, "webshop")
+    return products, attributes, human
 
 
 def _read_json(path: Path, kind: type) -> Any:
