@@ -22,12 +22,12 @@ that version runs without the optional python-Levenshtein, which WebShop does no
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import cache
-from typing import Any
 
 from llmgym.envs.webshop.goals import Score
 
@@ -180,21 +180,16 @@ def type_tagger() -> tuple[str, TypeTagger]:
     is not a number or one of a fixed list of function words and common adjectives counts as a
     noun, which keeps more words than spaCy does, so ``r_type`` of a product other than the
     goal's can differ from WebShop's."""
-    try:
+    installed = [model for model in _SPACY_MODELS if importlib.util.find_spec(model) is not None]
+    if installed:  # importing spaCy takes seconds: only where a model is there to load
         import spacy
 
-        for model in _SPACY_MODELS:
-            try:
-                nlp = spacy.load(model)
-            except OSError:
-                continue
+        nlp = spacy.load(installed[0])
 
-            def nouns(text: str, nlp: Any = nlp) -> list[str]:
-                return [t.text.lower() for t in nlp(text) if t.pos_ in _NOUN_TAGS]
+        def nouns(text: str) -> list[str]:
+            return [t.text.lower() for t in nlp(text) if t.pos_ in _NOUN_TAGS]
 
-            return f"spacy:{model}", nouns
-    except ImportError:
-        pass
+        return f"spacy:{installed[0]}", nouns
 
     def words(text: str) -> list[str]:
         tokens = (token.lower() for token in _TOKEN.findall(text))
