@@ -59,7 +59,7 @@ PRICE_RANGE = tuple(10.0 * i for i in range(1, 100))
 """WebShop's price caps: 10, 20, ..., 990 dollars."""
 
 NO_PRICE_CAP = 1_000_000.0
-"""The cap of a goal whose product costs over 970 dollars (WebShop states none)."""
+"""The cap of a goal whose product costs 980 dollars or more (WebShop states none)."""
 
 _PRODUCT_FILES = ("items_shuffle.json", "items_shuffle_1000.json")
 _ATTRIBUTE_FILES = ("items_ins_v2.json", "items_ins_v2_1000.json")
