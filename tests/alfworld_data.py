@@ -168,7 +168,7 @@ def trial(split: str, scene: Scene, task_type: str, trial_id: str, **targets: st
 
 
 def standard_trials() -> list[Trial]:
-    """The data the ALFWorld tests play: train 3 games, valid_seen 1, valid_unseen 2; plus
+    """The data the ALFWorld tests play: train 3 games, valid_seen 1, valid_unseen 4; plus
     trials ALFWorld skips (an unsolvable game, a trial without a game, a ``Sliced`` one, a
     ``movable`` one, an unchecked game without ``solvable``, a task type ALFWorld does not
     play)."""
@@ -205,6 +205,22 @@ def standard_trials() -> list[Trial]:
             "pick_heat_then_place_in_recep",
             "trial_T20190909_000006_000006",
             **heat,
+        ),
+        trial(
+            "valid_unseen",
+            BEDROOM,
+            "pick_and_place_simple",
+            "trial_T20190909_000013_000013",
+            obj="CD",
+            recep="Desk",
+        ),
+        trial(
+            "valid_unseen",
+            KITCHEN,
+            "pick_and_place_simple",
+            "trial_T20190909_000014_000014",
+            obj="Apple",
+            recep="Cabinet",
         ),
         # skipped by ALFWorld's rule
         _replace(
