@@ -274,7 +274,7 @@ def _demangled_names(ids: Sequence[str]) -> dict[str, str]:
 def _game_class() -> type:
     """TextWorld's PDDL environment with ALFWorld's object names and a planner on demand."""
 
-    class AlfredGame(pddl.PddlEnv):  # type: ignore[misc, name-defined]
+    class AlfredGame(pddl.PddlEnv):  # type: ignore[name-defined]
         def load(self, filename_or_data: Any) -> None:
             super().load(filename_or_data)
             names = _demangled_names([info.id for info in self._entity_infos.values()])
