@@ -162,7 +162,7 @@ class ALFWorldSource(OriginalSource):
 
     name = "alfworld"
     env_id = "llmgym/ALFWorld-v0"
-    title = "ALFWorld (TextWorld games: train 3,553, valid_seen 140, valid_unseen 134)"
+    title = "ALFWorld's TextWorld games (train, valid_seen, valid_unseen)"
     homepage = "https://github.com/alfworld/alfworld"
     license = "MIT (ALFWorld code and game files); built on ALFRED, MIT"
     fetch_commands = (
@@ -299,8 +299,8 @@ class ALFWorldConfig(EnvConfig):
     eval_split: str = knob(
         "valid_unseen",
         choices=("valid_unseen", "valid_seen", AGENTGYM_TEST_SPLIT),
-        doc="ALFWorld's split played as llmgym's eval split: valid_unseen (134 games in unseen "
-        "rooms, ALFWorld's out-of-distribution eval), valid_seen (140 games, in-distribution) "
+        doc="ALFWorld's split played as llmgym's eval split: valid_unseen (games in unseen "
+        "rooms, ALFWorld's out-of-distribution eval), valid_seen (seen rooms, in-distribution) "
         "or valid_train (the directory AgentGym's 200 test items come from).",
     )
 
@@ -346,8 +346,9 @@ class ALFWorldEnv(TextEnv[ALFWorldConfig]):
     game of the split in sorted ``<task>/<trial>`` order.
 
     ## Episode End
-    Terminates when the game is won. Truncated by the registered turn limit (50, AgentGym's
-    ``max_round`` for ALFWorld is 30). The oracle follows Fast Downward's plan from the current
+    Terminates when the game is won. Truncated by the registered turn limit, 50: ALFWorld's
+    own ``max_nb_steps_per_episode`` (AgentGym's ALFWorld eval script sets ``max_round`` 30:
+    ``gymnasium.make(..., max_episode_steps=30)`` matches it). The oracle follows Fast Downward's plan from the current
     state (TextWorld's ``policy_commands``, ALFWorld's ``planner`` expert), so it recovers
     from any detour; it reads the game's PDDL goal, which the agent never sees.
 
@@ -425,6 +426,8 @@ class ALFWorldEnv(TextEnv[ALFWorldConfig]):
     def _reset_task(self, task: Task[ALFWorldConfig]) -> tuple[str, str]:
         self._record = self._games(task.split, task.config)[task.index]
         if self._game is None:
+            # TextWorld's PDDL engine imports its planner lazily: name the extra that has it
+            optional_import("fast_downward", extra="alfworld", package="fast-downward-textworld")
             infos = textworld.EnvInfos(admissible_commands=True, won=True)
             self._game = _game_class()(infos)
         try:
