@@ -177,7 +177,7 @@ def test_first_observation_is_alfworlds_as_agentgym_shows_it(data: Path, planner
     assert env.unwrapped.instance_key() == KITCHEN_SIMPLE
     assert observation == (
         "You are in the middle of a room. Looking quickly around you, you see a cabinet 1, a "
-        "coffeemachine 1, a countertop 1, a fridge 1, and a microwave 1.\n\n"
+        "coffeemachine 1, a countertop 1, a fridge 1, and a microwave 1.\n"
         "Your task is to: put a mug in coffeemachine."
     )
     assert info["instruction"] == "put a mug in coffeemachine."
@@ -256,3 +256,9 @@ def test_conformance_on_alfworld_games(data: Path, planner: None) -> None:
 
     rates = testing.check_conformance(lambda: make(data), oracle_episodes=4, hostile_count=100)
     assert rates["oracle_success_rate"] == 1.0
+
+
+def test_older_games_arrival_is_shown_as_agentgym_shows_it() -> None:
+    shown = alfworld._agentgym_observation("You arrive at loc 12. On the desk 1, you see a cd 1.")
+    assert shown == "On the desk 1, you see a cd 1."
+    assert alfworld._agentgym_observation("  ") == "Nothing happens."

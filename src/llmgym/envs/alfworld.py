@@ -63,7 +63,7 @@ SPLITS = ("train", "valid_seen", "valid_unseen")
 rooms, ALFWorld's out-of-distribution eval) or ``valid_seen`` is its eval split."""
 AGENTGYM_TEST_SPLIT = "valid_train"
 """The directory AgentGym's 200 test items (2,420-2,619) come from."""
-_WELCOME = "-= Welcome to TextWorld, ALFRED! =-"
+_ARRIVAL = "You arrive at loc "  # the older games' wording: "You arrive at loc 12. On the ..."
 _NOTHING = "Nothing happens."  # TextWorld's answer to a command that is not admissible
 _GAME_KEYS = ("pddl_domain", "grammar", "pddl_problem")
 
@@ -240,6 +240,15 @@ class ALFWorldSource(OriginalSource):
 
 
 # ------------------------------------------------------------------------- the engine
+def _agentgym_observation(feedback: str) -> str:
+    """A step's feedback as AgentGym shows it (``agentenv_alfworld.utils.process_ob``): the
+    location number of the older games' arrival message dropped."""
+    text = feedback.strip()
+    if text.startswith(_ARRIVAL):
+        text = text[text.find(". ") + 2 :]
+    return text or _NOTHING
+
+
 def _demangled_names(ids: Sequence[str]) -> dict[str, str]:
     """ALFWorld's ``Demangler`` (``shuffle=False``): ``Mug_bar__minus_01_dot_2...`` becomes
     ``mug N``, numbering each kind of object from 1 in reverse sorted order of the ids, as
@@ -334,7 +343,9 @@ class ALFWorldEnv(TextEnv[ALFWorldConfig]):
     ## Observation Space
     Text, the game's own: the first observation is the room and the task (``You are in the
     middle of a room. Looking quickly around you, you see a cabinet 1, ... Your task is to:
-    put a clean mug in coffeemachine.``) without TextWorld's welcome line, as AgentGym shows it.
+    put a clean mug in coffeemachine.``) without TextWorld's welcome line, its paragraphs one
+    line each, as AgentGym shows it; later observations are the game's answers, with the older
+    games' ``You arrive at loc 12.`` dropped as AgentGym drops it.
 
     ## Rewards
     ALFWorld's and AgentGym's: 1.0 on the step that wins the game (TextWorld's ``won``: the
@@ -348,9 +359,10 @@ class ALFWorldEnv(TextEnv[ALFWorldConfig]):
     ## Episode End
     Terminates when the game is won. Truncated by the registered turn limit, 50: ALFWorld's
     own ``max_nb_steps_per_episode`` (AgentGym's ALFWorld eval script sets ``max_round`` 30:
-    ``gymnasium.make(..., max_episode_steps=30)`` matches it). The oracle follows Fast Downward's plan from the current
-    state (TextWorld's ``policy_commands``, ALFWorld's ``planner`` expert), so it recovers
-    from any detour; it reads the game's PDDL goal, which the agent never sees.
+    ``gymnasium.make(..., max_episode_steps=30)`` matches it). The oracle follows Fast
+    Downward's plan from the current state (TextWorld's ``policy_commands``, ALFWorld's
+    ``planner`` expert), so it recovers from any detour; it reads the game's PDDL goal, which
+    the agent never sees.
 
     ## Original data
     Source ``alfworld`` (the default and only one): ALFWorld's games from the directory
@@ -436,7 +448,9 @@ class ALFWorldEnv(TextEnv[ALFWorldConfig]):
         except Exception as error:  # TextWorld's parsers raise their own types
             raise DataError(f"{self._record.path}: TextWorld cannot play it ({error})") from None
         self._admissible = tuple(self._state["admissible_commands"])
-        intro = self._state.feedback.replace(_WELCOME, "", 1).strip()
+        # AgentGym's first observation: the paragraphs after TextWorld's welcome line, one
+        # line each
+        intro = "\n".join(self._state.feedback.strip().split("\n\n")[1:])
         goal = intro.rpartition("Your task is to:")[2].strip() or "Complete the household task."
         return intro, goal
 
@@ -449,7 +463,7 @@ class ALFWorldEnv(TextEnv[ALFWorldConfig]):
         self._admissible = tuple(self._state["admissible_commands"])
         won = bool(self._state["won"])
         return Transition(
-            observation=self._state.feedback.strip() or _NOTHING,
+            observation=_agentgym_observation(self._state.feedback),
             reward=1.0 if won else 0.0,
             terminated=won,
             success=won,
