@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from llmgym.core import (
     EnvConfig,
@@ -180,6 +180,8 @@ class ALFWorldSource(OriginalSource):
     )
     env_var = "ALFWORLD_DATA"
     agentgym_family = "alfworld"
+    agentgym_config: ClassVar[Mapping[str, Any]] = {"eval_split": AGENTGYM_TEST_SPLIT}
+    """AgentGym's test items (2,420 on) are ``valid_train`` games."""
 
     def check(self, data_dir: Path) -> DataReport:
         """Count the playable games of each split (eval: ``valid_unseen``, the default
