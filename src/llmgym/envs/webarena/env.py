@@ -21,6 +21,8 @@ from llmgym.envs.webarena import (  # noqa: F401 (they register templates)
 from llmgym.envs.webarena.browser import ACTION_HELP, Browser, parse_action
 from llmgym.envs.webarena.forum_data import FORUM_SESSION
 from llmgym.envs.webarena.gitlab_data import GITLAB_SESSION
+from llmgym.envs.webarena.original import split_tasks
+from llmgym.envs.webarena.original_play import OriginalEpisodes
 from llmgym.envs.webarena.shop_data import ADMIN_SESSION, SHOP_SESSION
 from llmgym.envs.webarena.sites import Web
 from llmgym.envs.webarena.tasks import (
@@ -31,6 +33,7 @@ from llmgym.envs.webarena.tasks import (
     template,
     templates,
 )
+from llmgym.originals import data_dir_knob, data_dir_of, source_knob
 
 __all__ = ["WebArenaConfig", "WebArenaEnv", "instances"]
 
@@ -63,6 +66,40 @@ class WebArenaConfig(EnvConfig):
     )
     data_seed: int = knob(
         0, low=0, high=2**31 - 1, doc="Seed of the sites' generated data (another store, ...)."
+    )
+    source: str = source_knob("webarena")
+    data_dir: str = data_dir_knob()
+    chromium: str = knob(
+        "",
+        doc="Original tasks: the Chromium binary Playwright drives ('': chromium on the PATH).",
+    )
+    viewport_width: int = knob(
+        1280, low=320, high=3840, doc="Original tasks: the browser's width in pixels."
+    )
+    viewport_height: int = knob(
+        720, low=240, high=2160, doc="Original tasks: the browser's height in pixels."
+    )
+    current_viewport_only: bool = knob(
+        True, doc="Original tasks: the tree lists only what is in the viewport, as in WebArena."
+    )
+    settle_ms: int = knob(
+        100,
+        low=0,
+        high=10_000,
+        doc="Original tasks: milliseconds to wait after an action for a page load it starts.",
+    )
+    train_tasks: str = knob(
+        "",
+        doc="Original tasks: WebArena task ids moved to the train split ('0-99,200'); the rest "
+        "are eval.",
+    )
+    judge_model: str = knob(
+        "",
+        doc="Original tasks: the model judging fuzzy_match answers ('': none, such answers "
+        "are left unscored and the evaluation says so).",
+    )
+    judge_base_url: str = knob(
+        "", doc="Original tasks: the judge's OpenAI-compatible API root ('': $OPENAI_BASE_URL)."
     )
 
 
@@ -208,6 +245,8 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
 
     _instance: Instance | None = None
     _browser: Browser | None = None
+    _original: OriginalEpisodes | None = None
+    """The original tasks' browser and episode (a config with the webarena source)."""
     _previous = "None"
     _memory: dict[str, Any]
 
@@ -219,7 +258,25 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: WebArenaConfig | None = None) -> Sequence[str]:
-        return tuple(self._instances(split, config or self.config))
+        config = config or self.config
+        data_dir = data_dir_of(config)
+        if data_dir is not None:
+            return tuple(split_tasks(data_dir, config.train_tasks)[split])
+        return tuple(self._instances(split, config))
+
+    def _original_episodes(self, config: WebArenaConfig) -> OriginalEpisodes | None:
+        """The original tasks' player for ``config`` (``None``: generated tasks); a new one
+        (and browser) when the config's browser settings change."""
+        data_dir = data_dir_of(config)
+        if data_dir is None:
+            return None
+        current = self._original
+        if current is not None:
+            if current.settings == OriginalEpisodes.settings_of(data_dir, config):
+                return current
+            current.close()
+        self._original = OriginalEpisodes.from_config(data_dir, config)
+        return self._original
 
     @staticmethod
     def _instances(split: str, config: WebArenaConfig) -> dict[str, Instance]:
@@ -237,10 +294,34 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
         return self.after_reset(self._browser)
 
     def instance_key(self) -> str:
+        if self._playing_original():
+            assert self._original is not None and self._original.task is not None
+            return self._original.task.raw
         return self.instance.key
+
+    def _playing_original(self) -> bool:
+        return self._original is not None and self.task.config.source != "generated"
+
+    def _engine_holding_state(self) -> str | None:
+        if self._original is not None and self._original.browser is not None:
+            return "a live Chromium browser"
+        return None
+
+    def close(self) -> None:
+        """Close the original tasks' browser, if one was started."""
+        if self._original is not None:
+            self._original.close()
+            self._original = None
+        super().close()
 
     def _reset_task(self, task: Task[WebArenaConfig]) -> tuple[str, str]:
         config = task.config
+        original = self._original_episodes(config)
+        if original is not None:
+            original.reset(task.split, task.task_id, config.train_tasks)
+            self._previous = "None"
+            intent = str(original.config["intent"])
+            return self._observe(), intent
         if config.data_seed != self.web.seed:
             self.web = Web(config.data_seed)
         self.web.reset()
@@ -251,11 +332,13 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
         return self._observe(), self._instance.intent
 
     def _observe(self, feedback: str = "") -> str:
-        browser = self.browser
-        text = (
-            f"{browser.render()}\n\nURL: {browser.url}\nOBJECTIVE: {self.instance.intent}\n"
-            f"PREVIOUS ACTION: {self._previous}"
-        )
+        if self._playing_original():
+            assert self._original is not None
+            page, url = self._original.observation, self._original.url
+            intent = str(self._original.config["intent"])
+        else:
+            page, url, intent = self.browser.render(), self.browser.url, self.instance.intent
+        text = f"{page}\n\nURL: {url}\nOBJECTIVE: {intent}\nPREVIOUS ACTION: {self._previous}"
         return f"{feedback}\n\n{text}" if feedback else text
 
     # ------------------------------------------------------------------ dynamics
@@ -269,6 +352,8 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
                 )
             )
         verb, arguments = parsed
+        if self._playing_original():
+            return self._step_original(verb, arguments)
         outcome = self.browser.act(verb, arguments)
         if not outcome.ok:
             return self.invalid(self._observe(f"Invalid action: {outcome.error}"))
@@ -276,6 +361,35 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
         if outcome.answer is None:
             return Transition(self._observe())
         return self._finish(outcome.answer)
+
+    def _step_original(self, verb: str, arguments: tuple[str, ...]) -> Transition:
+        original = self._original
+        assert original is not None
+        if verb != "stop":
+            error = original.act(verb, arguments)
+            if error:
+                return self.invalid(self._observe(f"Invalid action: {error}"))
+        self._previous = " ".join([verb, *(f"[{a}]" for a in arguments if a != "")])
+        if verb != "stop":
+            return Transition(self._observe())
+        finish = original.finish(arguments[0].strip())
+        evaluation = finish.evaluation
+        observation = self._observe()
+        if evaluation.notes:
+            observation += "\n\nEvaluation: " + " ".join(evaluation.notes)
+        success = finish.reward == 1.0
+        return Transition(
+            observation,
+            reward=finish.reward,
+            terminated=True,
+            success=success,
+            info={
+                "evaluation": evaluation.scores,
+                "evaluation_notes": evaluation.notes,
+                "answer": finish.answer,
+                "webarena_task_id": original.task.task_id if original.task else -1,
+            },
+        )
 
     def _finish(self, answer: str) -> Transition:
         instance = self.instance
@@ -297,6 +411,9 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
     def oracle_action(self) -> str:
         """The template's oracle on the active page. Where it finds nothing it knows (another
         tab, a page it did not expect), it closes the extra tab or goes back to the start page."""
+        if self._playing_original():
+            assert self._original is not None
+            return self._original.oracle_action()
         instance, browser = self.instance, self.browser
         if len(browser.tabs) > 1:
             return "close_tab" if browser.active else "tab_focus [1]"
@@ -308,6 +425,9 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
             return f"goto [{instance.start_url}]"
 
     def sample_action(self, rng: np.random.Generator) -> str:
+        if self._playing_original():
+            assert self._original is not None
+            return self._original.sample_action(rng)
         ids = sorted(self.browser.visible_ids() - {1})
         roll = rng.random()
         if roll < 0.1 or not ids:
