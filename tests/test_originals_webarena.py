@@ -446,6 +446,21 @@ def test_fuzzy_match_asks_the_judge_or_says_there_is_none(
             env.close()
         assert "reference answer: a city" in server.requests[0]["body"]["messages"][-1]["content"]
 
+    class Lenient:
+        def fuzzy_match(self, pred: str, reference: str, question: str) -> float:
+            return 1.0
+
+        def unachievable_match(self, pred: str, reference: str, question: str) -> float:
+            return 1.0
+
+    env = make(tmp_path, settle_ms=50)
+    env.unwrapped.use_judge(Lenient())
+    try:
+        env.reset(options={"split": "eval"})
+        assert env.step("stop [anything]")[1] == 1.0
+    finally:
+        env.close()
+
 
 @needs_chromium
 @pytest.mark.slow

@@ -19,6 +19,7 @@ from llmgym.envs.webarena import (  # noqa: F401 (they register templates)
     wiki_tasks,
 )
 from llmgym.envs.webarena.browser import ACTION_HELP, Browser, parse_action
+from llmgym.envs.webarena.evaluators import Judge
 from llmgym.envs.webarena.forum_data import FORUM_SESSION
 from llmgym.envs.webarena.gitlab_data import GITLAB_SESSION
 from llmgym.envs.webarena.original import split_tasks
@@ -224,6 +225,59 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
     ``N // 1000`` (so adding templates never renumbers a task); ``task_ids`` lists them
     interleaved, one of each template in turn. Train and eval instances are disjoint by content.
 
+    ## Original data
+    With ``config={"source": "webarena", "data_dir": DIR}`` the environment plays WebArena's own
+    812 test tasks (https://github.com/web-arena-x/webarena, Apache-2.0) on the user's running
+    WebArena sites, in headless Chromium driven by Playwright. ``DIR`` is a checkout of
+    WebArena's repository (or its ``config_files`` folder): the numbered
+    ``config_files/<task_id>.json`` that its ``scripts/generate_test_data.py`` writes where there
+    are any, else ``config_files/test.raw.json`` with its ``__SHOPPING__``-style placeholders
+    replaced, as that script does, from WebArena's variables ``SHOPPING``, ``SHOPPING_ADMIN``,
+    ``REDDIT``, ``GITLAB``, ``WIKIPEDIA``, ``MAP`` and ``HOMEPAGE`` (a task whose variable is
+    unset says which one at reset). A task's ``storage_state`` (``./.auth/shopping_state.json``)
+    is read from ``DIR``: WebArena's ``browser_env/auto_login.py`` writes those files; a missing
+    one is named at reset. ``llmgym data check webarena DIR`` counts the tasks per eval type and
+    says which storage states it finds; ``docs/originals.md`` gives the fetch command.
+
+    WebArena has only a test set: its tasks form the ``eval`` split, ``eval/NNNNN`` the
+    ``N``-th in ``task_id`` order (the full set's ``eval/00042`` is ``task_id`` 42, which is
+    also AgentGym's WebArena item 42); ``train`` is empty unless ``train_tasks`` (``"0-99"``)
+    moves some tasks there, for training on a part and evaluating on the rest.
+
+    * **Observation**: WebArena's: the tab bar and Chromium's accessibility tree
+      (``Accessibility.getFullAXTree``) of the part of the page in the viewport
+      (``viewport_width`` x ``viewport_height``, 1280 x 720 as in WebArena's runs;
+      ``current_viewport_only``), drawn by WebArena's rules (its ignored properties, unnamed
+      containers left out, repeated ``StaticText`` removed), then the ``URL:``,
+      ``OBJECTIVE:`` and ``PREVIOUS ACTION:`` lines. Ids are numbered in tree order (WebArena
+      shows Chromium's node ids, which change with what the browser did before).
+    * **Actions**: the grammar above, played as WebArena's ``execute_action`` plays it:
+      ``click``/``hover``/``type`` with the mouse at the centre of the element's box, ``type``
+      appending keystrokes (``[1]``, the default, ends with Enter), ``press`` with Playwright's
+      key names, ``scroll`` by one window height. ``goto`` opens only the sites' addresses
+      (the variables above and the task's start URLs); an unknown id, a failed action or a
+      text over 2,000 characters is answered as invalid.
+    * **Reward**: WebArena's ``evaluation_harness``: the product of the task's
+      ``string_match`` (``exact_match``, ``must_include``, ``fuzzy_match``), ``url_match``
+      (``GOLD in PRED``) and ``program_html`` (each target's ``url`` opened, its JavaScript
+      ``locator`` run in the page) scores. ``fuzzy_match`` asks an LLM judge with WebArena's
+      prompts through an OpenAI-compatible server (``judge_model``, ``judge_base_url``; any
+      object with ``fuzzy_match`` and ``unachievable_match`` can judge instead, given to
+      ``env.unwrapped.use_judge``); without a judge such an answer is not scored: the
+      reward is 0, ``info["evaluation"]`` has ``None`` for it and ``info["evaluation_notes"]``
+      and the last observation say why. ``program_html`` helpers that read Magento's REST API
+      (``shopping_get_latest_order_url``, ``shopping_get_sku_latest_review_*``) are not called
+      and are reported the same way; ``reddit_get_post_url`` and
+      ``gitlab_get_project_memeber_role`` are.
+    * **Oracle**: it reads the answer key. With a ``reference_action_sequence`` (WebArena's
+      Playwright lines, as in its example configs) it replays it on the ids of the tree;
+      otherwise it opens the ``reference_url`` and stops with the reference answer. It solves
+      ``string_match`` tasks (``fuzzy_match`` ones only with a judge) and ``url_match`` tasks;
+      ``program_html`` tasks only where the config carries the actions.
+    * Each reset opens a fresh browser context on the task's start URLs (one tab per
+      ``" |AND| "`` part); the sites' data is not reset (WebArena resets its sites by
+      restarting their containers, outside the harness).
+
     ## Version History
     * v0: Initial version.
     """
@@ -247,6 +301,7 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
     _browser: Browser | None = None
     _original: OriginalEpisodes | None = None
     """The original tasks' browser and episode (a config with the webarena source)."""
+    _judge: Judge | None = None
     _previous = "None"
     _memory: dict[str, Any]
 
@@ -276,7 +331,17 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
                 return current
             current.close()
         self._original = OriginalEpisodes.from_config(data_dir, config)
+        if self._judge is not None:
+            self._original.judge = self._judge
         return self._original
+
+    def use_judge(self, judge: Judge) -> None:
+        """Judge the original tasks' ``fuzzy_match`` answers with ``judge`` (any object with
+        WebArena's two judge calls, see :class:`~llmgym.envs.webarena.evaluators.Judge`)
+        instead of the config's ``judge_model``."""
+        self._judge = judge
+        if self._original is not None:
+            self._original.judge = judge
 
     @staticmethod
     def _instances(split: str, config: WebArenaConfig) -> dict[str, Instance]:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import parse_qs, urlparse
 
+from llmgym.errors import ChatError
 from llmgym.llm import ChatClient
 
 __all__ = [
@@ -204,7 +205,12 @@ def _judged(judge: Judge | None, method: str, pred: str, reference: str, questio
             "fuzzy_match needs an LLM judge and none is configured (set judge_model, and "
             "judge_base_url or $OPENAI_BASE_URL); the answer is not scored"
         )
-    verdict: float = getattr(judge, method)(pred, reference, question)
+    try:
+        verdict: float = getattr(judge, method)(pred, reference, question)
+    except ChatError as error:
+        raise Undecided(
+            f"the fuzzy_match judge failed ({error}); the answer is not scored"
+        ) from None
     return verdict
 
 

@@ -82,6 +82,7 @@ _SCROLL_JS = (
     "(document.scrollingElement || document.body).scrollTop {sign} window.innerHeight;"
 )
 MAX_TABS = 10
+MAX_TYPED = 2_000
 T = TypeVar("T")
 
 
@@ -453,6 +454,8 @@ class LiveBrowser:
                 return center
             if verb == "hover":
                 return self._try(lambda: page.mouse.move(*center))
+            if verb == "type" and len(arguments[1]) > MAX_TYPED:
+                return f"The text is longer than {MAX_TYPED} characters."
             error = self._try(lambda: page.mouse.click(*center))
             if verb == "click" or error:
                 return error
