@@ -18,6 +18,7 @@ import gymnasium as gym
 import pytest
 
 from benchmarks.bench_utils import CHROMIUM
+from llmgym.cli import main as cli_main
 from llmgym.envs.webarena.env import START_COOKIES
 from llmgym.envs.webarena.evaluators import clean_answer, exact_match, must_include, url_match
 from llmgym.envs.webarena.original import WebArenaSource, load_tasks
@@ -473,3 +474,25 @@ def test_conformance(tmp_path: Path, site_env: dict[str, str]) -> None:
 
     figures = check_conformance(make_env, oracle_episodes=4, hostile_count=20)
     assert figures["oracle_success_rate"] == 1.0
+
+
+# ---------------------------------------------------------------------- the command line
+def test_data_check_prints_what_it_found(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    write_raw(tmp_path, WIKI_TASKS)
+    assert cli_main(["data", "check", "webarena", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"webarena data in {tmp_path.resolve()}: 5 eval" in out
+    assert "url_match+program_html: 1" in out
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_eval_with_data_and_the_oracle_succeeds(
+    tmp_path: Path, site_env: dict[str, str], capsys: pytest.CaptureFixture
+) -> None:
+    need("playwright.sync_api")
+    write_raw(tmp_path, WIKI_TASKS)
+    argv = ["eval", ENV_ID, "--data", str(tmp_path), "--agent", "oracle", "--quiet"]
+    ids = [f"eval/{i:05d}" for i in range(len(WIKI_TASKS))]
+    assert cli_main([*argv, "--task-ids", *ids]) == 0
+    assert "mean success over 1 environments: 1.000" in capsys.readouterr().out
