@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from llmgym.errors import ConfigError
+from llmgym.errors import ConfigError, MissingDependencyError
 
 __all__ = ["CHROMIUM_ARGS", "AxNode", "LiveBrowser", "find_chromium", "render_ax_tree"]
 
@@ -255,7 +255,13 @@ class LiveBrowser:
     def _launch(self) -> None:
         if self._browser is not None:
             return
-        from playwright.sync_api import sync_playwright
+        try:
+            from playwright.sync_api import sync_playwright
+        except ImportError:
+            raise MissingDependencyError(
+                "WebArena's original tasks drive Chromium through Playwright: "
+                "pip install 'llmgym[webarena]'"
+            ) from None
 
         self._playwright = sync_playwright().start()
         self._browser = self._playwright.chromium.launch(
