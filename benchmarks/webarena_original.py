@@ -95,7 +95,8 @@ def step_seconds(steps: int = 20) -> float:
     }
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / "test.raw.json").write_text(json.dumps([task]))
-        config = {"source": "webarena", "data_dir": folder, "chromium": CHROMIUM}
+        os.environ["LLMGYM_CHROMIUM"] = CHROMIUM
+        config = {"source": "webarena", "data_dir": folder}
         env = gym.make("llmgym/WebArena-v0", config=config)
         try:
             env.reset(options={"task_id": "eval/00000"})

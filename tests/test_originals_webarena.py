@@ -160,6 +160,8 @@ def site_env(site_urls: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict
     """WebArena's address variables, pointing at the served sites."""
     for name in SITE_ENV:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LLMGYM_CHROMIUM", CHROMIUM)
+    monkeypatch.delenv("LLMGYM_WEBARENA_JUDGE_MODEL", raising=False)
     monkeypatch.setenv("WIKIPEDIA", site_urls["wiki"])
     monkeypatch.setenv("SHOPPING", site_urls["shop"])
     return site_urls
@@ -175,7 +177,7 @@ def write_raw(root: Path, tasks: list[dict]) -> Path:
 def make(data_dir: Path, **config: Any) -> gym.Env:
     return gym.make(
         ENV_ID,
-        config={"source": "webarena", "data_dir": str(data_dir), "chromium": CHROMIUM, **config},
+        config={"source": "webarena", "data_dir": str(data_dir), **config},
     )
 
 
@@ -254,6 +256,7 @@ def test_splits_follow_train_tasks(tmp_path: Path) -> None:
     env = make(tmp_path, train_tasks="0, 2-3").unwrapped
     assert env.task_ids("train") == ("train/00000", "train/00001", "train/00002")
     assert env.task_ids("eval") == ("eval/00000", "eval/00001")
+    assert make(tmp_path, train_tasks="0-999999").unwrapped.task_ids("eval") == ()
 
 
 # ---------------------------------------------------------------------- WebArena's scoring rules
@@ -413,7 +416,7 @@ def test_a_login_from_storage_state_and_a_change_checked_by_program_html(
 @needs_chromium
 @pytest.mark.slow
 def test_fuzzy_match_asks_the_judge_or_says_there_is_none(
-    tmp_path: Path, site_env: dict[str, str]
+    tmp_path: Path, site_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     need("playwright.sync_api")
     write_raw(tmp_path, [FUZZY_TASK])
@@ -435,7 +438,9 @@ def test_fuzzy_match_asks_the_judge_or_says_there_is_none(
         return "correct" if "student answer: a city in zuchiveis" in asked else "incorrect"
 
     with ChatServer(model) as server:
-        env = make(tmp_path, settle_ms=50, judge_model="judge", judge_base_url=server.base_url)
+        monkeypatch.setenv("LLMGYM_WEBARENA_JUDGE_MODEL", "judge")
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        env = make(tmp_path, settle_ms=50)
         try:
             env.reset(options={"split": "eval"})
             _, reward, _, _, info = env.step("stop [A city in Zuchiveis]")
@@ -454,6 +459,7 @@ def test_fuzzy_match_asks_the_judge_or_says_there_is_none(
         def unachievable_match(self, pred: str, reference: str, question: str) -> float:
             return 1.0
 
+    monkeypatch.delenv("LLMGYM_WEBARENA_JUDGE_MODEL")
     env = make(tmp_path, settle_ms=50)
     env.unwrapped.use_judge(Lenient())
     try:

@@ -70,10 +70,6 @@ class WebArenaConfig(EnvConfig):
     )
     source: str = source_knob("webarena")
     data_dir: str = data_dir_knob()
-    chromium: str = knob(
-        "",
-        doc="Original tasks: the Chromium binary Playwright drives ('': chromium on the PATH).",
-    )
     viewport_width: int = knob(
         1280, low=320, high=3840, doc="Original tasks: the browser's width in pixels."
     )
@@ -93,14 +89,6 @@ class WebArenaConfig(EnvConfig):
         "",
         doc="Original tasks: WebArena task ids moved to the train split ('0-99,200'); the rest "
         "are eval.",
-    )
-    judge_model: str = knob(
-        "",
-        doc="Original tasks: the model judging fuzzy_match answers ('': none, such answers "
-        "are left unscored and the evaluation says so).",
-    )
-    judge_base_url: str = knob(
-        "", doc="Original tasks: the judge's OpenAI-compatible API root ('': $OPENAI_BASE_URL)."
     )
 
 
@@ -228,7 +216,9 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
     ## Original data
     With ``config={"source": "webarena", "data_dir": DIR}`` the environment plays WebArena's own
     812 test tasks (https://github.com/web-arena-x/webarena, Apache-2.0) on the user's running
-    WebArena sites, in headless Chromium driven by Playwright. ``DIR`` is a checkout of
+    WebArena sites, in headless Chromium driven by Playwright (``pip install
+    'llmgym[webarena]'``; Chromium from the ``PATH``, or the binary ``$LLMGYM_CHROMIUM``
+    names). ``DIR`` is a checkout of
     WebArena's repository (or its ``config_files`` folder): the numbered
     ``config_files/<task_id>.json`` that its ``scripts/generate_test_data.py`` writes where there
     are any, else ``config_files/test.raw.json`` with its ``__SHOPPING__``-style placeholders
@@ -261,9 +251,10 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
       ``string_match`` (``exact_match``, ``must_include``, ``fuzzy_match``), ``url_match``
       (``GOLD in PRED``) and ``program_html`` (each target's ``url`` opened, its JavaScript
       ``locator`` run in the page) scores. ``fuzzy_match`` asks an LLM judge with WebArena's
-      prompts through an OpenAI-compatible server (``judge_model``, ``judge_base_url``; any
-      object with ``fuzzy_match`` and ``unachievable_match`` can judge instead, given to
-      ``env.unwrapped.use_judge``); without a judge such an answer is not scored: the
+      prompts through an OpenAI-compatible server: the model named by
+      ``$LLMGYM_WEBARENA_JUDGE_MODEL`` at ``$OPENAI_BASE_URL`` (key ``$OPENAI_API_KEY``), or
+      any object with ``fuzzy_match`` and ``unachievable_match`` given to
+      ``env.unwrapped.use_judge``; without a judge such an answer is not scored: the
       reward is 0, ``info["evaluation"]`` has ``None`` for it and ``info["evaluation_notes"]``
       and the last observation say why. ``program_html`` helpers that read Magento's REST API
       (``shopping_get_latest_order_url``, ``shopping_get_sku_latest_review_*``) are not called
@@ -338,7 +329,7 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
     def use_judge(self, judge: Judge) -> None:
         """Judge the original tasks' ``fuzzy_match`` answers with ``judge`` (any object with
         WebArena's two judge calls, see :class:`~llmgym.envs.webarena.evaluators.Judge`)
-        instead of the config's ``judge_model``."""
+        instead of the one ``$LLMGYM_WEBARENA_JUDGE_MODEL`` names."""
         self._judge = judge
         if self._original is not None:
             self._original.judge = judge

@@ -202,8 +202,9 @@ def _string_match(
 def _judged(judge: Judge | None, method: str, pred: str, reference: str, question: str) -> float:
     if judge is None:
         raise Undecided(
-            "fuzzy_match needs an LLM judge and none is configured (set judge_model, and "
-            "judge_base_url or $OPENAI_BASE_URL); the answer is not scored"
+            "fuzzy_match needs an LLM judge and none is configured (set "
+            "$LLMGYM_WEBARENA_JUDGE_MODEL and $OPENAI_BASE_URL, or call use_judge); the answer "
+            "is not scored"
         )
     try:
         verdict: float = getattr(judge, method)(pred, reference, question)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import re
 import shutil
 import threading
@@ -30,9 +31,16 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from llmgym.errors import ConfigError, MissingDependencyError
+from llmgym.errors import MissingDependencyError
 
-__all__ = ["CHROMIUM_ARGS", "AxNode", "LiveBrowser", "find_chromium", "render_ax_tree"]
+__all__ = [
+    "CHROMIUM_ARGS",
+    "CHROMIUM_VARIABLE",
+    "AxNode",
+    "LiveBrowser",
+    "find_chromium",
+    "render_ax_tree",
+]
 
 CHROMIUM_ARGS = (
     "--no-sandbox",
@@ -46,6 +54,8 @@ CHROMIUM_ARGS = (
 """Flags for a closed network: without the background-networking ones Chromium keeps trying to
 reach Google's hosts."""
 
+CHROMIUM_VARIABLE = "LLMGYM_CHROMIUM"
+"""The environment variable naming the Chromium binary to drive."""
 IGNORED_PROPERTIES = frozenset(
     ["focusable", "editable", "readonly", "level", "settable", "multiline", "invalid"]
 )
@@ -86,25 +96,26 @@ MAX_TYPED = 2_000
 T = TypeVar("T")
 
 
-def find_chromium(executable: str = "") -> str:
-    """The Chromium to launch: ``executable`` if given, else ``chromium`` (or
-    ``chromium-browser``, ``google-chrome``) on the ``PATH``.
+def find_chromium() -> str:
+    """The Chromium to launch: ``$LLMGYM_CHROMIUM`` if set, else ``chromium`` (or
+    ``chromium-browser``, ``google-chrome``) on the ``PATH``. (Not a config field: a server's
+    clients must not choose a program for the server to run.)
 
     Raises:
-        ConfigError: None of them exists.
+        MissingDependencyError: None of them exists.
     """
+    executable = os.environ.get(CHROMIUM_VARIABLE, "")
     if executable:
         if not Path(executable).is_file():
-            raise ConfigError("WebArenaConfig.chromium", f"{executable!r} is not a file")
+            raise MissingDependencyError(f"${CHROMIUM_VARIABLE}={executable!r} is not a file")
         return executable
     for name in ("chromium", "chromium-browser", "google-chrome"):
         found = shutil.which(name)
         if found:
             return found
-    raise ConfigError(
-        "WebArenaConfig.chromium",
-        "no Chromium found: give its path, install one (apt-get install chromium) or run "
-        "'playwright install chromium' and give the path it prints",
+    raise MissingDependencyError(
+        "no Chromium found: install one (apt-get install chromium), or run 'playwright install "
+        f"chromium' and set {CHROMIUM_VARIABLE} to the path of the binary"
     )
 
 

@@ -188,13 +188,13 @@ def _check(item: dict[str, Any], where: Path) -> int:
     return task_id
 
 
-def parse_train_tasks(text: str) -> frozenset[int]:
+def parse_train_tasks(text: str) -> tuple[range, ...]:
     """WebArena task ids from ``"0-99,200"`` (ranges inclusive).
 
     Raises:
         ConfigError: Not such a list.
     """
-    chosen: set[int] = set()
+    chosen: list[range] = []
     for part in filter(None, (p.strip() for p in text.split(","))):
         match = re.fullmatch(r"(\d{1,6})(?:\s*-\s*(\d{1,6}))?", part)
         if not match:
@@ -206,8 +206,8 @@ def parse_train_tasks(text: str) -> frozenset[int]:
         high = int(match.group(2) or low)
         if high < low:
             raise ConfigError("WebArenaConfig.train_tasks", f"the range {part!r} is empty")
-        chosen.update(range(low, high + 1))
-    return frozenset(chosen)
+        chosen.append(range(low, high + 1))
+    return tuple(chosen)
 
 
 def split_tasks(data_dir: Path, train_tasks: str) -> dict[str, dict[str, OriginalTask]]:
@@ -216,7 +216,8 @@ def split_tasks(data_dir: Path, train_tasks: str) -> dict[str, dict[str, Origina
     train = parse_train_tasks(train_tasks)
     splits: dict[str, list[OriginalTask]] = {"train": [], "eval": []}
     for task in load_tasks(data_dir):
-        splits["train" if task.task_id in train else "eval"].append(task)
+        in_train = any(task.task_id in ids for ids in train)
+        splits["train" if in_train else "eval"].append(task)
     return {
         split: {f"{split}/{index:05d}": task for index, task in enumerate(tasks)}
         for split, tasks in splits.items()

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from llmgym.envs.webarena.evaluators import ChatJudge, Evaluation, Judge, evaluate, url_match
-from llmgym.envs.webarena.live import LiveBrowser, find_chromium
+from llmgym.envs.webarena.live import CHROMIUM_VARIABLE, LiveBrowser, find_chromium
 from llmgym.envs.webarena.original import (
     SITE_VARIABLES,
     OriginalTask,
@@ -39,7 +39,12 @@ from llmgym.envs.webarena.original import (
 )
 from llmgym.errors import DataError
 
-__all__ = ["Finish", "OriginalEpisodes", "oracle_answer"]
+__all__ = ["JUDGE_VARIABLE", "Finish", "OriginalEpisodes", "oracle_answer"]
+
+JUDGE_VARIABLE = "LLMGYM_WEBARENA_JUDGE_MODEL"
+"""The environment variable naming the fuzzy_match judge's model, asked at ``$OPENAI_BASE_URL``
+(an environment variable, not a config field: a server's clients must not point the judge,
+and the operator's API key with it, at another server)."""
 
 _CHAIN_CALL = re.compile(r"\.(?![^()]*\))")
 
@@ -134,27 +139,27 @@ class OriginalEpisodes:
         object is made from."""
         return (
             data_dir,
-            config.chromium,
             config.viewport_width,
             config.viewport_height,
             config.current_viewport_only,
             config.settle_ms,
-            config.judge_model,
-            config.judge_base_url,
+            os.environ.get(CHROMIUM_VARIABLE, ""),
+            os.environ.get(JUDGE_VARIABLE, ""),
+            os.environ.get("OPENAI_BASE_URL", ""),
         )
 
     @classmethod
     def from_config(cls, data_dir: Path, config: Any) -> OriginalEpisodes:
         """The episodes a :class:`~llmgym.envs.webarena.env.WebArenaConfig` describes."""
         judge: Judge | None = None
-        if config.judge_model:
+        model = os.environ.get(JUDGE_VARIABLE, "")
+        if model:
             from llmgym.llm import ChatClient
 
-            client = ChatClient(config.judge_model, base_url=config.judge_base_url or None)
-            judge = ChatJudge(client)
+            judge = ChatJudge(ChatClient(model))
         return cls(
             data_dir,
-            find_chromium(config.chromium),
+            find_chromium(),
             (config.viewport_width, config.viewport_height),
             config.current_viewport_only,
             config.settle_ms,
