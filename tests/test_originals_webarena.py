@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
+import httpx
 import pytest
 
 from benchmarks.bench_utils import CHROMIUM
@@ -502,3 +503,44 @@ def test_eval_with_data_and_the_oracle_succeeds(
     ids = [f"eval/{i:05d}" for i in range(len(WIKI_TASKS))]
     assert cli_main([*argv, "--task-ids", *ids]) == 0
     assert "mean success over 1 environments: 1.000" in capsys.readouterr().out
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_agentgym_clients_play_webarena_items_through_serve_data(
+    tmp_path: Path, site_env: dict[str, str]
+) -> None:
+    """``llmgym serve --data webarena=DIR``: AgentGym's WebArena item ``i`` is ``task_id`` ``i``
+    (the configs are numbered files here, one missing), played through AgentGym's protocol."""
+    need("playwright.sync_api")
+    from llmgym.serving.server import ServerSettings
+    from tests.servers import LiveServer
+
+    folder = tmp_path / "config_files"
+    folder.mkdir()
+    for task in (WIKI_TASKS[0], WIKI_TASKS[2]):  # task ids 0 and 2: item 1 is missing
+        text = json.dumps(task).replace("__WIKIPEDIA__", site_env["wiki"])
+        (folder / f"{task['task_id']}.json").write_text(text)
+    settings = ServerSettings(envs=(ENV_ID,), data=(("webarena", str(tmp_path)),))
+    with LiveServer(settings) as server, httpx.Client(timeout=120) as http:
+        base = f"{server.url}/agentgym/webarena"
+        env_idx = http.post(f"{base}/create").json()["env_idx"]
+
+        def call(path: str, **body: Any) -> Any:
+            response = http.post(f"{base}/{path}", json={"env_idx": env_idx, **body})
+            assert response.status_code == 200, response.text
+            return response.json()
+
+        call("reset", idx=2, seed=0)
+        assert (
+            "OBJECTIVE: Open the list of mountain ranges"
+            in http.get(f"{base}/observation", params={"env_idx": env_idx}).json()
+        )
+        reply = call("step", action=f"```goto [{site_env['wiki']}/category/Mountain_ranges]```")
+        assert reply["reward"] == 0.0 and not reply["terminated"]
+        reply = call("step", action="```stop []```")
+        assert reply["reward"] == 1.0 and reply["terminated"]
+        call("reset", idx=0, seed=0)
+        assert call("step", action="```stop [28,277]```")["reward"] == 1.0
+        missing = http.post(f"{base}/reset", json={"env_idx": env_idx, "idx": 1, "seed": 0})
+        assert 400 <= missing.status_code < 500, missing.text
