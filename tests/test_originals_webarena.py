@@ -247,6 +247,10 @@ def test_config_errors_name_the_field(tmp_path: Path) -> None:
     write_raw(tmp_path, WIKI_TASKS)
     with pytest.raises(ConfigError, match="train_tasks: 'x' is not a task id"):
         make(tmp_path, train_tasks="x").unwrapped.task_ids("eval")
+    with pytest.raises(ConfigError, match="viewport_lines: 120 applies to llmgym's generated"):
+        make(tmp_path, viewport_lines=120)
+    with pytest.raises(ConfigError, match="train_tasks: '1' applies to WebArena's original"):
+        gym.make(ENV_ID, config={"train_tasks": "1"})
 
 
 def test_splits_follow_train_tasks(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from llmgym.envs.webarena.browser import ACTION_HELP, Browser, parse_action
 from llmgym.envs.webarena.evaluators import Judge
 from llmgym.envs.webarena.forum_data import FORUM_SESSION
 from llmgym.envs.webarena.gitlab_data import GITLAB_SESSION
-from llmgym.envs.webarena.original import split_tasks
+from llmgym.envs.webarena.original import parse_train_tasks, split_tasks
 from llmgym.envs.webarena.original_play import OriginalEpisodes
 from llmgym.envs.webarena.shop_data import ADMIN_SESSION, SHOP_SESSION
 from llmgym.envs.webarena.sites import Web
@@ -34,6 +34,7 @@ from llmgym.envs.webarena.tasks import (
     template,
     templates,
 )
+from llmgym.errors import ConfigError
 from llmgym.originals import data_dir_knob, data_dir_of, source_knob
 
 __all__ = ["WebArenaConfig", "WebArenaEnv", "instances"]
@@ -90,6 +91,31 @@ class WebArenaConfig(EnvConfig):
         doc="Original tasks: WebArena task ids moved to the train split ('0-99,200'); the rest "
         "are eval.",
     )
+
+    def validate(self) -> None:
+        original = data_dir_of(self) is not None
+        fields = _GENERATED_ONLY if original else _ORIGINAL_ONLY
+        for name in fields:
+            value, default = getattr(self, name), getattr(WebArenaConfig, name)
+            if value != default:
+                kind = "llmgym's generated tasks" if original else "WebArena's original tasks"
+                raise ConfigError(
+                    f"WebArenaConfig.{name}",
+                    f"{value!r} applies to {kind}; with source={self.source!r} allowed: "
+                    f"{default!r}",
+                )
+        if original:
+            parse_train_tasks(self.train_tasks)
+
+
+_GENERATED_ONLY = ("viewport_lines", "train_per_template", "eval_per_template", "data_seed")
+_ORIGINAL_ONLY = (
+    "viewport_width",
+    "viewport_height",
+    "current_viewport_only",
+    "settle_ms",
+    "train_tasks",
+)
 
 
 @bounded_cache(8)
