@@ -66,7 +66,7 @@ class OriginalTask:
         missing = sorted({name for name in _PLACEHOLDER.findall(self.raw) if not environ.get(name)})
         if missing:
             raise ConfigError(
-                "WebArenaConfig.source",
+                f"${missing[0]}",
                 f"WebArena task {self.task_id} ({self.source}) needs the address of its site: "
                 f"set the environment variable{'s' if len(missing) > 1 else ''} "
                 f"{', '.join(missing)} (e.g. {missing[0]}=http://localhost:7770)",
