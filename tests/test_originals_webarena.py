@@ -22,6 +22,7 @@ from benchmarks.bench_utils import CHROMIUM
 from llmgym.cli import main as cli_main
 from llmgym.envs.webarena.env import START_COOKIES
 from llmgym.envs.webarena.evaluators import clean_answer, exact_match, must_include, url_match
+from llmgym.envs.webarena.live import render_ax_tree
 from llmgym.envs.webarena.original import WebArenaSource, load_tasks
 from llmgym.envs.webarena.serve import serve_sites
 from llmgym.envs.webarena.sites import Web
@@ -548,3 +549,52 @@ def test_agentgym_clients_play_webarena_items_through_serve_data(
         assert call("step", action="```stop [28,277]```")["reward"] == 1.0
         missing = http.post(f"{base}/reset", json={"env_idx": env_idx, "idx": 1, "seed": 0})
         assert 400 <= missing.status_code < 500, missing.text
+
+
+def test_the_tree_follows_webarenas_rules() -> None:
+    """``render_ax_tree`` on nodes shaped as ``Accessibility.getFullAXTree`` returns them."""
+    parents = {"2": "1", "3": "1", "4": "2", "5": "4", "6": "1", "7": "", "8": "1"}
+
+    def node(node_id: str, role: str, name: str, children: list[str], **extra: Any) -> dict:
+        return {
+            "nodeId": node_id,
+            "parentId": parents.get(node_id),
+            "role": {"value": role},
+            "name": {"value": name},
+            "childIds": children,
+            "backendDOMNodeId": int(node_id),
+            **extra,
+        }
+
+    def prop(name: str, value: Any) -> dict:
+        return {"name": name, "value": {"value": value}}
+
+    nodes = [
+        node("1", "RootWebArea", "Shop", ["2", "3", "6", "8"]),
+        node("2", "generic", "", ["4"]),  # unnamed container: left out, child lifted
+        node("3", "link", "Far below", []),  # outside the viewport
+        node("4", "button", "Buy", ["5"], properties=[prop("focusable", True)]),  # ignored
+        node("5", "StaticText", "Buy", []),  # repeats its parent's name
+        node("6", "textbox", "Search", [], properties=[prop("required", False)]),
+        node("7", "StaticText", "orphan", []),  # not reached from the root
+        node("8", "StaticText", "$12.99", []),
+    ]
+    bounds = {
+        "1": (0.0, 0.0, 10.0, 10.0),
+        "2": (0.0, 0.0, 100.0, 20.0),
+        "3": (0.0, 5000.0, 80.0, 20.0),
+        "4": (0.0, 0.0, 60.0, 20.0),
+        "5": (0.0, 0.0, 30.0, 20.0),
+        "6": (0.0, 30.0, 200.0, 20.0),
+        "8": (0.0, 60.0, 40.0, 20.0),
+    }
+    text, listed = render_ax_tree(nodes, bounds, (1280, 720))
+    assert text.splitlines() == [
+        "[1] RootWebArea 'Shop'",
+        "\t[2] button 'Buy'",
+        "\t[3] textbox 'Search' required: False",
+        "\t[4] StaticText '$12.99'",
+    ]
+    assert listed["2"].bounds == (0.0, 0.0, 60.0, 20.0)
+    everything, _ = render_ax_tree(nodes, bounds, None)
+    assert "link 'Far below'" in everything

@@ -26,7 +26,7 @@ import shutil
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -152,8 +152,9 @@ def render_ax_tree(
     Returns the text and the listed nodes by id.
 
     WebArena shows Chromium's accessibility node ids, which depend on what the renderer
-    process did before (another context, an earlier page); here the listed nodes are numbered
-    1, 2, ... in tree order, so that the same page gives the same text in every episode."""
+    process did before (another context, an earlier page); here the nodes shown are numbered
+    1, 2, ... in tree order once the repeated text is removed, so that the same page gives the
+    same text in every episode."""
     unique: list[dict[str, Any]] = []
     seen: set[str] = set()
     for node in nodes:
@@ -221,7 +222,15 @@ def render_ax_tree(
                     kept.append(line)
         else:
             kept.append(line)
-    return "\n".join(kept), listed
+    numbered: list[str] = []
+    shown: dict[str, AxNode] = {}
+    for line in kept:
+        depth = len(line) - len(line.lstrip("\t"))
+        old_id, _, rest = line[depth + 1 :].partition("] ")
+        node_id = str(len(shown) + 1)
+        shown[node_id] = replace(listed[old_id], node_id=node_id, text=f"[{node_id}] {rest}")
+        numbered.append("\t" * depth + shown[node_id].text)
+    return "\n".join(numbered), shown
 
 
 class LiveBrowser:
