@@ -71,8 +71,9 @@ def fts5_table(table: str, columns: Sequence[str], weights: Sequence[float]) -> 
     )
 
 
-def is_complete(path: Path, size: int) -> bool:
-    """Whether ``path`` is a database :func:`write_database` finished, of ``size`` entries."""
+def is_complete(path: Path, size: int | None) -> bool:
+    """Whether ``path`` is a database :func:`write_database` finished, of ``size`` entries
+    (of any size where ``size`` is ``None``)."""
     if not path.exists():
         return False
     try:
@@ -81,7 +82,7 @@ def is_complete(path: Path, size: int) -> bool:
             rows = dict(connection.execute("SELECT key, value FROM meta"))
     except sqlite3.Error:
         return False
-    return rows.get("complete") == "1" and rows.get("size") == str(size)
+    return rows.get("complete") == "1" and (size is None or rows.get("size") == str(size))
 
 
 def write_database(
@@ -131,14 +132,16 @@ def write_database(
 def cached_database(
     folder: str,
     name: str,
-    size: int,
+    size: int | None,
     build: Callable[[Path], None],
     *,
     what: str = "full-text search",
     keep: int | None = None,
 ) -> Path:
     """The complete database ``name`` of ``size`` entries in the cache folder ``folder``,
-    built with ``build(path)`` (which calls :func:`write_database`) when missing.
+    built with ``build(path)`` (which calls :func:`write_database`) when missing. A ``size`` of
+    ``None`` accepts any complete database (where the entries are counted while building, as
+    when streaming a corpus file).
 
     ``name`` must identify everything the database is built from (a digest of the generator
     code, the seed, the size), so that a change builds a new database instead of reusing a

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
 from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob
-from llmgym.core.fulltext import search_terms
+from llmgym.core.fulltext import Bm25Index, search_terms
 from llmgym.envs.searchqa.corpus import Article, Encyclopedia
+from llmgym.envs.searchqa.original import OriginalQuestion, Passages, load_questions
 from llmgym.envs.searchqa.questions import (
     QUESTION_TYPES,
     TEMPLATES,
@@ -20,6 +22,8 @@ from llmgym.envs.searchqa.questions import (
     exact_match,
     questions_for,
 )
+from llmgym.errors import ConfigError
+from llmgym.originals import GENERATED, data_dir_knob, data_dir_of, source_knob
 
 __all__ = ["SearchQAConfig", "SearchQAEnv", "parse_reply"]
 
@@ -33,6 +37,21 @@ _CORRECTION = (
     "<search> and </search>. If I want to give the final answer, I should put the answer "
     "between <answer> and </answer>. Let me try again."
 )
+
+
+class SearchCorpus(Protocol):
+    """What an episode searches: the generated encyclopedia or an original corpus."""
+
+    size: int
+    index: Bm25Index
+
+    def search(self, query: str, k: int) -> list[Article]:
+        """The ``k`` best articles or passages for ``query``."""
+        ...
+
+    def article(self, rowid: int) -> Article:
+        """The article or passage at row ``rowid`` (from 1)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -61,6 +80,20 @@ class SearchQAConfig(EnvConfig):
         high=1_000_000,
         doc="Seed of the generated encyclopedia (each seed builds its own index once).",
     )
+    source: str = source_knob("search-r1")
+    data_dir: str = data_dir_knob()
+
+    def validate(self) -> None:
+        data_dir_of(self)
+        if self.source == GENERATED:
+            return
+        for name, default in (("question_types", "all"), ("corpus_seed", 0)):
+            if getattr(self, name) != default:
+                raise ConfigError(
+                    f"{type(self).__name__}.{name}",
+                    f"{getattr(self, name)!r} applies to generated tasks only; with source "
+                    f"{self.source!r} it must stay {default!r}",
+                )
 
 
 def parse_reply(reply: str) -> tuple[str, str] | str:
@@ -190,7 +223,7 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
     }
 
     _question: Question | None = None
-    _corpus: Encyclopedia | None = None
+    _corpus: SearchCorpus | None = None
     _turns = 0
     _queries: list[str]
     _shown: list[Article]
@@ -205,14 +238,12 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         if self._task is not None:
-            self._corpus = Encyclopedia.open(self.task.config.corpus_seed)
+            self._corpus = _open_corpus(self.task.config)
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: SearchQAConfig | None = None) -> TaskIdRange:
         config = config or self.config
-        return TaskIdRange(
-            split, len(questions_for(config.corpus_seed, split, config.question_types))
-        )
+        return TaskIdRange(split, len(_questions(config, split)))
 
     def instance_key(self) -> str:
         return self.after_reset(self._question).text
@@ -225,8 +256,11 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
         return _instruction("")
 
     def skills_achieved(self) -> frozenset[str]:
-        """The question's type (single-hop, bridge, comparison) once it is answered right."""
-        return frozenset({self.question.type}) if self._success else frozenset()
+        """The question's type (single-hop, bridge, comparison) once it is answered right
+        (none for an original question)."""
+        if not self._success:
+            return frozenset()
+        return frozenset({self.question.type}) & frozenset(self.skills)
 
     @property
     def question(self) -> Question:
@@ -234,16 +268,14 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
         return self.after_reset(self._question)
 
     @property
-    def corpus(self) -> Encyclopedia:
-        """The encyclopedia of this episode."""
+    def corpus(self) -> SearchCorpus:
+        """The encyclopedia (or the original corpus) of this episode."""
         return self.after_reset(self._corpus)
 
     def _reset_task(self, task: Task[SearchQAConfig]) -> tuple[str, str]:
         config = task.config
-        self._corpus = Encyclopedia.open(config.corpus_seed)
-        self._question = questions_for(config.corpus_seed, task.split, config.question_types)[
-            task.index
-        ]
+        self._corpus = _open_corpus(config)
+        self._question = _as_question(_questions(config, task.split)[task.index])
         self._turns = 0
         self._queries = []
         self._shown = []
@@ -299,7 +331,12 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
         """Parse the question against the question forms, then, for each entity it needs (the
         named one, then the one a fact points to), search its name and read the fact off the
         returned passage titled with that name; answer once every fact is read. It reads only
-        the question and the passages the searches returned, never the answer key."""
+        the question and the passages the searches returned, never the answer key.
+
+        On original data it searches the question once, then answers with a golden answer
+        read from the answer key (the original data has no other way to the answer)."""
+        if self.task.config.source != GENERATED:
+            return self._original_oracle_action()
         parsed = _parse_question(self.question.text)
         if parsed is None:
             return "<answer>unknown</answer>"
@@ -319,6 +356,16 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
                 return self._search_for(entity, kind)
             entity, kind = value, _KIND_OF.get(relation, "")
         return f"<answer>{entity}</answer>"
+
+    def _original_oracle_action(self) -> str:
+        question = self.question
+        searchable = len(question.text) <= MAX_QUERY_CHARACTERS and search_terms(
+            question.text, self.corpus.index.stopwords
+        )
+        if searchable and not self._queries:
+            return f"<search>{question.text}</search>"
+        fits = [a for a in question.answers if 0 < len(a.strip()) <= MAX_ANSWER_CHARACTERS]
+        return f"<answer>{(fits or [question.answer])[0]}</answer>"
 
     def _read(self, title: str, relation: str) -> str | None:
         """The ``relation`` fact of the article titled ``title`` among the passages shown so far."""
@@ -344,6 +391,29 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
         title = corpus.article(int(rng.integers(1, corpus.size + 1))).title
         tag = "search" if rng.random() < 0.6 else "answer"
         return f"<{tag}>{title}</{tag}>"
+
+
+def _questions(config: SearchQAConfig, split: str) -> Sequence[Question | OriginalQuestion]:
+    """The questions of ``split``: generated, or read from the config's original data."""
+    data_dir = data_dir_of(config)
+    if data_dir is None:
+        return questions_for(config.corpus_seed, split, config.question_types)
+    return load_questions(data_dir).get(split, ())
+
+
+def _as_question(question: Question | OriginalQuestion) -> Question:
+    """An original question as the environment asks it (its dataset as its type)."""
+    if isinstance(question, Question):
+        return question
+    answer, *aliases = question.golden_answers
+    return Question(question.text, answer, tuple(aliases), question.data_source, ())
+
+
+def _open_corpus(config: SearchQAConfig) -> SearchCorpus:
+    data_dir = data_dir_of(config)
+    if data_dir is None:
+        return Encyclopedia.open(config.corpus_seed)
+    return Passages.open(data_dir)
 
 
 def _instruction(question: str) -> str:
