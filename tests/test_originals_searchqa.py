@@ -355,3 +355,14 @@ def test_the_generated_default_is_unchanged() -> None:
     env = gym.make(ENV_ID).unwrapped
     assert env.config.source == "generated" and env.config.data_dir == ""
     assert os.environ.get("LLMGYM_CACHE_DIR")  # the autouse fixture isolates the caches
+
+
+def test_a_corpus_changed_after_indexing_is_not_misread(flashrag_dir: Path) -> None:
+    """A plain corpus's passages are read back from the file: a changed file is refused."""
+    passages = Passages.open(flashrag_dir, progress=False)
+    assert passages.article(1).title == '"Veliston"'
+    corpus = flashrag_dir / "wiki-18.jsonl"
+    corpus.write_text(corpus.read_text().replace("Veliston", "Velistan"))
+    with pytest.raises(DataError, match="the corpus changed since it was indexed"):
+        passages.article(1)
+    assert Passages.open(flashrag_dir, progress=False).article(1).title == '"Velistan"'

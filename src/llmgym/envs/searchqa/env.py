@@ -198,6 +198,48 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
     entity it needs by name and reads the facts off the returned passages (never the answer
     key); measured: see docs/environments/searchqa.md.
 
+    ## Original data
+    ``config={"source": "search-r1", "data_dir": DIR}`` plays Search-R1's own questions over
+    its Wikipedia corpus (where to get them: docs/originals.md; ``llmgym data check search-r1
+    DIR`` lists what it finds). ``DIR`` holds, as Search-R1 and AgentGym publish them:
+
+    * the corpus ``wiki-18.jsonl`` (or ``wiki-18.jsonl.gz``, ``corpus.jsonl``,
+      ``corpus.jsonl.gz``): one passage per line,
+      ``{"id": "1", "contents": "\\"Title\\"\\ntext"}``;
+    * the questions: Search-R1's ``test.parquet`` and ``train.parquet`` (``data_source``,
+      ``prompt``, ``reward_model.ground_truth.target``), or else FlashRAG's
+      ``<dataset>/test.jsonl``, ``dev.jsonl`` and ``train.jsonl`` (``{"id", "question",
+      "golden_answers"}``).
+
+    ``test.parquet`` (a dataset's ``test.jsonl``, else its ``dev.jsonl``, as Search-R1's
+    ``qa_search_test_merge.py`` picks them) is the ``eval`` split, ``train.parquet`` (the
+    ``train.jsonl`` files) the ``train`` split; ``eval/00000`` is the split's first question in
+    file order (FlashRAG folders in AgentGym's order: nq, triviaqa, popqa, hotpotqa,
+    2wikimultihopqa, musique, bamboogle for eval, nq, hotpotqa for train, then any others by
+    name). With AgentGym's data (its 51,713 test and 169,615 train questions) AgentGym's
+    searchqa item ``i`` is ``eval/i`` below 51,713 and ``train/(i - 51,713)`` from there.
+    Questions are asked as Search-R1 asks them (stripped, ending in ``?``), with the
+    instruction above.
+
+    The corpus is indexed once into the user cache folder: streamed line by line into a
+    sqlite FTS5 index over each passage's ``contents``, ranked by BM25, with a progress bar;
+    the index is named after the corpus file's path, size and modification time, so a changed
+    file is indexed again. How long that takes and how large the index is, per million
+    passages and extrapolated to wiki-18's 21 million: benchmarks/searchqa_original_index.py.
+    A search returns the top ``top_k`` passages as Search-R1 formats them, ``Doc 1(Title:
+    "Title") text`` (the title line keeps its quotes).
+
+    The reward is Search-R1's ``qa_em``: 1 when the answer equals one of ``golden_answers``
+    after SQuAD's normalisation, else 0 (an answer that merely contains a golden answer
+    scores 0). The episode ends at the answer, right or wrong (AgentGym's server lets a wrong
+    answer be followed by another; Search-R1 scores a rollout's last answer). Retrieval
+    differs from the originals: Search-R1 and AgentGym retrieve with E5 embeddings over a
+    dense index (``e5_Flat.index``), Search-R1's BM25 option with Lucene (Pyserini); llmgym
+    uses FTS5's BM25 over at most 6 selective words of a query, so the passages found differ.
+    ``question_types`` and ``corpus_seed`` apply to generated tasks only. The oracle searches
+    the question once, then answers with a golden answer read from the answer key (the
+    original data has no other way to an answer).
+
     ## Version History
     * v0: Initial version.
     """

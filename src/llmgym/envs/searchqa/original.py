@@ -22,6 +22,7 @@ import contextlib
 import gzip
 import hashlib
 import json
+import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -38,6 +39,7 @@ from llmgym.core.fulltext import (
     fts5_table,
     is_complete,
     write_database,
+    write_term_table,
 )
 from llmgym.envs.searchqa.corpus import Article, load_words
 from llmgym.errors import DataError
@@ -86,8 +88,10 @@ BATCH = 5_000
 """Passages inserted per statement while indexing."""
 
 _SCHEMA = (
-    "CREATE TABLE passages (id INTEGER PRIMARY KEY, doc_id TEXT NOT NULL, "
-    "contents TEXT NOT NULL);\n" + fts5_table("passage_index", ("contents",), (1.0,))
+    # a plain corpus file's passages are read back from the file (offset and length of the
+    # line: the index then holds no copy of the text); a gzip file's are kept (contents)
+    "CREATE TABLE passages (id INTEGER PRIMARY KEY, offset INTEGER, length INTEGER, "
+    "contents TEXT);\n" + fts5_table("passage_index", ("contents",), (1.0,))
 )
 _QUESTION_LINE = re.compile(r"Question:\s*(.*)\s*\Z", re.DOTALL)
 
@@ -333,9 +337,20 @@ class Passages:
         self.path = path
         self.index_path = index_path
         self.size = _indexed_passages(index_path)
+        self._identity = _corpus_key(path)
+        # read with os.pread: threads share no file position
+        self._descriptor = os.open(path, os.O_RDONLY)
         self.index = Bm25Index(
-            index_path, "passage_index", self.size, load_words()["query_stopwords"]
+            index_path,
+            "passage_index",
+            self.size,
+            load_words()["query_stopwords"],
+            term_table="passage_terms",
         )
+
+    def __del__(self) -> None:
+        with contextlib.suppress(AttributeError, OSError):
+            os.close(self._descriptor)
 
     @classmethod
     def open(cls, data_dir: Path, *, progress: bool = True) -> Passages:
@@ -359,13 +374,27 @@ class Passages:
         first line of its ``contents`` as Search-R1 shows it (quotes kept)."""
         row = (
             self.index.connection()
-            .execute("SELECT contents FROM passages WHERE id = ?", (rowid,))
+            .execute("SELECT offset, length, contents FROM passages WHERE id = ?", (rowid,))
             .fetchone()
         )
         if row is None:
             raise KeyError(f"no passage with id {rowid}")
-        title, _, text = row[0].partition("\n")
+        offset, length, contents = row
+        if contents is None:
+            contents = self._read(offset, length, rowid)
+        title, _, text = contents.partition("\n")
         return Article(rowid, "passage", title, text)
+
+    def _read(self, offset: int, length: int, rowid: int) -> str:
+        """The contents of the passage at ``offset`` of the plain corpus file."""
+        stat = os.fstat(self._descriptor)
+        if (stat.st_size, stat.st_mtime_ns) != self._identity[1:]:
+            raise DataError(
+                f"{self.path}: the corpus changed since it was indexed; open it again to index "
+                "the new file"
+            )
+        line = os.pread(self._descriptor, length, offset)
+        return _passage(line, f"{self.path}: passage {rowid}")
 
 
 def build_index(path: Path, *, progress: bool = True) -> Path:
@@ -384,6 +413,7 @@ def write_index(target: Path, path: Path, *, progress: bool = True) -> None:
     """Index the corpus file ``path`` into a new database ``target``, reading it as a
     stream (its ``meta`` table records the number of passages as ``size``)."""
     count = 0
+    gzipped = path.suffix == ".gz"
     meta: dict[str, str]
 
     def populate(connection: sqlite3.Connection) -> None:
@@ -401,12 +431,15 @@ def write_index(target: Path, path: Path, *, progress: bool = True) -> None:
                 disable=not progress,
             ) as bar,
         ):
-            batch: list[tuple[int, str, str]] = []
+            batch: list[tuple[int, int | None, int, str]] = []
+            offset = 0
             for number, line in enumerate(lines, start=1):
+                start, offset = offset, offset + len(line)
                 if not line.strip():
                     continue
                 count += 1
-                batch.append((count, *_passage(line, f"{path}:{number}")))
+                contents = _passage(line, f"{path}:{number}")
+                batch.append((count, None if gzipped else start, len(line), contents))
                 if len(batch) == BATCH:
                     _insert(connection, batch)
                     batch = []
@@ -417,6 +450,7 @@ def write_index(target: Path, path: Path, *, progress: bool = True) -> None:
             raise DataError(f"{path}: the corpus holds no passage")
         meta["size"] = str(count)
         connection.execute("INSERT INTO passage_index (passage_index) VALUES ('optimize')")
+        write_term_table(connection, "passage_index", "passage_terms")
 
     key, size, mtime = _corpus_key(path)
     # populate counts the passages into meta["size"]; write_database records meta after it
@@ -431,15 +465,24 @@ def _indexed_passages(index_path: Path) -> int:
         return int(dict(connection.execute("SELECT key, value FROM meta"))["size"])
 
 
-def _insert(connection: sqlite3.Connection, batch: list[tuple[int, str, str]]) -> None:
-    connection.executemany("INSERT INTO passages VALUES (?, ?, ?)", batch)
+def _insert(connection: sqlite3.Connection, batch: list[tuple[int, int | None, int, str]]) -> None:
+    """Index a batch of ``(rowid, offset in the file or None, length, contents)``: the text
+    is kept only where there is no offset to read it back from."""
+    connection.executemany(
+        "INSERT INTO passages VALUES (?, ?, ?, ?)",
+        [
+            (rowid, offset, length, contents if offset is None else None)
+            for rowid, offset, length, contents in batch
+        ],
+    )
     connection.executemany(
         "INSERT INTO passage_index (rowid, contents) VALUES (?, ?)",
-        [(rowid, contents) for rowid, _, contents in batch],
+        [(rowid, contents) for rowid, _, _, contents in batch],
     )
 
 
-def _passage(line: bytes, where: str) -> tuple[str, str]:
+def _passage(line: bytes, where: str) -> str:
+    """The ``contents`` of a corpus line."""
     try:
         row = json.loads(line)
     except ValueError as error:
@@ -447,7 +490,7 @@ def _passage(line: bytes, where: str) -> tuple[str, str]:
     contents = row.get("contents") if isinstance(row, dict) else None
     if not isinstance(contents, str):
         raise DataError(f'{where}: expected {{"id": ..., "contents": "\\"Title\\"\\ntext"}}')
-    return str(row.get("id", "")), contents
+    return contents
 
 
 @contextlib.contextmanager
@@ -485,8 +528,9 @@ class SearchR1Source(OriginalSource):
     title = "Search-R1: Wikipedia 2018 (21M passages) with NQ, HotpotQA and five more QA sets"
     homepage = "https://github.com/PeterGriffinJin/Search-R1"
     license = (
-        "corpus: Wikipedia text, CC BY-SA (the DPR 2018 dump); questions: each dataset's own "
-        "license (NQ CC BY-SA 3.0, HotpotQA CC BY-SA 4.0, ...); Search-R1 code Apache-2.0"
+        "corpus: Wikipedia text (DPR's 2018 passages), under Wikipedia's CC BY-SA; questions: "
+        "FlashRAG_datasets, CC BY-SA 4.0 as its card states (each source dataset keeps its "
+        "own terms); Search-R1's code and data scripts: Apache-2.0"
     )
     fetch_commands = (
         "huggingface-cli download --repo-type dataset PeterJinGo/wiki-18-corpus "
