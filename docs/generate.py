@@ -35,6 +35,7 @@ from benchmarks import figures  # noqa: E402
 from llmgym import TextEnv  # noqa: E402
 from llmgym.core.config import describe_allowed  # noqa: E402
 from llmgym.core.registry import EnvEntry  # noqa: E402
+from llmgym.originals import sources_of_env  # noqa: E402
 
 PAGES = ROOT / "docs" / "environments"
 README = ROOT / "README.md"
@@ -167,10 +168,13 @@ def render_page(entry: EnvEntry) -> str:
 
 def readme_table() -> str:
     """The environment table shown in the README."""
-    rows = ["| Id | Summary | Extra |", "|---|---|---|"]
+    rows = ["| Id | Summary | Extra | Original data |", "|---|---|---|---|"]
     for entry in llmgym.ENVIRONMENTS:
         link = f"[`{entry.id}`](docs/environments/{page_name(entry)})"
-        rows.append(f"| {link} | {entry.summary} | {entry.extra or '—'} |")
+        originals = ", ".join(
+            f"[{name}](docs/originals.md#{name})" for name in sources_of_env(entry.id)
+        )
+        rows.append(f"| {link} | {entry.summary} | {entry.extra or '—'} | {originals or '—'} |")
     return "\n".join(rows)
 
 

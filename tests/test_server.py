@@ -498,3 +498,20 @@ def test_sessions_per_client_are_capped() -> None:
 def test_serve_command_rejects_bad_limits(capsys, flags, message) -> None:
     assert main(["serve", *flags]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("config", [{"source": "bird"}, {"data_dir": "/etc"}])
+def test_clients_cannot_choose_original_data_or_its_directory(http, config) -> None:
+    body = {"env_id": "llmgym/SQL-v0", "config": config}
+    error = _error(http.post("/sessions", json=body), 422, "invalid_config")
+    assert error["field"] == f"SQLConfig.{next(iter(config))}"
+    assert "set by this server's operator (llmgym serve --data" in error["message"]
+    session = _session(http, env_id="llmgym/SQL-v0", seed=0)["session_id"]
+    reset = http.post(f"/sessions/{session}/reset", json={"options": {"config": config}})
+    assert _error(reset, 422, "invalid_config")["field"] == f"SQLConfig.{next(iter(config))}"
+
+
+def test_a_client_may_repeat_the_dataset_it_is_shown(http) -> None:
+    shown = {"source": "generated", "data_dir": ""}
+    created = _session(http, env_id="llmgym/SQL-v0", seed=0, config=shown)
+    assert created["observation"]

@@ -41,6 +41,7 @@ __all__ = [
     "data_dir_of",
     "get_source",
     "missing_data",
+    "original_config",
     "source_knob",
     "source_names",
     "sources_of_env",
@@ -49,15 +50,16 @@ __all__ = [
 GENERATED = "generated"
 """The ``source`` of llmgym's own generated tasks, every family's default."""
 
-_SOURCES: dict[str, str] = {
-    "bird": "llmgym.envs.sql.bird:BirdSource",
-    "webshop": "llmgym.envs.webshop.original:WebShopSource",
-    "webarena": "llmgym.envs.webarena.original:WebArenaSource",
-    "search-r1": "llmgym.envs.searchqa.original:SearchR1Source",
-    "alfworld": "llmgym.envs.alfworld:ALFWorldSource",
-    "textcraft": "llmgym.envs.textcraft_recipes:TextCraftSource",
+_SOURCES: dict[str, tuple[str, str]] = {
+    "bird": ("llmgym/SQL-v0", "llmgym.envs.sql.bird:BirdSource"),
+    "webshop": ("llmgym/WebShop-v0", "llmgym.envs.webshop.original:WebShopSource"),
+    "webarena": ("llmgym/WebArena-v0", "llmgym.envs.webarena.original:WebArenaSource"),
+    "search-r1": ("llmgym/SearchQA-v0", "llmgym.envs.searchqa.original:SearchR1Source"),
+    "alfworld": ("llmgym/ALFWorld-v0", "llmgym.envs.alfworld:ALFWorldSource"),
+    "textcraft": ("llmgym/TextCraft-v0", "llmgym.envs.textcraft_recipes:TextCraftSource"),
 }
-"""Every original source, by name, as ``module:Class`` (imported when first asked for)."""
+"""Every original source, by name: the environment that plays it and its reader as
+``module:Class`` (imported when first asked for)."""
 
 
 @dataclass(frozen=True)
@@ -155,14 +157,28 @@ def get_source(name: str) -> OriginalSource:
         near = difflib.get_close_matches(str(name), _SOURCES, n=1)
         hint = f"; did you mean {near[0]!r}?" if near else ""
         raise ValueError(f"no original data source {name!r}{hint} (sources: {', '.join(_SOURCES)})")
-    module, _, attribute = _SOURCES[name].partition(":")
+    module, _, attribute = _SOURCES[name][1].partition(":")
     source: OriginalSource = getattr(importlib.import_module(module), attribute)()
     return source
 
 
 def sources_of_env(env_id: str) -> tuple[str, ...]:
     """The original sources an environment can play (``()`` for most)."""
-    return tuple(name for name in _SOURCES if get_source(name).env_id == env_id)
+    return tuple(name for name, (env, _) in _SOURCES.items() if env == env_id)
+
+
+def original_config(env_id: str, data_dir: str | os.PathLike[str]) -> dict[str, str]:
+    """The config fields that make ``env_id`` play its original dataset from ``data_dir``
+    (``llmgym eval ID --data DIR``).
+
+    Raises:
+        ValueError: ``env_id`` reads no original data; the message names those that do.
+    """
+    names = sources_of_env(env_id)
+    if not names:
+        readers = sorted({env for env, _ in _SOURCES.values()})
+        raise ValueError(f"{env_id} reads no original dataset; those that do: {', '.join(readers)}")
+    return {"source": names[0], "data_dir": str(Path(data_dir).expanduser().resolve())}
 
 
 def source_knob(*names: str, default: str = GENERATED) -> Any:

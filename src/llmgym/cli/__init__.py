@@ -1,5 +1,5 @@
 """The ``llmgym`` command line: list, play, eval, match, collect, envgen, convert, serve, export,
-view, report, render and webarena.
+view, report, render, webarena and data.
 
 One module per command, each with ``add_parser(commands)`` (its options) and ``run(args)``
 (parse, call the library, print); what a command does lives in the library (an evaluation in
@@ -45,6 +45,7 @@ COMMANDS = (
     "report",
     "render",
     "webarena",
+    "data",
 )
 """The subcommands, in the order ``llmgym --help`` lists them; each is the module
 ``llmgym.cli.<name>``."""

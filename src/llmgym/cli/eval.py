@@ -67,6 +67,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="play the items of an AgentGym data file (a JSON array of {item_id: "
         "<family>_<index>}, e.g. webshop_test.json of 'llmgym export agenteval')",
     )
+    parser.add_argument(
+        "--data",
+        metavar="DIR",
+        help="play the original dataset in DIR (its published layout, e.g. BIRD's for "
+        "llmgym/SQL-v0; see 'llmgym data list'); with --task-file, its indices are the "
+        "original's AgentGym item ids",
+    )
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument(
         "--history-window",
@@ -161,6 +168,14 @@ def _check_options(args: argparse.Namespace) -> None:
         raise ValueError("--resume continues the run recorded by --trajectories PATH; name it")
     if args.record_frames and not args.trajectories:
         raise ValueError("--record-frames writes beside --trajectories PATH; name it")
+    if args.data is not None:
+        if args.suite:
+            raise ValueError("--data plays an original dataset: name its ENV_ID, not a --suite")
+        if args.remote:
+            raise ValueError(
+                "--data is read here; a server plays original data its operator gives it "
+                "(llmgym serve --data FAMILY=DIR): drop --data"
+            )
 
 
 def _plan(args: argparse.Namespace) -> EvalPlan:
@@ -177,6 +192,7 @@ def _plan(args: argparse.Namespace) -> EvalPlan:
         concurrency=args.concurrency,
         history_window=args.history_window,
         config=args.config,
+        data_dir=args.data,
         skip_uninstalled=not (args.remote or args.ray),  # else the remote side's business
     )
     for skipped in plan.skipped:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
+from pathlib import Path
 
 from llmgym.cli.common import PORT, address, integer, listen_errors, number, resolve_id
+from llmgym.originals import get_source
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -147,6 +150,13 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "openenv alone serves --env at the root, as an OpenEnv Space",
     )
     parser.add_argument("--env", metavar="ENV_ID", help="serve this environment alone")
+    parser.add_argument(
+        "--data",
+        nargs="+",
+        metavar="FAMILY=DIR",
+        help="play a family's original dataset from DIR (its published layout; see "
+        "'llmgym data list'), e.g. bird=~/data/bird; clients cannot change it",
+    )
     parser.set_defaults(run=run)
 
 
@@ -177,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
         ws_idle_timeout_s=args.ws_idle_timeout,
         max_memory_mb=args.max_memory,
         forwarded_allow_ips=tuple(args.forwarded_allow_ips or ()),
+        data=_original_data(args.data or ()),
     )
     configure_logging(args.log_level)
 
@@ -193,6 +204,23 @@ def run(args: argparse.Namespace) -> int:
             on_ready=announce,
         )
     return 0
+
+
+def _original_data(given: Sequence[str]) -> tuple[tuple[str, str], ...]:
+    """``--data FAMILY=DIR ...``, each directory checked (its report printed for the
+    operator)."""
+    pairs = []
+    for text in given:
+        name, equals, directory = text.partition("=")
+        if not (equals and name and directory):
+            raise ValueError(f"--data {text!r}: expected FAMILY=DIR, e.g. bird=~/data/bird")
+        source = get_source(name)
+        path = Path(directory).expanduser().resolve()
+        if not path.is_dir():
+            raise ValueError(f"--data {text!r}: {directory} is not a directory")
+        print(source.check(path).text(), flush=True)
+        pairs.append((name, str(path)))
+    return tuple(pairs)
 
 
 def _served_envs(args: argparse.Namespace) -> tuple[str, ...] | None:

@@ -30,6 +30,7 @@ from typing import Any, Literal
 import gymnasium as gym
 
 from llmgym.core.env import unwrapped_text_env
+from llmgym.originals import get_source, source_names
 from llmgym.suites import load_suite
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "family_for_env",
     "find_family",
     "index_of",
+    "original_items",
     "read_task_file",
     "split_ids",
     "task_id_of",
@@ -314,6 +316,8 @@ def task_id_of(
         return eval_ids[index]
     if TRAIN_OFFSET <= index < TRAIN_OFFSET + len(train_ids):
         return train_ids[index - TRAIN_OFFSET]
+    if not train_ids:  # an original dataset's items, numbered as its authors do
+        raise ValueError(f"{name}={index} names no task: items are 0..{len(eval_ids) - 1}")
     raise ValueError(
         f"{name}={index} names no task: eval tasks are 0..{len(eval_ids) - 1}, train tasks "
         f"{TRAIN_OFFSET}..{TRAIN_OFFSET + len(train_ids) - 1}"
@@ -374,10 +378,31 @@ def write_agenteval(directory: str | os.PathLike[str]) -> list[Path]:
     return written
 
 
-def read_task_file(path: str | os.PathLike[str]) -> list[tuple[str, list[str]]]:
+def original_items(family: Family, data_dir: str | os.PathLike[str]) -> tuple[str, Sequence[str]]:
+    """The environment that plays ``family``'s original dataset in ``data_dir``, and the task
+    id of each AgentGym item index of it (position ``i`` is item ``i``).
+
+    Raises:
+        ValueError: llmgym reads no original dataset of ``family``.
+    """
+    for name in source_names():
+        source = get_source(name)
+        if source.agentgym_family == family.name:
+            return source.env_id, source.agentgym_task_ids(Path(data_dir).expanduser().resolve())
+    readers = [get_source(n).agentgym_family for n in source_names()]
+    raise ValueError(
+        f"llmgym reads no original dataset of AgentGym's {family.name}; it does of "
+        f"{', '.join(sorted(set(readers)))}"
+    )
+
+
+def read_task_file(
+    path: str | os.PathLike[str], *, data_dir: str | os.PathLike[str] | None = None
+) -> list[tuple[str, list[str]]]:
     """The episodes an AgentGym data file names (a JSON array of ``{"item_id":
     "<family>_<index>", ...}``, e.g. an AgentEval ``webshop_test.json``), as ``[(env_id,
-    [task_id, ...])]`` in the file's order, one entry per environment.
+    [task_id, ...])]`` in the file's order, one entry per environment. With ``data_dir``, an
+    index is the item of the family's original dataset there (AgentGym's own numbering).
 
     Raises:
         ValueError: Not such a file, an unknown family, or an index that names no task; the
@@ -390,6 +415,7 @@ def read_task_file(path: str | os.PathLike[str]) -> list[tuple[str, list[str]]]:
     if not isinstance(items, list) or not items:
         raise ValueError(f"{os.fspath(path)}: expected a non-empty JSON array of items")
     plan: dict[str, list[str]] = {}
+    originals: dict[str, tuple[str, Sequence[str]]] = {}
     for number, item in enumerate(items):
         item_id = item.get("item_id") if isinstance(item, dict) else None
         prefix, _, index = item_id.rpartition("_") if isinstance(item_id, str) else ("", "", "")
@@ -400,10 +426,17 @@ def read_task_file(path: str | os.PathLike[str]) -> list[tuple[str, list[str]]]:
                 f"{where}: expected an item_id <family>_<index> with a family of "
                 f"{', '.join(FAMILIES)}"
             )
-        eval_ids, train_ids = split_ids(family.env_id)
+        env_id = family.env_id
+        if data_dir is None:
+            eval_ids, train_ids = split_ids(env_id)
+        else:
+            if family.name not in originals:
+                originals[family.name] = original_items(family, data_dir)
+            env_id, eval_ids = originals[family.name]
+            train_ids = ()
         try:
             task_id = task_id_of(int(index), eval_ids, train_ids)
         except ValueError as error:
             raise ValueError(f"{where}: {error}") from None
-        plan.setdefault(family.env_id, []).append(task_id)
+        plan.setdefault(env_id, []).append(task_id)
     return list(plan.items())

@@ -30,6 +30,7 @@ from typing import Any
 from llmgym import __version__
 from llmgym.agents.base import Agent
 from llmgym.envs import get_entry
+from llmgym.originals import original_config
 from llmgym.runner.evaluation import (
     EvalResult,
     RunEstimate,
@@ -58,7 +59,9 @@ class EvalPlan:
     ``suite``'s environments with its frozen task lists. A suite's environment whose pip extra
     is not installed is left out and listed in :attr:`skipped`, unless ``skip_uninstalled`` is
     false (the environments run elsewhere: on a server, in Ray actors). ``config`` overrides the
-    config of every environment.
+    config of every environment. ``data_dir`` plays an original dataset (:mod:`llmgym.originals`)
+    from that directory: each environment's own source, and a task file's indices are the
+    original's item indices.
     """
 
     env_ids: Sequence[str] = ()
@@ -71,6 +74,7 @@ class EvalPlan:
     concurrency: int = 1
     history_window: int | None = None
     config: Mapping[str, Any] | None = None
+    data_dir: str | None = None
     skip_uninstalled: bool = True
     environments: tuple[PlannedEnv, ...] = field(init=False)
     """What the run plays, in order."""
@@ -90,7 +94,8 @@ class EvalPlan:
         if self.task_file:
             from llmgym.integrations.agentgym import read_task_file
 
-            planned += [(env_id, tuple(ids)) for env_id, ids in read_task_file(self.task_file)]
+            read = read_task_file(self.task_file, data_dir=self.data_dir)
+            planned += [(env_id, tuple(ids)) for env_id, ids in read]
         skipped = []
         for env_id, ids in load_suite(self.suite).items() if self.suite else ():
             entry = get_entry(env_id)
@@ -103,10 +108,20 @@ class EvalPlan:
                 )
         object.__setattr__(self, "environments", tuple(planned))
         object.__setattr__(self, "skipped", tuple(skipped))
+        if self.data_dir is not None:
+            for env_id, _ in planned:
+                self.make_kwargs(env_id)  # each environment must have an original source
 
-    def make_kwargs(self) -> dict[str, Any]:
-        """The ``gymnasium.make`` keyword arguments every environment of the plan gets."""
-        return {"config": dict(self.config)} if self.config else {}
+    def make_kwargs(self, env_id: str) -> dict[str, Any]:
+        """The ``gymnasium.make`` keyword arguments of the plan's environment ``env_id``.
+
+        Raises:
+            ValueError: ``data_dir`` is given and ``env_id`` reads no original data.
+        """
+        config = dict(self.config or {})
+        if self.data_dir is not None:
+            config.update(original_config(env_id, self.data_dir))
+        return {"config": config} if config else {}
 
     def settings(self) -> dict[str, Any]:
         """The plan's settings as a results file records them (``episodes`` is ``None`` where
@@ -121,6 +136,7 @@ class EvalPlan:
             "history_window": self.history_window,
             "concurrency": self.concurrency,
             "config": dict(self.config) if self.config is not None else None,
+            "data_dir": self.data_dir,
         }
 
 
@@ -155,7 +171,7 @@ def _placed(
     for env_id, task_ids in plan.environments:
         source = env_source(env_id) if env_source is not None else env_id
         extra = make_kwargs(env_id) if make_kwargs is not None else {}
-        yield env_id, task_ids, source, {**plan.make_kwargs(), **extra}
+        yield env_id, task_ids, source, {**plan.make_kwargs(env_id), **extra}
 
 
 def run_plan(
@@ -251,7 +267,7 @@ def _resume(
     plan, agent = run.plan, run.agent
     if task_ids is None:
         task_ids = choose_tasks(
-            source, plan.split, plan.episodes, plan.seed, make_kwargs=plan.make_kwargs()
+            source, plan.split, plan.episodes, plan.seed, make_kwargs=plan.make_kwargs(env_id)
         )
     keys = [(env_id, agent.name, task, plan.seed + i) for i, task in enumerate(task_ids)]
     played = {i: done[key] for i, key in enumerate(keys) if key in done}

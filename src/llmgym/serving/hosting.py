@@ -28,7 +28,7 @@ from llmgym.errors import (
 )
 from llmgym.serving.protocol import PROTOCOL_VERSION, config_error, space_to_dict
 
-__all__ = ["REMOTE_CALLS", "HostedEnv"]
+__all__ = ["REMOTE_CALLS", "HostedEnv", "client_config"]
 
 
 # ------------------------------------------------------------------------------ remote calls
@@ -55,8 +55,17 @@ def _task(env: Any) -> dict[str, Any] | None:
         "env_name": task.env_name,
         "task_id": task.task_id,
         "split": task.split,
-        "config": task.config.to_dict(),
+        "config": client_config(task.config),
     }
+
+
+def client_config(config: Any) -> dict[str, Any]:
+    """A config as clients see it: an original dataset's directory (a path of the machine
+    hosting the environment) is shown as ``""``."""
+    fields = config.to_dict()
+    if fields.get("data_dir"):
+        fields["data_dir"] = ""
+    return dict(fields)
 
 
 def _candidate_words(env: Any) -> list[str]:
@@ -156,7 +165,7 @@ class HostedEnv:
             "action_space": space_to_dict(self.env.action_space),
             "max_episode_steps": self.entry.max_episode_steps,
             "render_modes": list(inner.metadata.get("render_modes", [])),
-            "config": inner.config.to_dict(),
+            "config": client_config(inner.config),
             "example": getattr(inner, "example", ""),
             "skills": list(getattr(inner, "skills", ())),
         }

@@ -35,11 +35,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import re
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -54,7 +56,9 @@ from llmgym.integrations.agentgym import (
     find_family,
     task_id_of,
 )
+from llmgym.originals import get_source
 from llmgym.serving.protocol import loads
+from llmgym.serving.server.policy import config_class
 from llmgym.serving.server.protocols import ServerProtocol
 from llmgym.serving.server.schemas import (
     CallRequest,
@@ -66,6 +70,7 @@ from llmgym.serving.server.schemas import (
     reply,
 )
 from llmgym.serving.server.sessions import SessionStore
+from llmgym.serving.server.settings import ServerSettings
 
 __all__ = ["AGENTGYM_PREFIX", "AgentGymProtocol", "agentgym_routes"]
 
@@ -176,6 +181,7 @@ class _Handles:
         self.handles: dict[int, _Handle] = {}
         self.task_ids: dict[str, tuple[Any, Any]] = {}
         self.capacity = 4 * store.settings.max_sessions
+        self.families = {name: _with_originals(f, store.settings) for name, f in FAMILIES.items()}
 
     def get(self, family: Family, number: Any) -> _Handle:
         if isinstance(number, str) and re.fullmatch(r"-?[0-9]{1,20}", number):
@@ -235,6 +241,12 @@ class _Handles:
 
     async def _task_ids(self, handle: _Handle) -> tuple[Any, Any]:
         family = handle.family
+        original = self.store.settings.original_config(family.env_id)
+        if original and family.name not in self.task_ids:
+            # AgentGym's item i of the original data: every index names a task directly
+            source = get_source(original["source"])
+            items = await asyncio.to_thread(source.agentgym_task_ids, Path(original["data_dir"]))
+            self.task_ids[family.name] = (items, ())
         if family.name not in self.task_ids:
             found = []
             for split in ("eval", "train"):
@@ -441,7 +453,7 @@ def agentgym_routes(store: SessionStore) -> APIRouter:
 
     @router.api_route(AGENTGYM_PREFIX + "{path:path}", methods=["GET", "POST"])
     async def dispatch(path: str, request: Request) -> Response:
-        family, route = _family_route(store, path)
+        family, route = _family_route(store, handles.families, path)
         operation = _OPERATIONS.get((request.method, route))
         if operation is None and request.method == "GET" and route in family.extra_routes:
             operation = _extra(family.extra_routes[route])
@@ -458,11 +470,26 @@ def agentgym_routes(store: SessionStore) -> APIRouter:
     return router
 
 
-def _family_route(store: SessionStore, path: str) -> tuple[Family, str]:
+def _with_originals(family: Family, settings: ServerSettings) -> Family:
+    """``family`` as this server plays it: on the environment of an original dataset the
+    operator gave for it (``--data alfworld=DIR`` plays ALFWorld-v0, not Household-v0)."""
+    for name, _ in settings.data:
+        source = get_source(name)
+        if source.agentgym_family == family.name and source.env_id != family.env_id:
+            fields = config_class(source.env_id).json_schema()["properties"]
+            wording = {k: v for k, v in family.config.items() if k in fields}
+            return dataclasses.replace(family, env_id=source.env_id, config=wording)
+    return family
+
+
+def _family_route(
+    store: SessionStore, families: Mapping[str, Family], path: str
+) -> tuple[Family, str]:
     name, _, route = path.partition("/")
     if name == "lmrlgym" and route:
         name, _, route = route.partition("/")
-    family = find_family(name)
+    found = find_family(name)
+    family = families[found.name] if found is not None else None
     if family is None:
         raise _NotFoundError(
             f"no AgentGym family {name!r}; served here: "

@@ -21,8 +21,9 @@ from typing import Any, Literal
 
 from llmgym.envs import get_entry
 from llmgym.errors import InvalidRequestError
+from llmgym.originals import GENERATED, sources_of_env
 
-__all__ = ["DEFAULT_CONFIG_LIMITS", "ConfigLimit", "ConfigPolicy"]
+__all__ = ["DEFAULT_CONFIG_LIMITS", "ConfigLimit", "ConfigPolicy", "config_class"]
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,8 @@ for its sites' databases and task instances) or SearchQA corpus seed builds data
 
 
 @functools.cache
-def _config_class(env_id: str) -> Any:
+def config_class(env_id: str) -> Any:
+    """The config class of a registered environment (imported, not instantiated)."""
     module, _, name = get_entry(env_id).entry_point.partition(":")
     return getattr(importlib.import_module(module), name).config_class
 
@@ -148,9 +150,22 @@ class ConfigPolicy:
         limits: The limits (at most one per environment and field).
         file_dir: The directory whose files clients may name in a config field that names a
             file (the environment table's ``file_fields``); ``None``: no paths at all.
+        originals: The original dataset each environment plays (``{"llmgym/SQL-v0":
+            "bird"}``, from ``llmgym serve --data``); the others play generated tasks. Which
+            dataset an environment reads, and from which directory, only the operator sets: a
+            client's ``source`` must be the one served and its ``data_dir`` the ``""`` clients
+            are shown (both are then dropped, as they change nothing); any other value is
+            refused.
     """
 
-    def __init__(self, limits: Iterable[ConfigLimit], file_dir: str | None = None) -> None:
+    def __init__(
+        self,
+        limits: Iterable[ConfigLimit],
+        file_dir: str | None = None,
+        *,
+        originals: Mapping[str, str] | None = None,
+    ) -> None:
+        self.originals = dict(originals or {})
         self.limits: dict[str, dict[str, ConfigLimit]] = {}
         for limit in limits:
             self.limits.setdefault(limit.env_id, {})[limit.field] = limit
@@ -167,7 +182,7 @@ class ConfigPolicy:
         for env_id, limits in self.limits.items():
             if not get_entry(env_id).available:
                 continue
-            properties = _config_class(env_id).json_schema()["properties"]
+            properties = config_class(env_id).json_schema()["properties"]
             for field, limit in limits.items():
                 if field not in properties:
                     raise ValueError(
@@ -192,7 +207,7 @@ class ConfigPolicy:
     def applies(self, env_id: str) -> bool:
         """Whether any limit or file rule concerns ``env_id``'s config."""
         limits, file_fields = self._rules(env_id)
-        return bool(limits or file_fields)
+        return bool(limits or file_fields or self._operator_values(env_id))
 
     def check_make(self, env_id: str, make_kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """A new session's ``gymnasium.make`` arguments, checked: its ``config`` and any knob
@@ -216,12 +231,23 @@ class ConfigPolicy:
             InvalidRequestError: A value over a limit, or a file path (``invalid_config``).
         """
         limits, file_fields = self._rules(env_id)
-        if not isinstance(overrides, Mapping) or not (limits or file_fields):
+        operator_values = self._operator_values(env_id)
+        ruled = limits or file_fields or operator_values
+        if not isinstance(overrides, Mapping) or not ruled:
             return overrides
         checked = dict(overrides)
         for field, value in overrides.items():
             limit = limits.get(field)
             problem = limit.refusal(value) if limit is not None else None
+            if field in operator_values:
+                if _same(value, operator_values[field]):
+                    del checked[field]
+                    continue
+                problem = (
+                    f"{value!r}: the dataset and its directory are set by this server's operator "
+                    f"(llmgym serve --data FAMILY=DIR), not by clients; this server's "
+                    f"{field} is {operator_values[field]!r}"
+                )
             if field in file_fields and isinstance(value, str):
                 resolved = self._resolve(value)
                 if resolved is None:
@@ -230,10 +256,18 @@ class ConfigPolicy:
             if problem is not None:
                 raise InvalidRequestError(
                     problem,
-                    field=f"{_config_class(env_id).__name__}.{field}",
+                    field=f"{config_class(env_id).__name__}.{field}",
                     code="invalid_config",
                 )
         return checked
+
+    def _operator_values(self, env_id: str) -> dict[str, str]:
+        """The operator-only fields of ``env_id``'s config with the values clients see (none
+        where the environment reads no original data)."""
+        env_id = get_entry(env_id).id
+        if not sources_of_env(env_id):
+            return {}
+        return {"source": self.originals.get(env_id, GENERATED), "data_dir": ""}
 
     def _rules(self, env_id: str) -> tuple[dict[str, ConfigLimit], tuple[str, ...]]:
         entry = get_entry(env_id)

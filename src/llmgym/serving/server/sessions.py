@@ -383,6 +383,11 @@ class SessionStore:
                 )
             make_kwargs["config"] = body.config
         make_kwargs = self.policy.check_make(env_id, make_kwargs)
+        fixed = self.settings.original_config(env_id)
+        if fixed:
+            given = make_kwargs.get("config")
+            if given is None or isinstance(given, dict):
+                make_kwargs["config"] = {**(given or {}), **fixed}
         if not body.reset and (body.seed, body.task_id, body.split) != (None, None, None):
             raise InvalidRequestError(
                 "seed, task_id and split apply to the first reset: set reset=true"

@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 
 from llmgym.envs import all_entries, get_entry
+from llmgym.originals import get_source
 from llmgym.serving.server.policy import DEFAULT_CONFIG_LIMITS, ConfigLimit, ConfigPolicy
 from llmgym.serving.server.protocols import DEFAULT_PROTOCOLS, checked_names
 
@@ -74,6 +75,10 @@ class ServerSettings:
             the client (its sessions then count against that address's quota); from any
             other peer the header is ignored (none by default: a client could otherwise name
             any address).
+        data: Original datasets this server plays, as ``(source, directory)`` pairs
+            (:mod:`llmgym.originals`, ``llmgym serve --data FAMILY=DIR``): the source's
+            environment reads that directory in every session, and clients can neither change
+            nor see the directory.
     """
 
     envs: tuple[str, ...] | None = None
@@ -96,6 +101,7 @@ class ServerSettings:
     ws_idle_timeout_s: float = 300.0
     max_memory_mb: float | None = None
     forwarded_allow_ips: tuple[str, ...] = ()
+    data: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         for name, least in (
@@ -127,7 +133,24 @@ class ServerSettings:
         object.__setattr__(self, "protocols", checked_names(self.protocols))
         if self.isolate != ("all",):
             object.__setattr__(self, "isolate", tuple(get_entry(e).id for e in self.isolate))
+        self._check_data()
         self.policy().validate()
+
+    def _check_data(self) -> None:
+        envs = [get_source(name).env_id for name, _ in self.data]  # unknown names raise
+        for (name, directory), env_id in zip(self.data, envs, strict=True):
+            if envs.count(env_id) > 1:
+                raise ValueError(f"data: {env_id} is given two sources; give it one")
+            if not os.path.isdir(directory):
+                raise ValueError(f"data: {name}={directory!r} is not a directory")
+
+    def original_config(self, env_id: str) -> dict[str, str]:
+        """The config fields the server fixes for ``env_id``: ``source`` and ``data_dir`` where
+        ``data`` gives it an original dataset, else none."""
+        for name, directory in self.data:
+            if get_source(name).env_id == env_id:
+                return {"source": name, "data_dir": os.path.realpath(directory)}
+        return {}
 
     def limits(self) -> tuple[ConfigLimit, ...]:
         """The config limits in force: the defaults, with ``config_limits`` replacing them."""
@@ -137,7 +160,8 @@ class ServerSettings:
 
     def policy(self) -> ConfigPolicy:
         """The checks of clients' config overrides (limits and file paths)."""
-        return ConfigPolicy(self.limits(), self.file_dir)
+        originals = {get_source(name).env_id: name for name, _ in self.data}
+        return ConfigPolicy(self.limits(), self.file_dir, originals=originals)
 
     def isolated(self, env_id: str) -> bool:
         """Whether sessions of ``env_id`` run in a child process each."""
@@ -156,4 +180,8 @@ class ServerSettings:
 
     def served(self) -> tuple[str, ...]:
         """The ids served: ``envs``, or every available environment."""
-        return self.envs or tuple(e.id for e in all_entries() if e.available)
+        served = self.envs or tuple(e.id for e in all_entries() if e.available)
+        return (*served, *(e for e in self._original_envs() if e not in served))
+
+    def _original_envs(self) -> tuple[str, ...]:
+        return tuple(get_source(name).env_id for name, _ in self.data)
