@@ -18,6 +18,7 @@ import pytest
 
 import llmgym  # noqa: F401  (registers the environments)
 from llmgym import ConfigError
+from llmgym.cli import main
 from llmgym.envs.searchqa.env import SearchQAEnv
 from llmgym.envs.searchqa.original import (
     AGENTGYM_TEST_DATASETS,
@@ -154,7 +155,7 @@ def test_check_counts_flashrag_files_per_split(flashrag_dir: Path) -> None:
         "nq/test.jsonl: 3 questions (eval)",
         "hotpotqa/dev.jsonl: 2 questions (eval)",
         "nq/train.jsonl: 2 questions (train)",
-        "hotpotqa/train.jsonl: 1 questions (train)",
+        "hotpotqa/train.jsonl: 1 question (train)",
     )
     assert "5 eval, 3 train" in report.text()
 
@@ -366,3 +367,47 @@ def test_a_corpus_changed_after_indexing_is_not_misread(flashrag_dir: Path) -> N
     with pytest.raises(DataError, match="the corpus changed since it was indexed"):
         passages.article(1)
     assert Passages.open(flashrag_dir, progress=False).article(1).title == '"Velistan"'
+
+
+# ------------------------------------------------------------------------------- the CLI
+def test_the_cli_checks_and_evaluates_original_data(
+    parquet_dir: Path, tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["data", "check", "search-r1", str(parquet_dir)]) == 0
+    shown = capsys.readouterr().out
+    assert "5 eval, 3 train" in shown and "test.parquet: 5 questions (eval)" in shown
+    results = tmp_path_factory.mktemp("results") / "oracle.json"
+    ids = [f"eval/{i:05d}" for i in range(5)]
+    assert main(["eval", ENV_ID, "--data", str(parquet_dir), "--agent", "oracle",
+                 "--task-ids", *ids, "--json", str(results)]) == 0  # fmt: skip
+    (row,) = json.loads(results.read_text())["results"]
+    assert (row["episodes"], row["success_rate"], row["mean_reward"]) == (5, 1.0, 1.0)
+
+
+def test_data_source_plays_one_dataset(flashrag_dir: Path) -> None:
+    """A score per dataset, as Search-R1's table reports them: ``data_source`` keeps one."""
+    env = make(flashrag_dir, data_source="hotpotqa")
+    assert (len(env.task_ids("eval")), len(env.task_ids("train"))) == (2, 1)
+    env.reset(options={"task_id": "eval/00000"})
+    assert env.question.text == "which river does kessel bridge span?"
+    with pytest.raises(ConfigError, match=r"data_source: 'squad' is not a dataset .* 'nq'"):
+        make(flashrag_dir, data_source="squad")
+    with pytest.raises(ConfigError, match=r"SearchQAConfig\.data_source: .*source 'generated'"):
+        gym.make(ENV_ID, config={"data_source": "nq"})
+
+
+def test_a_parquet_without_a_question_column_asks_its_prompts_question(tmp_path: Path) -> None:
+    write_corpus(tmp_path)
+    rows = _search_r1_rows([("nq", "who wrote the glass orchard", ["Ilse Brandmoor"])])
+    for row in rows:
+        del row["question"], row["golden_answers"]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "test.parquet")
+    (question,) = load_questions(tmp_path)["eval"]
+    assert (question.text, question.golden_answers) == (
+        "who wrote the glass orchard?",
+        ("Ilse Brandmoor",),
+    )
+    rows[0]["prompt"] = [{"role": "user", "content": "no question here"}]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "test.parquet")
+    with pytest.raises(DataError, match=r"test\.parquet row 0: the prompt holds no 'Question"):
+        load_questions(tmp_path)

@@ -82,11 +82,32 @@ class SearchQAConfig(EnvConfig):
     )
     source: str = source_knob("search-r1")
     data_dir: str = data_dir_knob()
+    data_source: str = knob(
+        "",
+        doc="Original data only: play only the questions of this dataset (their data_source: "
+        "nq, triviaqa, popqa, hotpotqa, 2wikimultihopqa, musique, bamboogle...), numbered from "
+        "0 within it, for a score per dataset as Search-R1 reports them; '' plays them all.",
+    )
 
     def validate(self) -> None:
-        data_dir_of(self)
-        if self.source == GENERATED:
+        data_dir = data_dir_of(self)
+        if data_dir is None:
+            if self.data_source:
+                raise ConfigError(
+                    f"{type(self).__name__}.data_source",
+                    f"{self.data_source!r} selects a dataset of original data; with source "
+                    "'generated' leave it ''",
+                )
             return
+        if self.data_source:
+            questions = load_questions(data_dir)
+            found = sorted({q.data_source for split in questions.values() for q in split})
+            if self.data_source not in found:
+                raise ConfigError(
+                    f"{type(self).__name__}.data_source",
+                    f"{self.data_source!r} is not a dataset of {data_dir}; it holds "
+                    f"{', '.join(repr(name) for name in found)}",
+                )
         for name, default in (("question_types", "all"), ("corpus_seed", 0)):
             if getattr(self, name) != default:
                 raise ConfigError(
@@ -224,8 +245,10 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
     The corpus is indexed once into the user cache folder: streamed line by line into a
     sqlite FTS5 index over each passage's ``contents``, ranked by BM25, with a progress bar;
     the index is named after the corpus file's path, size and modification time, so a changed
-    file is indexed again. How long that takes and how large the index is, per million
-    passages and extrapolated to wiki-18's 21 million: benchmarks/searchqa_original_index.py.
+    file is indexed again. The time it takes, the index's size and a search's latency, per
+    million passages and extrapolated to wiki-18's 21 million, are under Measured below. An
+    unzipped corpus's passages are read back from the file; a gzipped one's are copied into
+    the index.
     A search returns the top ``top_k`` passages as Search-R1 formats them, ``Doc 1(Title:
     "Title") text`` (the title line keeps its quotes).
 
@@ -440,7 +463,7 @@ def _questions(config: SearchQAConfig, split: str) -> Sequence[Question | Origin
     data_dir = data_dir_of(config)
     if data_dir is None:
         return questions_for(config.corpus_seed, split, config.question_types)
-    return load_questions(data_dir).get(split, ())
+    return load_questions(data_dir, config.data_source).get(split, ())
 
 
 def _as_question(question: Question | OriginalQuestion) -> Question:

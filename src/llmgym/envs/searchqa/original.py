@@ -23,7 +23,6 @@ import gzip
 import hashlib
 import json
 import os
-import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -78,7 +77,7 @@ AGENTGYM_TEST_DATASETS: tuple[tuple[str, int], ...] = (
 order, with these counts (``agentenv_searchqa/env_wrapper.py``, ``TEST_ITEM_RANGE``)."""
 
 AGENTGYM_TRAIN_DATASETS: tuple[tuple[str, int], ...] = (("nq", 79_168), ("hotpotqa", 90_447))
-"""AgentGym's train items 51,713..221,328: these datasets' train questions, in this order."""
+"""AgentGym's train items 51,713..221,327: these datasets' train questions, in this order."""
 
 CACHE_FOLDER = "searchqa-original"
 MAX_CACHED_INDEXES = 4
@@ -93,7 +92,6 @@ _SCHEMA = (
     "CREATE TABLE passages (id INTEGER PRIMARY KEY, offset INTEGER, length INTEGER, "
     "contents TEXT);\n" + fts5_table("passage_index", ("contents",), (1.0,))
 )
-_QUESTION_LINE = re.compile(r"Question:\s*(.*)\s*\Z", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -130,7 +128,7 @@ class _QuestionFiles:
         return tuple(stats)
 
 
-def search_r1_question(text: str) -> str:
+def _search_r1_question(text: str) -> str:
     """A question as Search-R1's data scripts ask it: stripped, with a ``?`` at the end."""
     text = text.strip()
     return text if text.endswith("?") else text + "?"
@@ -169,15 +167,31 @@ def _question_files(data_dir: Path) -> _QuestionFiles:
     return _QuestionFiles("flashrag", tuple(files))
 
 
-def load_questions(data_dir: Path) -> dict[str, tuple[OriginalQuestion, ...]]:
+def load_questions(
+    data_dir: Path, data_source: str = ""
+) -> dict[str, tuple[OriginalQuestion, ...]]:
     """The questions of ``data_dir`` by llmgym split (``"eval"``, ``"train"``), in file
-    order, read once per process (again when a file changes).
+    order (only those of the dataset ``data_source``, if given), read once per process
+    (again when a file changes).
 
     Raises:
         DataError: No question file, or one that does not read as its layout.
     """
     files = _question_files(data_dir)
-    return _read_questions(files, files.signature())
+    return _questions_of(files, files.signature(), data_source)
+
+
+@bounded_cache(16)
+def _questions_of(
+    files: _QuestionFiles, signature: tuple[tuple[str, int, int], ...], data_source: str
+) -> dict[str, tuple[OriginalQuestion, ...]]:
+    questions = _read_questions(files, signature)
+    if not data_source:
+        return questions
+    return {
+        split: tuple(q for q in items if q.data_source == data_source)
+        for split, items in questions.items()
+    }
 
 
 @bounded_cache(8)
@@ -259,10 +273,10 @@ def _read_parquet(path: Path) -> list[OriginalQuestion]:
 def _question_of_prompt(prompt: Any, where: str) -> str:
     """The question at the end of a Search-R1 prompt (``... Question: <question>``)."""
     content = prompt[0].get("content") if isinstance(prompt, list) and prompt else None
-    found = _QUESTION_LINE.search(content) if isinstance(content, str) else None
-    if found is None:
+    _, marker, question = (content if isinstance(content, str) else "").rpartition("Question:")
+    if not marker:
         raise DataError(f"{where}: the prompt holds no 'Question: ...' and there is no question")
-    return found.group(1)
+    return question
 
 
 def _question(
@@ -278,7 +292,7 @@ def _question(
         or not all(isinstance(a, str) for a in answers)
     ):
         raise DataError(f"{where}: the golden answers must be a non-empty list of strings")
-    return OriginalQuestion(question_id, search_r1_question(text), tuple(answers), dataset)
+    return OriginalQuestion(question_id, _search_r1_question(text), tuple(answers), dataset)
 
 
 @contextlib.contextmanager
@@ -535,10 +549,13 @@ class SearchR1Source(OriginalSource):
     fetch_commands = (
         "huggingface-cli download --repo-type dataset PeterJinGo/wiki-18-corpus "
         "wiki-18.jsonl.gz --local-dir .",
+        # unzipped, as Search-R1's README does: passages are then read back from the file and
+        # the index holds no copy of their text
+        "gzip -d wiki-18.jsonl.gz",
         "huggingface-cli download --repo-type dataset PeterJinGo/nq_hotpotqa_train --local-dir .",
     )
     layout = (
-        "wiki-18.jsonl.gz (or wiki-18.jsonl, corpus.jsonl)\n"
+        "wiki-18.jsonl (or wiki-18.jsonl.gz, corpus.jsonl, corpus.jsonl.gz)\n"
         "test.parquet, train.parquet (Search-R1's), or FlashRAG's <dataset>/test.jsonl, "
         "<dataset>/dev.jsonl, <dataset>/train.jsonl"
     )
@@ -558,7 +575,8 @@ class SearchR1Source(OriginalSource):
             count = sum(
                 1 for q in questions[split] if files.layout == "parquet" or q.data_source == dataset
             )
-            found.append(f"{path.relative_to(data_dir)}: {count:,} questions ({split})")
+            noun = "question" if count == 1 else "questions"
+            found.append(f"{path.relative_to(data_dir)}: {count:,} {noun} ({split})")
         return DataReport(
             self.name,
             str(data_dir.resolve()),
