@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import llmgym  # noqa: F401  (registers the environments)
-from llmgym import ConfigError
+from llmgym import ConfigError, originals
 from llmgym.cli import main
 from llmgym.envs.searchqa.env import SearchQAEnv
 from llmgym.envs.searchqa.original import (
@@ -316,40 +316,64 @@ def test_conformance(flashrag_dir: Path) -> None:
 
 # --------------------------------------------------------------------- AgentGym's indices
 def test_agentgym_indices_need_its_datasets(flashrag_dir: Path) -> None:
-    with pytest.raises(DataError, match=r"need 3,610 nq questions at eval position 0, found 3"):
+    with pytest.raises(
+        DataError, match=r"need 3,610 nq questions at eval position 0; the data holds 3 there"
+    ):
         SearchR1Source().agentgym_task_ids(flashrag_dir)
 
 
-def test_agentgym_indices_follow_its_test_then_train_order(tmp_path: Path) -> None:
-    """AgentGym's 221,328 items: with FlashRAG files of its datasets' sizes (and one extra
-    dataset, numbered after them), item i is eval i up to 51,712, then train."""
-    write_corpus(tmp_path)
+@pytest.fixture(scope="module")
+def agentgym_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """FlashRAG files of AgentGym's datasets at AgentGym's sizes (its 221,328 items), and one
+    extra dataset, which is numbered after them."""
+    folder = tmp_path_factory.mktemp("agentgym")
+    write_corpus(folder)
     for datasets, split in ((AGENTGYM_TEST_DATASETS, "test"), (AGENTGYM_TRAIN_DATASETS, "train")):
         for dataset, count in datasets:
-            folder = tmp_path / dataset
-            folder.mkdir(exist_ok=True)
-            name = "dev.jsonl" if dataset in ("hotpotqa", "2wikimultihopqa", "musique") else ""
+            (folder / dataset).mkdir(exist_ok=True)
+            dev = split == "test" and dataset in ("hotpotqa", "2wikimultihopqa", "musique")
             lines = "".join(
                 f'{{"id": "{i}", "question": "{dataset} {split} {i}", "golden_answers": ["a"]}}\n'
                 for i in range(count)
             )
-            (folder / (f"{split}.jsonl" if split == "train" else name or "test.jsonl")).write_text(
-                lines
-            )
-    (tmp_path / "aaa_extra").mkdir()
-    (tmp_path / "aaa_extra" / "test.jsonl").write_text(
+            (folder / dataset / ("dev.jsonl" if dev else f"{split}.jsonl")).write_text(lines)
+    (folder / "aaa_extra").mkdir()
+    (folder / "aaa_extra" / "test.jsonl").write_text(
         '{"id": "0", "question": "extra", "golden_answers": ["b"]}\n'
     )
-    ids = SearchR1Source().agentgym_task_ids(tmp_path)
+    return folder
+
+
+def test_agentgym_indices_follow_its_test_then_train_order(agentgym_dir: Path) -> None:
+    """Item i is eval i up to 51,712, then train (AgentGym's TEST_/TRAIN_ITEM_RANGE)."""
+    ids = SearchR1Source().agentgym_task_ids(agentgym_dir)
     assert len(ids) == 221_328
     assert (ids[0], ids[51_712], ids[51_713], ids[-1]) == (
         "eval/00000", "eval/51712", "train/00000", "train/169614"
     )  # fmt: skip
-    questions = load_questions(tmp_path)
+    questions = load_questions(agentgym_dir)
     assert questions["eval"][3_610].text == "triviaqa test 0?"  # AgentGym's item 3,610
     assert questions["eval"][51_587].text == "musique test 2416?"
     assert questions["eval"][51_713].text == "extra?"  # after AgentGym's items
     assert questions["train"][130_881 - 51_713].text == "hotpotqa train 0?"
+
+
+def test_an_agentgym_task_file_plays_agentgym_items(
+    agentgym_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``llmgym eval --task-file searchqa_test.json --data DIR``: AgentGym's item ids."""
+    # the task file's reader asks every registered source which family it reads; only this
+    # one is registered here, so that the test does not depend on the other families' readers
+    monkeypatch.setattr(originals, "_SOURCES", {"search-r1": originals._SOURCES["search-r1"]})
+    items = [{"item_id": f"searchqa_{i}", "conversations": None} for i in (3_610, 130_881)]
+    (tmp_path / "searchqa_test.json").write_text(json.dumps(items))
+    trajectories = tmp_path / "runs.jsonl"
+    assert main(["eval", "--task-file", str(tmp_path / "searchqa_test.json"),
+                 "--data", str(agentgym_dir), "--agent", "oracle",
+                 "--trajectories", str(trajectories)]) == 0  # fmt: skip
+    played = sorted(trajectories.read_text().splitlines())
+    assert len(played) == 2
+    assert "triviaqa test 0?" in played[0] and "hotpotqa train 0?" in played[1]
 
 
 def test_the_generated_default_is_unchanged() -> None:

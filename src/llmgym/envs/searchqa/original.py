@@ -614,9 +614,9 @@ class SearchR1Source(OriginalSource):
                     1 for q in items[position : position + count] if q.data_source == dataset
                 )
                 if have != count:
-                    raise DataError(
-                        f"{data_dir}: AgentGym's searchqa items need {count:,} {dataset} "
-                        f"questions at {split} position {position:,}, found {have:,} (AgentGym "
+                    raise DataError(  # no path: a server may show this to its clients
+                        f"AgentGym's searchqa items need {count:,} {dataset} questions at "
+                        f"{split} position {position:,}; the data holds {have:,} there (AgentGym "
                         "numbers the test sets of nq, triviaqa, popqa, hotpotqa, "
                         "2wikimultihopqa, musique and bamboogle, then the train sets of nq "
                         "and hotpotqa)"
