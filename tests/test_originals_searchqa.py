@@ -435,3 +435,21 @@ def test_a_parquet_without_a_question_column_asks_its_prompts_question(tmp_path:
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "test.parquet")
     with pytest.raises(DataError, match=r"test\.parquet row 0: the prompt holds no 'Question"):
         load_questions(tmp_path)
+
+
+def test_agentgyms_own_folder_is_a_data_directory(tmp_path: Path) -> None:
+    """AgentGym's agentenv-searchqa after its setup.sh: retrieve_data/ and the queries."""
+    (tmp_path / "retrieve_data").mkdir()
+    write_corpus(tmp_path / "retrieve_data")
+    queries = tmp_path / "agentenv_searchqa" / "queries"
+    queries.mkdir(parents=True)
+    write_parquet(queries, "test.parquet", [("nq", q, a) for _, _, q, a in EVAL_FACTS])
+    write_parquet(queries, "train.parquet", [("hotpotqa", q, a) for _, _, q, a in TRAIN_FACTS])
+    report = SearchR1Source().check(tmp_path)
+    assert dict(report.splits) == {"eval": 5, "train": 3}
+    assert report.found[0].startswith("retrieve_data/wiki-18.jsonl: ")
+    assert "agentenv_searchqa/queries/test.parquet: 5 questions (eval)" in report.found
+    env = make(tmp_path)
+    env.reset(options={"task_id": "eval/00004"})
+    observation, *_ = env.step("<search>Harrow Lantern lighthouse</search>")
+    assert '(Title: "Harrow Lantern")' in observation

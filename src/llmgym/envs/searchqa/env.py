@@ -232,6 +232,9 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
       ``<dataset>/test.jsonl``, ``dev.jsonl`` and ``train.jsonl`` (``{"id", "question",
       "golden_answers"}``).
 
+    AgentGym's ``agentenv-searchqa`` folder, as its ``setup.sh`` leaves it, works as ``DIR``
+    too (the corpus in ``retrieve_data/``, the parquet files in ``agentenv_searchqa/queries/``).
+
     ``test.parquet`` (a dataset's ``test.jsonl``, else its ``dev.jsonl``, as Search-R1's
     ``qa_search_test_merge.py`` picks them) is the ``eval`` split, ``train.parquet`` (the
     ``train.jsonl`` files) the ``train`` split; ``eval/00000`` is the split's first question in

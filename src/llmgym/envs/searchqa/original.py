@@ -5,9 +5,12 @@ A data directory holds, as Search-R1 and AgentGym publish them:
 * the corpus: ``wiki-18.jsonl`` (or ``wiki-18.jsonl.gz``, ``corpus.jsonl``,
   ``corpus.jsonl.gz``), one passage per line, ``{"id": "1", "contents": "\\"Title\\"\\ntext"}``;
 * the questions, either Search-R1's parquet files ``test.parquet`` / ``train.parquet``
-  (``data_source``, ``prompt``, ``reward_model.ground_truth.target``; AgentGym's
-  ``agentenv_searchqa/queries`` holds the same two files), or FlashRAG's question files
-  ``<dataset>/<split>.jsonl`` with lines ``{"id", "question", "golden_answers": [...]}``.
+  (``data_source``, ``prompt``, ``reward_model.ground_truth.target``), or FlashRAG's question
+  files ``<dataset>/<split>.jsonl`` with lines ``{"id", "question", "golden_answers": [...]}``.
+
+AgentGym's ``agentenv-searchqa`` folder, as its ``setup.sh`` leaves it, works as the data
+directory too: the corpus in ``retrieve_data/``, the parquet files in
+``agentenv_searchqa/queries/``.
 
 ``test.parquet`` (or each dataset's ``test.jsonl``, else its ``dev.jsonl``, as Search-R1's
 ``qa_search_test_merge.py`` picks them) is llmgym's ``eval`` split; ``train.parquet`` (each
@@ -59,6 +62,10 @@ CORPUS_FILES = ("wiki-18.jsonl", "wiki-18.jsonl.gz", "corpus.jsonl", "corpus.jso
 
 PARQUET_FILES = {"eval": "test.parquet", "train": "train.parquet"}
 """Search-R1's question files, by llmgym split."""
+
+AGENTGYM_FOLDERS = {"corpus": "retrieve_data", "parquet": "agentenv_searchqa/queries"}
+"""Where AgentGym's ``agentenv-searchqa`` folder keeps the corpus and the parquet files (its
+``setup.sh``), looked in when the data directory itself has none: that folder works as DIR."""
 
 FLASHRAG_FILES = {"eval": ("test.jsonl", "dev.jsonl"), "train": ("train.jsonl",)}
 """A FlashRAG dataset's question file for each llmgym split: the first that exists (a dataset's
@@ -139,13 +146,14 @@ def _question_files(data_dir: Path) -> _QuestionFiles:
     """Which question files ``data_dir`` holds: Search-R1's parquet files if any, else
     FlashRAG's dataset folders (AgentGym's datasets first, in its order, then the others by
     name)."""
-    parquet = [
-        (split, "", data_dir / name)
-        for split, name in PARQUET_FILES.items()
-        if (data_dir / name).is_file()
-    ]
-    if parquet:
-        return _QuestionFiles("parquet", tuple(parquet))
+    for folder in (data_dir, data_dir / AGENTGYM_FOLDERS["parquet"]):
+        parquet = [
+            (split, "", folder / name)
+            for split, name in PARQUET_FILES.items()
+            if (folder / name).is_file()
+        ]
+        if parquet:
+            return _QuestionFiles("parquet", tuple(parquet))
     folders = sorted(p.name for p in data_dir.iterdir() if p.is_dir())
     files = []
     for split, names in FLASHRAG_FILES.items():
@@ -308,14 +316,16 @@ def _reading(path: Path) -> Iterator[None]:
 
 # ------------------------------------------------------------------------------- the corpus
 def corpus_file(data_dir: Path) -> Path:
-    """The corpus file of ``data_dir`` (the first of :data:`CORPUS_FILES` that exists).
+    """The corpus file of ``data_dir`` (the first of :data:`CORPUS_FILES` that exists there,
+    else in AgentGym's ``retrieve_data`` folder under it).
 
     Raises:
         DataError: None of them exists.
     """
-    for name in CORPUS_FILES:
-        if (data_dir / name).is_file():
-            return data_dir / name
+    for folder in (data_dir, data_dir / AGENTGYM_FOLDERS["corpus"]):
+        for name in CORPUS_FILES:
+            if (folder / name).is_file():
+                return folder / name
     raise missing_data(
         data_dir / CORPUS_FILES[0],
         f"the corpus ({', '.join(CORPUS_FILES)}: one passage per line, "
@@ -555,9 +565,10 @@ class SearchR1Source(OriginalSource):
         "huggingface-cli download --repo-type dataset PeterJinGo/nq_hotpotqa_train --local-dir .",
     )
     layout = (
-        "wiki-18.jsonl (or wiki-18.jsonl.gz, corpus.jsonl, corpus.jsonl.gz)\n"
-        "test.parquet, train.parquet (Search-R1's), or FlashRAG's <dataset>/test.jsonl, "
-        "<dataset>/dev.jsonl, <dataset>/train.jsonl"
+        "wiki-18.jsonl (or wiki-18.jsonl.gz, corpus.jsonl, corpus.jsonl.gz; or AgentGym's "
+        "retrieve_data/wiki-18.jsonl)\n"
+        "test.parquet, train.parquet (Search-R1's; or AgentGym's agentenv_searchqa/queries/), "
+        "or FlashRAG's <dataset>/test.jsonl, <dataset>/dev.jsonl, <dataset>/train.jsonl"
     )
     agentgym_family = "searchqa"
 
@@ -570,7 +581,8 @@ class SearchR1Source(OriginalSource):
         _first_passage(corpus)
         files = _question_files(data_dir)
         questions = load_questions(data_dir)
-        found = [f"{corpus.name}: {corpus.stat().st_size:,} bytes, {self._indexed(corpus)}"]
+        size = corpus.stat().st_size
+        found = [f"{corpus.relative_to(data_dir)}: {size:,} bytes, {self._indexed(corpus)}"]
         for split, dataset, path in files.files:
             count = sum(
                 1 for q in questions[split] if files.layout == "parquet" or q.data_source == dataset
