@@ -16,6 +16,7 @@ EXTRA_OF_MODULE = {
     "bs4": "webshop",
     "crafter": "crafter",
     "datasets": "trl",
+    "fast_downward": "alfworld",
     "fastapi": "serve",
     "matplotlib": "report",
     "mcp": "mcp",

@@ -121,6 +121,9 @@ class OriginalSource(ABC):
     used where the config gives no ``data_dir``."""
     agentgym_family: ClassVar[str] = ""
     """The AgentGym family whose item indices :meth:`agentgym_task_ids` maps (``"sqlgym"``)."""
+    agentgym_config: ClassVar[Mapping[str, Any]] = {}
+    """Config fields under which :meth:`agentgym_task_ids` holds, where AgentGym's server plays
+    the data otherwise than the environment's default (WebShop's synthetic goals)."""
 
     @abstractmethod
     def check(self, data_dir: Path) -> DataReport:

@@ -475,10 +475,11 @@ def _with_originals(family: Family, settings: ServerSettings) -> Family:
     operator gave for it (``--data alfworld=DIR`` plays ALFWorld-v0, not Household-v0)."""
     for name, _ in settings.data:
         source = get_source(name)
-        if source.agentgym_family == family.name and source.env_id != family.env_id:
+        if source.agentgym_family == family.name:
             fields = config_class(source.env_id).json_schema()["properties"]
             wording = {k: v for k, v in family.config.items() if k in fields}
-            return dataclasses.replace(family, env_id=source.env_id, config=wording)
+            config = {**wording, **source.agentgym_config}
+            return dataclasses.replace(family, env_id=source.env_id, config=config)
     return family
 
 
