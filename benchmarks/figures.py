@@ -809,7 +809,28 @@ def _searchqa() -> list[str]:
         f"({questions['p99_ms']:.1f} ms p99), "
         f"{data['scan_over_fts5_cpu_p50']['questions']:.0f} times less CPU than scoring BM25 by "
         f"scanning every article; a search for a title returns its article first for "
-        f"{quality['title_hit_at_1']:.1%} of the articles — `python benchmarks/searchqa_corpus.py`"
+        f"{quality['title_hit_at_1']:.1%} of the articles — `python benchmarks/searchqa_corpus.py`",
+        *_searchqa_original_index(),
+    ]
+
+
+def _searchqa_original_index() -> list[str]:
+    data = load("searchqa_original_index.json")
+    if not data:
+        return []
+    largest = max(data["sizes"], key=lambda row: row["passages"])
+    wiki = data["extrapolated_wiki_18"]
+    return [
+        f"Original data, indexing a Search-R1 corpus (synthetic, in wiki-18's layout: a title "
+        f"and 100 words a passage): {largest['passages']:,} passages took "
+        f"{largest['build_cpu_s']:.0f} s of CPU ({largest['build_s']:.0f} s wall-clock) into "
+        f"{largest['index_bytes'] / 1e6:,.0f} MB besides the corpus file "
+        f"({largest['corpus_bytes'] / 1e6:,.0f} MB); a search took "
+        f"{largest['search_cpu_p50_ms']:.2f} ms of CPU (median; "
+        f"{largest['search_cpu_p95_ms']:.2f} ms p95). Extrapolated to wiki-18's "
+        f"{wiki['passages']:,} passages: {wiki['build_cpu_s'] / 60:.0f} minutes of CPU, "
+        f"{wiki['index_bytes'] / 2**30:.1f} GiB, searches {wiki['search_cpu_p50_ms']:.0f} ms "
+        "(in proportion to the passages) — `python benchmarks/searchqa_original_index.py`"
     ]
 
 
