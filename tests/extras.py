@@ -29,6 +29,7 @@ EXTRA_OF_MODULE = {
     "PIL": "report",
     "playwright": "test",
     "procgen": "procgen",
+    "pyarrow": "searchqa",
     "ray": "ray",
     "schemathesis": "test",
     "scienceworld": "sciworld",

@@ -86,7 +86,7 @@ def test_data_list_check_and_fetch_commands(bird_dir: Path, tmp_path: Path, caps
     assert main(["data", "check", "bird", str(tmp_path / "absent")]) == 2
     assert "absent: not a directory" in capsys.readouterr().err
     assert main(["data", "check", "birds", str(bird_dir)]) == 2
-    assert "invalid choice: 'birds'" in capsys.readouterr().err
+    assert "invalid choice 'birds'; did you mean bird?" in capsys.readouterr().err
     assert main(["data", "fetch", "bird", str(tmp_path / "new"), "--print"]) == 0
     printed = capsys.readouterr().out
     assert all(command in printed for command in get_source("bird").fetch_commands)
@@ -156,3 +156,23 @@ def test_a_server_never_shows_its_data_directory(bird_dir: Path) -> None:
         assert broken.status_code == 500, broken.text
         assert "original dataset cannot serve this" in broken.json()["message"]
         assert not re.search(re.escape(str(bird_dir.parent)), broken.text)
+
+
+def test_data_agentgym_cannot_number_is_a_json_error(tmp_path: Path, monkeypatch) -> None:
+    need("fastapi")
+    need("uvicorn")
+    need("pyarrow")
+    from llmgym.serving.server import ServerSettings
+    from tests.servers import LiveServer
+    from tests.test_originals_searchqa import write_search_r1
+
+    monkeypatch.setenv("LLMGYM_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "search").mkdir()
+    data = write_search_r1(tmp_path / "search")  # a few questions, not AgentGym's 51,713
+    settings = ServerSettings(envs=("llmgym/SearchQA-v0",), data=(("search-r1", str(data)),))
+    with LiveServer(settings) as server:
+        answer = httpx.post(f"{server.url}/agentgym/searchqa/create", json={"id": 0}, timeout=60)
+    assert answer.status_code == 500
+    body = answer.json()
+    assert "cannot be numbered as AgentGym's searchqa items" in body["message"]
+    assert str(tmp_path) not in answer.text

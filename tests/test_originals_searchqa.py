@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 import llmgym  # noqa: F401  (registers the environments)
@@ -31,6 +29,10 @@ from llmgym.envs.searchqa.original import (
 from llmgym.errors import DataError
 from llmgym.originals import get_source
 from llmgym.testing import check_conformance
+from tests.extras import need
+
+pa = need("pyarrow")
+pq = need("pyarrow.parquet")
 
 ENV_ID = "llmgym/SearchQA-v0"
 
