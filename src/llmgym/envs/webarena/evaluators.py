@@ -126,7 +126,7 @@ class PageAccess(Protocol):
     def goto_and_evaluate(self, url: str, scripts: Sequence[str], expression: str) -> str: ...
 
 
-class Undecided(Exception):
+class _Undecided(Exception):
     """An evaluator cannot decide (no judge, a helper that needs what is not here)."""
 
 
@@ -195,13 +195,13 @@ def _string_match(
                 for reference in value:
                     score *= _judged(judge, "fuzzy_match", pred, str(reference), intent)
         else:
-            raise Undecided(f"unknown reference_answers approach {approach!r}")
+            raise _Undecided(f"unknown reference_answers approach {approach!r}")
     return score
 
 
 def _judged(judge: Judge | None, method: str, pred: str, reference: str, question: str) -> float:
     if judge is None:
-        raise Undecided(
+        raise _Undecided(
             "fuzzy_match needs an LLM judge and none is configured (set "
             "$LLMGYM_WEBARENA_JUDGE_MODEL and $OPENAI_BASE_URL, or call use_judge); the answer "
             "is not scored"
@@ -209,7 +209,7 @@ def _judged(judge: Judge | None, method: str, pred: str, reference: str, questio
     try:
         verdict: float = getattr(judge, method)(pred, reference, question)
     except ChatError as error:
-        raise Undecided(
+        raise _Undecided(
             f"the fuzzy_match judge failed ({error}); the answer is not scored"
         ) from None
     return verdict
@@ -218,7 +218,7 @@ def _judged(judge: Judge | None, method: str, pred: str, reference: str, questio
 def url_match(reference_url: str, url: str, rule: str = "GOLD in PRED") -> float:
     """WebArena's ``URLEvaluator``."""
     if rule != "GOLD in PRED":
-        raise Undecided(f"unknown url_note {rule!r} (WebArena knows only 'GOLD in PRED')")
+        raise _Undecided(f"unknown url_note {rule!r} (WebArena knows only 'GOLD in PRED')")
     references = [ref.rstrip("/") for ref in reference_url.split(" |OR| ")]
     parsed = urlparse(url.rstrip("/"))
     pred_base = parsed.netloc + parsed.path
@@ -271,9 +271,9 @@ def _call(expression: str) -> tuple[str, list[str]]:
     try:
         node = ast.parse(expression.strip(), mode="eval").body
     except SyntaxError:
-        raise Undecided(f"cannot read the helper call {expression!r}") from None
+        raise _Undecided(f"cannot read the helper call {expression!r}") from None
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
-        raise Undecided(f"{expression!r} is not a helper call")
+        raise _Undecided(f"{expression!r} is not a helper call")
     arguments = []
     for argument in node.args:
         if isinstance(argument, ast.Constant):
@@ -281,10 +281,10 @@ def _call(expression: str) -> tuple[str, list[str]]:
         elif isinstance(argument, ast.Name):
             arguments.append(argument.id)
         else:
-            raise Undecided(f"cannot read the arguments of {expression!r}")
+            raise _Undecided(f"cannot read the arguments of {expression!r}")
     name = node.func.id
     if name in _API_HELPERS:
-        raise Undecided(
+        raise _Undecided(
             f"{name} reads Magento's REST API, which llmgym does not call; this target is "
             "not scored"
         )
@@ -296,7 +296,7 @@ def _target_url(url: str, page: PageAccess) -> str:
         return url
     name, arguments = _call(url.split("func:", 1)[1].replace("__last_url__", page.url))
     if name not in _URL_HELPERS:
-        raise Undecided(f"unknown helper {name!r} in a program_html url")
+        raise _Undecided(f"unknown helper {name!r} in a program_html url")
     return _URL_HELPERS[name](*arguments)
 
 
@@ -310,8 +310,8 @@ def _selected(target: Mapping[str, Any], page: PageAccess) -> str:
         name, arguments = _call(locator.split("func:", 1)[1])
         if name == "gitlab_get_project_memeber_role" and len(arguments) == 2:
             return page.goto_and_evaluate(url, [], _gitlab_member_role_js(arguments[1]))
-        raise Undecided(f"unknown helper {name!r} in a program_html locator")
-    raise Undecided(f"unknown locator {locator!r}")
+        raise _Undecided(f"unknown helper {name!r} in a program_html locator")
+    raise _Undecided(f"unknown locator {locator!r}")
 
 
 def _program_html(targets: Sequence[Mapping[str, Any]], page: PageAccess) -> float:
@@ -326,7 +326,7 @@ def _program_html(targets: Sequence[Mapping[str, Any]], page: PageAccess) -> flo
                 alternatives = str(content).split(" |OR| ")
                 score *= float(any(must_include(alt, selected) for alt in alternatives))
         else:
-            raise Undecided(f"unknown required_contents {sorted(required)}")
+            raise _Undecided(f"unknown required_contents {sorted(required)}")
     return score
 
 
@@ -356,8 +356,8 @@ def evaluate(
             elif kind == "program_html":
                 score = _program_html(spec.get("program_html", []), page)
             else:
-                raise Undecided(f"unknown eval type {kind!r}")
-        except Undecided as undecided:
+                raise _Undecided(f"unknown eval type {kind!r}")
+        except _Undecided as undecided:
             evaluation.scores[kind] = None
             evaluation.notes.append(f"{kind}: {undecided}")
         else:
