@@ -44,6 +44,7 @@ __all__ = [
     "original_config",
     "source_knob",
     "source_names",
+    "sources_envs",
     "sources_of_env",
 ]
 
@@ -163,6 +164,11 @@ def get_source(name: str) -> OriginalSource:
     module, _, attribute = _SOURCES[name][1].partition(":")
     source: OriginalSource = getattr(importlib.import_module(module), attribute)()
     return source
+
+
+def sources_envs() -> dict[str, str]:
+    """The environment each source plays, by source name (without importing its reader)."""
+    return {name: env_id for name, (env_id, _) in _SOURCES.items()}
 
 
 def sources_of_env(env_id: str) -> tuple[str, ...]:
