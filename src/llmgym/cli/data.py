@@ -20,7 +20,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     data = commands.add_parser(
         "data", help="original datasets: list the sources, check a directory, fetch one"
     )
-    actions = data.add_subparsers(dest="data_command", required=True)
+    actions = data.add_subparsers(
+        dest="data_command", required=True, help="what to do (list, check, fetch)"
+    )
     listing = actions.add_parser(
         "list", help="the original sources, their environments and licenses"
     )
