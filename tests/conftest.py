@@ -1,4 +1,4 @@
-"""Shared test configuration: the ``slow`` marker and the list of environments under test."""
+"""Shared test configuration: the ``slow`` marker, and where test servers host sessions."""
 
 from __future__ import annotations
 
@@ -21,3 +21,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(
+    scope="module", params=["in-process", pytest.param("ray", marks=pytest.mark.slow)]
+)
+def hosting(request: pytest.FixtureRequest):
+    """Where a test server hosts its sessions, as ``ServerSettings`` fields: in its own process
+    (``{}``), or in actors of a local Ray instance started once per module (slow)."""
+    if request.param == "in-process":
+        yield {}
+        return
+    from tests.servers import local_ray
+
+    with local_ray():
+        yield {"ray": "local"}

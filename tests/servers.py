@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from tests.extras import need
@@ -137,3 +139,25 @@ class ServeProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+@contextlib.contextmanager
+def local_ray(num_cpus: int = 2) -> Iterator[None]:
+    """A Ray instance in this process for the ``with`` block (servers with ``ray="local"``
+    use it rather than start their own)."""
+    ray = need("ray")
+    from llmgym.serving import ray_actors
+
+    if ray.is_initialized():
+        ray.shutdown()
+    ray_actors.init(
+        "local",
+        num_cpus=num_cpus,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level="error",
+    )
+    try:
+        yield
+    finally:
+        ray.shutdown()

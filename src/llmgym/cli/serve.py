@@ -157,6 +157,21 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="play a family's original dataset from DIR (its published layout; see "
         "'llmgym data list'), e.g. bird=~/data/bird; clients cannot change it",
     )
+    parser.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="host every session in a Ray actor of this cluster, spread over its cores and "
+        "nodes: auto (the one 'ray start' runs here), HOST:PORT, ray://HOST:10001, or local "
+        "(start one in this process); needs the [ray] extra",
+    )
+    parser.add_argument(
+        "--ray-cpus",
+        type=number(0, inclusive=True),
+        default=0.0,
+        metavar="N",
+        help="CPUs each session's actor reserves on Ray (fractions allowed; default 0: placed by "
+        "memory alone)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -188,6 +203,8 @@ def run(args: argparse.Namespace) -> int:
         max_memory_mb=args.max_memory,
         forwarded_allow_ips=tuple(args.forwarded_allow_ips or ()),
         data=_original_data(args.data or ()),
+        ray=args.ray,
+        ray_cpus=args.ray_cpus,
     )
     configure_logging(args.log_level)
 

@@ -102,6 +102,7 @@ def _lifespan(store: SessionStore, protocols: Sequence[ServerProtocol]) -> Calla
                 await asyncio.sleep(min(settings.ttl_s / 2, 30.0))
                 await store.expire_idle()
 
+        disconnect = _connect_ray(settings)
         sweeper = asyncio.create_task(sweep())
         log(
             logging.INFO,
@@ -126,9 +127,27 @@ def _lifespan(store: SessionStore, protocols: Sequence[ServerProtocol]) -> Calla
         finally:
             sweeper.cancel()
             await store.close_all()
+            if disconnect is not None:
+                disconnect()
             log(logging.INFO, "server.stopped", instance_id=store.instance_id)
 
     return lifespan
+
+
+def _connect_ray(settings: ServerSettings) -> Callable[[], None] | None:
+    """Connect this process to the Ray cluster of ``settings.ray`` (``local``: start one), unless
+    it is connected already; the function that disconnects it again, if it connected."""
+    if settings.ray is None:
+        return None
+    from llmgym.serving import ray_actors
+
+    quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": "warning"}
+    if settings.ray == "local":
+        quiet["include_dashboard"] = False
+    if not ray_actors.init(settings.ray, **quiet):
+        return None
+    log(logging.INFO, "ray.connected", address=settings.ray, **ray_actors.cluster_capacity())
+    return ray_actors.ray.shutdown
 
 
 def _answer_errors_as_json(app: FastAPI) -> None:

@@ -82,18 +82,17 @@ def server_routes(store: SessionStore) -> APIRouter:
 
     @router.get("/health", response_model=Health)
     async def health() -> Response:
-        """Liveness and load. ``instance_id`` changes when the server restarts."""
+        """Liveness and live capacity: sessions held and free slots (and, on Ray, the
+        cluster's nodes, CPUs and memory). ``instance_id`` changes when the server restarts."""
         return reply(
             {
                 "status": "ok",
                 "version": llmgym.__version__,
                 "protocol": PROTOCOL_VERSION,
                 "instance_id": store.instance_id,
-                "sessions": len(store.sessions),
-                "max_sessions": store.settings.max_sessions,
-                "ttl_s": store.settings.ttl_s,
                 "uptime_s": round(time.time() - store.started, 3),
-                "steps": store.steps,
+                "ttl_s": store.settings.ttl_s,
+                **await store.capacity(),
             }
         )
 

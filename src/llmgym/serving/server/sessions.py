@@ -7,8 +7,9 @@ a client may retry one after a dropped connection without applying it twice.
 No environment call runs on the event loop: each runs in a worker thread
 (:class:`~llmgym.serving.isolation.Workers`) under a wall-clock limit, and environments that the
 table marks ``isolated`` run in a child process per session
-(:class:`~llmgym.serving.isolation.ProcessHostedEnv`). A call past its limit, or a child process
-that ends, closes that session only.
+(:class:`~llmgym.serving.isolation.ProcessHostedEnv`); with ``ServerSettings.ray`` every session
+runs in a Ray actor of its own (:class:`~llmgym.serving.ray_actors.RayHostedEnv`). A call past
+its limit, or a child process, actor or node that ends, closes that session only.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from llmgym.errors import (
     SessionNotFoundError,
 )
 from llmgym.serving.hosting import REMOTE_CALLS, HostedEnv
-from llmgym.serving.isolation import ProcessHostedEnv, Workers
+from llmgym.serving.isolation import ProcessHostedEnv, SeparateHostedEnv, Workers
 from llmgym.serving.protocol import dumps, raised_message
 from llmgym.serving.server.logs import log
 from llmgym.serving.server.memory import trim_free_memory
@@ -61,8 +62,9 @@ __all__ = [
 
 TRIM_DELAY_S = 1.0
 
-Host = HostedEnv | ProcessHostedEnv
-"""A session's environment: in this process, or in a child process of its own."""
+Host = HostedEnv | SeparateHostedEnv
+"""A session's environment: in this process, or in another of its own (a child process, or a
+Ray actor)."""
 
 
 @dataclass(eq=False)
@@ -230,6 +232,23 @@ class SessionStore:
         task = asyncio.get_running_loop().create_task(quietly())
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+    async def capacity(self) -> dict[str, Any]:
+        """The load for ``/health``: ``workers`` (server processes), ``sessions``,
+        ``max_sessions``, ``free_slots``, ``steps`` and, on Ray, the cluster's capacity."""
+        held = len(self.sessions) + self.creating
+        load: dict[str, Any] = {
+            "workers": 1,
+            "sessions": len(self.sessions),
+            "max_sessions": self.settings.max_sessions,
+            "free_slots": max(self.settings.max_sessions - held, 0),
+            "steps": self.steps,
+        }
+        if self.settings.ray is not None:
+            from llmgym.serving.ray_actors import cluster_capacity
+
+            load["ray"] = await asyncio.to_thread(cluster_capacity)
+        return load
 
     async def expire_idle(self) -> None:
         """Close every session idle for longer than the TTL (not those in use)."""
@@ -424,18 +443,37 @@ class SessionStore:
         return reply
 
     async def _make(self, env_id: str, make_kwargs: dict[str, Any]) -> tuple[Host, dict]:
-        """A new environment and its description, in a child process or in this one."""
-        if self.settings.isolated(env_id):
-            host = ProcessHostedEnv(env_id, make_kwargs, allowed=self.served)
-            try:
-                await self.run(env_id, "make", host.start, on_timeout=_killer(host))
-            except HostingError:
-                self._dispose(host)
-                raise
-            return host, host.describe()
-        return await self.run(
-            env_id, "make", _make_hosted, env_id, make_kwargs, self.served, on_late=_close_made
-        )
+        """A new environment and its description: in a Ray actor, a child process or this
+        one."""
+        host = self._separate_host(env_id, make_kwargs)
+        if host is None:
+            return await self.run(
+                env_id, "make", _make_hosted, env_id, make_kwargs, self.served, on_late=_close_made
+            )
+        try:
+            await self.run(env_id, "make", host.start, on_timeout=_killer(host))
+        except HostingError:
+            self._dispose(host)
+            raise
+        return host, host.describe()
+
+    def _separate_host(self, env_id: str, make_kwargs: dict[str, Any]) -> SeparateHostedEnv | None:
+        """The host of a new session of ``env_id`` in another process (not started yet), or
+        ``None`` where it runs in this one."""
+        settings = self.settings
+        if settings.ray is not None:
+            from llmgym.serving.ray_actors import RayHostedEnv
+
+            return RayHostedEnv(
+                env_id,
+                make_kwargs,
+                allowed=self.served,
+                memory_mb=settings.ray_memory_mb(env_id),
+                num_cpus=settings.ray_cpus,
+            )
+        if settings.isolated(env_id):
+            return ProcessHostedEnv(env_id, make_kwargs, allowed=self.served)
+        return None
 
     async def _first_reset(self, session: Session, body: CreateSessionRequest) -> dict[str, Any]:
         """The reset a new session asks for; a failure closes the session again."""
@@ -596,9 +634,9 @@ def _close_made(made: tuple[HostedEnv, dict[str, Any]] | None) -> None:
 
 
 def _killer(host: Host) -> Callable[[], None] | None:
-    """What to do when a call of ``host`` overruns: kill a child process at once (a thread
-    cannot be stopped)."""
-    return host.kill if isinstance(host, ProcessHostedEnv) else None
+    """What to do when a call of ``host`` overruns: end its process at once (a thread cannot
+    be stopped)."""
+    return host.kill if isinstance(host, SeparateHostedEnv) else None
 
 
 def _closer(host: Host) -> Callable[[Any], None]:
