@@ -23,9 +23,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-@pytest.fixture(
-    scope="module", params=["in-process", pytest.param("ray", marks=pytest.mark.slow)]
-)
+@pytest.fixture(scope="module", params=["in-process", pytest.param("ray", marks=pytest.mark.slow)])
 def hosting(request: pytest.FixtureRequest):
     """Where a test server hosts its sessions, as ``ServerSettings`` fields: in its own process
     (``{}``), or in actors of a local Ray instance started once per module (slow)."""
