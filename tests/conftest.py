@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# The Ray instances and clusters of the tests run on 127.0.0.1 for one test each: without Ray's
+# token authentication, whatever token ~/.ray/auth_token holds (set before Ray is imported)
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

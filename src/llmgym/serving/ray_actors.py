@@ -93,6 +93,10 @@ class _EnvHost:
         host = None if operation == "make" else self.host
         return answer_request(host, getattr(self, operation), *args)
 
+    def node_id(self) -> str:
+        """The id of the Ray node this actor runs on."""
+        return ray.get_runtime_context().get_node_id()
+
     @property
     def _host(self) -> HostedEnv:
         if self.host is None:
@@ -159,6 +163,14 @@ class RayHostedEnv(SeparateHostedEnv):
                 return
         ray.kill(actor, no_restart=True)  # killed while it was being made
         raise EnvProcessError(f"{self.env_id}: {self._ended}")
+
+    @property
+    def node_id(self) -> str:
+        """The id of the Ray node the actor runs on (blocking: asks the actor)."""
+        try:
+            return ray.get(self._actor.node_id.remote())
+        except ray.exceptions.RayError as error:
+            raise EnvProcessError(f"{self.env_id}: {_ending(error)}") from None
 
     def close(self) -> None:
         """Close the environment and end the actor (at most a few seconds)."""
