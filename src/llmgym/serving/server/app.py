@@ -4,6 +4,7 @@ lifespan."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import socket
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -33,13 +34,21 @@ from llmgym.serving.server.protocols import ServerProtocol, get_protocol
 from llmgym.serving.server.schemas import error_reply, validation_error
 from llmgym.serving.server.sessions import SessionStore
 from llmgym.serving.server.settings import ServerSettings
+from llmgym.serving.server.workers import (
+    Peers,
+    WorkerPlace,
+    WorkerRouter,
+    run_workers,
+    worker_settings,
+)
 
 __all__ = ["create_app", "serve", "uvicorn_config"]
 
 
-def create_app(settings: ServerSettings | None = None) -> FastAPI:
+def create_app(settings: ServerSettings | None = None, place: WorkerPlace | None = None) -> FastAPI:
     """The FastAPI application, speaking the protocols ``settings.protocols`` names (run it with
-    :func:`serve`, or any ASGI server).
+    :func:`serve`, or any ASGI server); ``place``: this process is one of several workers
+    (:mod:`~llmgym.serving.server.workers`).
 
     Raises:
         ValueError: A protocol cannot serve these settings, or two protocols answer the same
@@ -49,7 +58,15 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     protocols = [get_protocol(name) for name in settings.protocols]
     for protocol in protocols:
         protocol.check(settings)
-    store = SessionStore(settings)
+        if protocol.single_worker and settings.workers > 1:
+            raise ValueError(
+                f"protocols: {protocol.name} sessions cannot be routed between workers: serve "
+                f"{protocol.name} with workers=1 (llmgym serve --workers 1)"
+            )
+    store = SessionStore(settings, place)
+    peers = Peers(place, settings.token) if place is not None else None
+    if peers is not None:
+        store.peer_loads = peers.loads
     app = _ServerApp(
         settings,
         store,
@@ -57,7 +74,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         title="llmgym environment server",
         version=llmgym.__version__,
         description="Sessions of llmgym text environments: create, reset, step, close.",
-        lifespan=_lifespan(store, protocols),
+        lifespan=_lifespan(store, protocols, peers),
         redirect_slashes=False,
     )
     app.state.store = store
@@ -67,7 +84,9 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         for router in protocol.routers(store):
             _claim_routes(answered, protocol.name, router)
             app.include_router(router)
-    app.add_middleware(Guard, settings=settings, protocols=protocols)
+    if peers is not None:
+        app.add_middleware(WorkerRouter, peers=peers, protocols=protocols)
+    app.add_middleware(Guard, settings=settings, protocols=protocols)  # the outermost
     return app
 
 
@@ -91,7 +110,9 @@ def _route_keys(route: BaseRoute) -> list[tuple[str, str]]:
     return [(method, path) for method in sorted(getattr(route, "methods", None) or ())]
 
 
-def _lifespan(store: SessionStore, protocols: Sequence[ServerProtocol]) -> Callable[[FastAPI], Any]:
+def _lifespan(
+    store: SessionStore, protocols: Sequence[ServerProtocol], peers: Peers | None
+) -> Callable[[FastAPI], Any]:
     """Sweep idle sessions while the server runs; close every session when it stops."""
     settings = store.settings
 
@@ -129,6 +150,8 @@ def _lifespan(store: SessionStore, protocols: Sequence[ServerProtocol]) -> Calla
             await store.close_all()
             if disconnect is not None:
                 disconnect()
+            if peers is not None:
+                await peers.close()
             log(logging.INFO, "server.stopped", instance_id=store.instance_id)
 
     return lifespan
@@ -256,11 +279,37 @@ def serve(
     log(logging.INFO, "server.listening", url=url)
     if on_ready is not None:
         on_ready(url)
+    if settings.workers > 1:
+        start = functools.partial(_run_worker, settings, log_level, access_log)
+        run_workers(settings.workers, sock, start)
+        return
     raise_open_file_limit()
     limit_malloc_arenas()
     config = uvicorn_config(app, settings, log_level=log_level, access_log=access_log)
     log(logging.INFO, "server.connections", **config.connection_gate.load())
     uvicorn.Server(config).run(sockets=[sock])
+
+
+def _run_worker(
+    settings: ServerSettings,
+    log_level: str,
+    access_log: bool,
+    place: WorkerPlace,
+    listening: socket.socket,
+    own: socket.socket,
+) -> None:
+    """One of the workers of :func:`serve` (in a process of its own): the server, on the shared
+    listening socket and on its own Unix socket."""
+    from llmgym.serving.server.logs import configure_logging
+
+    uvicorn = optional_import("uvicorn", extra="serve")
+    configure_logging(log_level)
+    raise_open_file_limit()
+    limit_malloc_arenas()
+    app = create_app(worker_settings(settings, place.count), place)
+    config = uvicorn_config(app, settings, log_level=log_level, access_log=access_log)
+    log(logging.INFO, "worker.started", worker=place.index, instance_id=app.state.store.instance_id)
+    uvicorn.Server(config).run(sockets=[listening, own])
 
 
 def uvicorn_config(app: FastAPI, settings: ServerSettings, **options: Any) -> Any:

@@ -54,6 +54,7 @@ from llmgym.serving.server.schemas import (
     validation_error,
 )
 from llmgym.serving.server.settings import ServerSettings
+from llmgym.serving.server.workers import WorkerPlace
 
 __all__ = [
     "Session",
@@ -116,8 +117,13 @@ def _canonical(request: BaseModel) -> bytes:
 class SessionStore:
     """The sessions of one server process, touched only from the event loop."""
 
-    def __init__(self, settings: ServerSettings) -> None:
+    def __init__(self, settings: ServerSettings, place: WorkerPlace | None = None) -> None:
         self.settings = settings
+        self.place = place
+        """Where this process stands among the server's workers (``None``: it is the only
+        one); its session ids say so."""
+        self.peer_loads: Callable[[], Coroutine[Any, Any, list[dict[str, Any]]]] | None = None
+        """The other workers' loads, for ``/health``."""
         self.served = settings.served()
         self.policy = settings.policy()
         self.workers = Workers(settings.worker_threads)
@@ -130,7 +136,7 @@ class SessionStore:
         self.memory_budget_mb = settings.memory_budget_mb()
         self.memory_mb = 0.0
         """The memory reserved by the sessions held and being made (declared costs)."""
-        self.instance_id = secrets.token_hex(8)
+        self.instance_id = secrets.token_hex(8) if place is None else place.instance_id
         self.started = time.time()
         self.steps = 0
         self._background: set[asyncio.Task[Any]] = set()
@@ -233,9 +239,10 @@ class SessionStore:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def capacity(self) -> dict[str, Any]:
-        """The load for ``/health``: ``workers`` (server processes), ``sessions``,
-        ``max_sessions``, ``free_slots``, ``steps`` and, on Ray, the cluster's capacity."""
+    async def capacity(self, local: bool = False) -> dict[str, Any]:
+        """The load for ``/health``: ``workers`` (server processes answering), ``sessions``,
+        ``max_sessions``, ``free_slots``, ``steps`` (summed over the workers, unless
+        ``local``) and, on Ray, the cluster's capacity."""
         held = len(self.sessions) + self.creating
         load: dict[str, Any] = {
             "workers": 1,
@@ -244,6 +251,10 @@ class SessionStore:
             "free_slots": max(self.settings.max_sessions - held, 0),
             "steps": self.steps,
         }
+        if not local and self.peer_loads is not None:
+            for peer in await self.peer_loads():
+                for key in ("workers", "sessions", "max_sessions", "free_slots", "steps"):
+                    load[key] += peer[key]
         if self.settings.ray is not None:
             from llmgym.serving.ray_actors import cluster_capacity
 
@@ -301,7 +312,10 @@ class SessionStore:
 
     def add(self, host: Host, client: str) -> Session:
         """Register a new session for ``host`` (its slot reserved) under an unguessable id."""
-        session = Session(id=secrets.token_urlsafe(16), host=host, client=client)
+        session_id = secrets.token_urlsafe(16)
+        if self.place is not None:
+            session_id = self.place.tag(session_id)
+        session = Session(id=session_id, host=host, client=client)
         self.sessions[session.id] = session
         return session
 

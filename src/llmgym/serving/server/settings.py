@@ -95,6 +95,9 @@ class ServerSettings:
             this process (or a child process, for ``isolate``). Each actor reserves its
             environment's memory (:meth:`ray_memory_mb`) and ``ray_cpus`` CPUs; the memory
             budget (``max_memory_mb``) then applies only if given.
+        workers: Server processes on the one listening socket (``llmgym serve --workers``):
+            each holds its own sessions, and the session cap and memory budget are shared out
+            among them (:mod:`~llmgym.serving.server.workers`).
         ray_cpus: CPUs each session's actor reserves on Ray (fractions allowed; 0: placed by
             memory alone, the right choice for sessions that mostly wait for a model).
     """
@@ -122,6 +125,7 @@ class ServerSettings:
     data: tuple[tuple[str, str], ...] = ()
     ray: str | None = None
     ray_cpus: float = 0.0
+    workers: int = 1
 
     def __post_init__(self) -> None:
         for name, least in (
@@ -132,6 +136,7 @@ class ServerSettings:
             ("worker_threads", 1),
             ("max_connections", 1),
             ("max_connections_per_client", 1),
+            ("workers", 1),
         ):
             if getattr(self, name) < least:
                 raise ValueError(f"{name}={getattr(self, name)} must be at least {least}")
@@ -148,6 +153,11 @@ class ServerSettings:
             raise ValueError(f"ray_cpus={self.ray_cpus} must be at least 0")
         if self.ray is not None and not self.ray:
             raise ValueError("ray: give an address, 'auto' or 'local'")
+        if self.ray == "local" and self.workers > 1:
+            raise ValueError(
+                "ray='local' starts Ray inside the server's process, once per worker: with "
+                "workers > 1 start one with 'ray start --head' and give ray='auto'"
+            )
         if self.max_memory_mb is not None and not self.max_memory_mb > 0:
             raise ValueError(f"max_memory_mb={self.max_memory_mb} must be positive")
         if self.file_dir is not None and not os.path.isdir(self.file_dir):
