@@ -6,6 +6,7 @@ whose session ids the MCP SDK makes, are refused."""
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
@@ -120,3 +121,27 @@ def test_agentgym_handles_reach_their_worker(server, monkeypatch) -> None:
 def test_protocols_of_one_worker_are_refused(capsys, protocol) -> None:
     assert main(["serve", "--workers", "2", "--protocol", "llmgym", protocol]) == 2
     assert f"{protocol} sessions cannot be routed between workers" in capsys.readouterr().err
+
+
+def test_a_stream_to_the_wrong_worker_is_relayed_or_refused_with_421_if_asked(server) -> None:
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    session = httpx.post(f"{server.url}/sessions", json={"env_id": WORDLE, "seed": 1}).json()
+    url = f"ws{server.url[4:]}/sessions/{session['session_id']}/stream"
+    outcomes = set()
+    for _ in range(24):  # a new connection each time: the kernel picks the worker
+        try:
+            with connect(url, additional_headers={"X-Llmgym-Direct": "1"}) as stream:
+                stream.send('{"op": "call", "name": "rules"}')
+                assert b"result" in stream.recv(timeout=30)
+                outcomes.add("direct")
+        except InvalidStatus as error:
+            assert error.response.status_code == 421
+            outcomes.add("misdirected")
+        with connect(url) as stream:  # without asking: relayed when need be
+            stream.send('{"op": "step", "action": "crane"}')
+            assert json.loads(stream.recv(timeout=30))["info"]["invalid_action"] is False
+            stream.send('{"op": "reset"}')
+            stream.recv(timeout=30)
+    assert outcomes == {"direct", "misdirected"}

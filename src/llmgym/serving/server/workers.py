@@ -38,10 +38,23 @@ from llmgym.serving.server.logs import log
 from llmgym.serving.server.protocols import ServerProtocol
 from llmgym.serving.server.settings import ServerSettings
 
-__all__ = ["Peers", "WorkerPlace", "WorkerRouter", "run_workers", "worker_settings"]
+__all__ = [
+    "DIRECT_HEADER",
+    "Peers",
+    "WorkerPlace",
+    "WorkerRouter",
+    "run_workers",
+    "worker_settings",
+]
 
 CLIENT_HEADER = b"x-llmgym-client"
 """The address of a forwarded request's client, read only from a worker's Unix socket."""
+
+DIRECT_HEADER = b"x-llmgym-direct"
+"""Sent by a client that would rather reconnect than have its WebSocket relayed: a worker that
+does not hold the session answers it 421 (Misdirected Request), and the client's next
+connection may reach the owner (:class:`~llmgym.serving.client.RemoteEnv` tries a few times,
+then takes the relay)."""
 
 LOCAL_HEADER = "x-llmgym-local"
 """Asks a worker for its own ``/health``, not the sum of all workers'."""
@@ -229,6 +242,9 @@ class WorkerRouter:
         message = await receive()  # websocket.connect
         if message["type"] != "websocket.connect":
             return
+        if any(key == DIRECT_HEADER for key, _ in scope["headers"]):
+            await _misdirected(send, owner)
+            return
         try:
             upstream = await unix_connect(
                 self.place.sockets[owner],
@@ -295,6 +311,19 @@ async def _buffered(receive: Any) -> tuple[bytes, Callable[[], Any]]:
         return await receive()
 
     return body, replay
+
+
+async def _misdirected(send: Any, owner: int) -> None:
+    body = json.dumps(
+        {
+            "error": "misdirected",
+            "message": f"the session is held by the server's worker {owner}: connect again",
+            "field": None,
+        }
+    ).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    await send({"type": "websocket.http.response.start", "status": 421, "headers": headers})
+    await send({"type": "websocket.http.response.body", "body": body})
 
 
 async def _answer_unavailable(send: Any, owner: int) -> None:
