@@ -20,7 +20,8 @@ memory runs as many as fit, and the result says so (``capped_from``).
 
 The Ray hop: one Wordle session stepped one step at a time by a server hosting sessions in the
 server's process, then by one hosting them in Ray actors (``--ray local``); the difference of
-the p50 latencies is what Ray adds to a step. Writes ``benchmarks/results/serving_scale.json``.
+the p50 latencies is what Ray adds to a step; and the memory one session's actor takes.
+Writes ``benchmarks/results/serving_scale.json``.
 
 Targets (2 cores): with 2 workers, Wordle's and SearchQA's steps/s >= 1.6x those with 1 worker.
 The machine must be otherwise idle: clients and server share its cores.
@@ -415,16 +416,27 @@ def session_memory(env_id: str, sessions: int) -> dict[str, Any]:
     }
 
 
-def ray_hop(seconds: float) -> dict[str, Any]:
-    """p50 step latency of one Wordle session, in the server's process and in a Ray actor."""
+def ray_hop(seconds: float, sessions: int = 8) -> dict[str, Any]:
+    """p50 step latency of one Wordle session, in the server's process and in a Ray actor; and
+    the memory a session's actor takes (of the server's process tree, which holds the local
+    Ray instance that ``--ray local`` starts)."""
+    import httpx
+
     env_id = "llmgym/Wordle-v0"
-    latencies = {}
+    latencies, actor_mb = {}, None
     for hosting, args in (("in_process", ()), ("ray", ("--ray", "local"))):
         server = Server("--envs", env_id, *args)
         try:
             server.wait_ready()
             run = drive(server.url, env_id, 1, 1, seconds, 2.0, server.process.pid)
             latencies[hosting] = run["p50_ms"]
+            if hosting == "ray":
+                with httpx.Client(base_url=server.url, timeout=600) as http:
+                    http.post("/sessions", json={"env_id": env_id}).raise_for_status()
+                    before = pss_mb(server.process.pid)
+                    for _ in range(sessions):
+                        http.post("/sessions", json={"env_id": env_id}).raise_for_status()
+                    actor_mb = (pss_mb(server.process.pid) - before) / sessions
         finally:
             server.stop()
     return {
@@ -432,6 +444,7 @@ def ray_hop(seconds: float) -> dict[str, Any]:
         "in_process_p50_ms": latencies["in_process"],
         "ray_p50_ms": latencies["ray"],
         "added_ms": latencies["ray"] - latencies["in_process"],
+        "actor_mb_per_session": actor_mb,
     }
 
 

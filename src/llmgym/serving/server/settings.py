@@ -24,8 +24,9 @@ caches)."""
 
 
 RAY_ACTOR_MEMORY_MB = 100.0
-"""The memory a Ray actor process holding an environment takes besides the environment (a
-Python interpreter with Ray and llmgym imported; measured by ``benchmarks/serving_scale.py``)."""
+"""What a session's Ray actor reserves besides its environment's declared cost: the actor's own
+process (a Python interpreter with Ray and llmgym imported; ``benchmarks/serving_scale.py``
+measures it, docs/serving.md shows the figure)."""
 
 
 def machine_memory_mb() -> float:
