@@ -2,7 +2,7 @@
 processes (``--workers``), what a session costs the server (CPU per step, memory), and the
 latency the Ray hop adds to a step (``--ray``).
 
-    python benchmarks/serving_scale.py                  # the full run (about 20 min on 2 cores)
+    python benchmarks/serving_scale.py                  # the full run
     python benchmarks/serving_scale.py --quick          # a smoke test: 8 sessions, 2 s each
     python benchmarks/serving_scale.py --envs llmgym/Wordle-v0 --sessions 64 --seconds 10
 
