@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import llmgym
+from llmgym.envs.webarena.live import CHROMIUM_ARGS
 
 __all__ = ["machine", "pin_to_one_core", "write_json"]
 
@@ -75,17 +76,6 @@ def byte_level_tokenizer(
 CHROMIUM = "/usr/bin/chromium"
 """Debian's Chromium, which the browser tests, benchmarks and screenshot scripts drive (never a
 browser Playwright downloads)."""
-CHROMIUM_ARGS = (
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-)
-"""Flags for a closed network: without the background-networking ones Chromium keeps trying to
-reach Google's hosts."""
 
 
 def launch_chromium(playwright: Any) -> Any:

@@ -880,7 +880,28 @@ def _searchqa() -> list[str]:
         f"({questions['p99_ms']:.1f} ms p99), "
         f"{data['scan_over_fts5_cpu_p50']['questions']:.0f} times less CPU than scoring BM25 by "
         f"scanning every article; a search for a title returns its article first for "
-        f"{quality['title_hit_at_1']:.1%} of the articles — `python benchmarks/searchqa_corpus.py`"
+        f"{quality['title_hit_at_1']:.1%} of the articles — `python benchmarks/searchqa_corpus.py`",
+        *_searchqa_original_index(),
+    ]
+
+
+def _searchqa_original_index() -> list[str]:
+    data = load("searchqa_original_index.json")
+    if not data:
+        return []
+    largest = max(data["sizes"], key=lambda row: row["passages"])
+    wiki = data["extrapolated_wiki_18"]
+    return [
+        f"Original data, indexing a Search-R1 corpus (synthetic, in wiki-18's layout: a title "
+        f"and 100 words a passage): {largest['passages']:,} passages took "
+        f"{largest['build_cpu_s']:.0f} s of CPU ({largest['build_s']:.0f} s wall-clock) into "
+        f"{largest['index_bytes'] / 1e6:,.0f} MB besides the corpus file "
+        f"({largest['corpus_bytes'] / 1e6:,.0f} MB); a search took "
+        f"{largest['search_cpu_p50_ms']:.2f} ms of CPU (median; "
+        f"{largest['search_cpu_p95_ms']:.2f} ms p95). Extrapolated to wiki-18's "
+        f"{wiki['passages']:,} passages: {wiki['build_cpu_s'] / 60:.0f} minutes of CPU, "
+        f"{wiki['index_bytes'] / 2**30:.1f} GiB, searches {wiki['search_cpu_p50_ms']:.0f} ms "
+        "(in proportion to the passages) — `python benchmarks/searchqa_original_index.py`"
     ]
 
 
@@ -1008,4 +1029,97 @@ def viewer_speed() -> str:
         f"{api['search_instruction_ms']} ms, a comparison of the two runs {api['compare_ms']} ms, "
         f"one episode {api['episode_ms']} ms (load average {data['machine']['load_average_1m']} "
         f"on {data['machine']['cpus']} cores; `python benchmarks/viewer_speed.py`)."
+    )
+
+
+# ------------------------------------------------------------------ original datasets
+def _machine_note(data: dict[str, Any], name: str) -> str:
+    load_1m = data.get("machine", {}).get("load_average_1m")
+    where = f", load average {load_1m:.1f}" if load_1m is not None else ""
+    return f"(`benchmarks/results/{name}`, the project's 2-core machine{where})"
+
+
+def originals_bird() -> str:
+    """``benchmarks/bird_loading.py``: the cost of reading a BIRD-sized directory."""
+    data = load("bird_loading.json")
+    if not data:
+        return f"{NOT_MEASURED} (run `python benchmarks/bird_loading.py`)"
+    rows = ["| what | ms |", "|---|---|"]
+    rows += [f"| {row['what']} | {sig(row['ms'])} |" for row in data["results"]]
+    sizes = data["file_bytes"]
+    return "\n".join(rows) + (
+        f"\n\nOn question files of BIRD's size ({data['questions']['train']:,} + "
+        f"{data['questions']['dev']:,} questions, {sizes['train.json'] / 1e6:.1f} MB + "
+        f"{sizes['dev.json'] / 1e6:.1f} MB) over {data['databases']['train']} + "
+        f"{data['databases']['dev']} small databases, written by the script "
+        f"{_machine_note(data, 'bird_loading.json')}."
+    )
+
+
+def originals_webshop() -> str:
+    """``benchmarks/webshop_original_load.py``: loading WebShop's files into the catalogue."""
+    data = load("webshop_original_load.json")
+    if not data:
+        return f"{NOT_MEASURED} (run `python benchmarks/webshop_original_load.py`)"
+    r = data["results"]
+    rows = [
+        "| what | measured |",
+        "|---|---|",
+        f"| products (WebShop's layout, written by the script) | {r['products']:,} |",
+        f"| parse the files and make the human goals, CPU | {sig(r['parse_cpu_seconds'])} s |",
+        f"| parse and build the FTS5 catalogue (once per directory), CPU | "
+        f"{sig(r['load_and_index_cpu_seconds'])} s |",
+        f"| a second load in the same process | {sig(r['cached_load_ms'])} ms |",
+        f"| catalogue database per product | {r['database_bytes_per_product']:,.0f} bytes |",
+        f"| peak memory of the loading process | {r['peak_rss_mib']:.0f} MiB |",
+        f"| extrapolated: catalogue build per million products, CPU | "
+        f"{r['extrapolated_load_and_index_cpu_seconds_per_million'] / 60:.0f} minutes |",
+        f"| extrapolated: database per million products | "
+        f"{r['extrapolated_database_gib_per_million']:.2f} GiB |",
+    ]
+    return "\n".join(rows) + f"\n\n{_machine_note(data, 'webshop_original_load.json')}"
+
+
+def originals_search() -> str:
+    """``benchmarks/searchqa_original_index.py``: BM25 over a Search-R1 corpus, per million
+    passages, extrapolated to wiki-18's 21M."""
+    data = load("searchqa_original_index.json")
+    if not data:
+        return f"{NOT_MEASURED} (run `python benchmarks/searchqa_original_index.py`)"
+    per, wiki = data["per_million_passages"], data["extrapolated_wiki_18"]
+    largest = max(data["sizes"], key=lambda size: size["passages"])
+    rows = [
+        f"| | {largest['passages']:,} passages (measured) | {wiki['passages']:,} passages "
+        "(wiki-18, extrapolated) |",
+        "|---|---|---|",
+        f"| index build, CPU | {sig(largest['build_cpu_s'])} s | "
+        f"{wiki['build_cpu_s'] / 60:.0f} minutes |",
+        f"| index size (besides the corpus file) | {largest['index_bytes'] / 2**20:,.0f} MiB | "
+        f"{wiki['index_gib']:.1f} GiB |",
+        f"| search, CPU, median / p95 | {sig(largest['search_cpu_p50_ms'])} / "
+        f"{sig(largest['search_cpu_p95_ms'])} ms | {sig(wiki['search_cpu_p50_ms'])} / "
+        f"{sig(wiki['search_cpu_p95_ms'])} ms |",
+    ]
+    return "\n".join(rows) + (
+        f"\n\nPer million passages: {sig(per['build_cpu_s'])} s of CPU to build, "
+        f"{per['index_bytes'] / 2**20:,.0f} MiB of index "
+        f"{_machine_note(data, 'searchqa_original_index.json')}."
+    )
+
+
+def originals_webarena() -> str:
+    """``benchmarks/webarena_original.py``: WebArena's task kinds, what the oracle can answer,
+    and a step's cost on a served site."""
+    data = load("webarena_original.json")
+    if not data:
+        return f"{NOT_MEASURED} (run `python benchmarks/webarena_original.py`)"
+    rows = ["| WebArena's configs (commit " + data["webarena_commit"][:7] + ") | tasks |"]
+    rows.append("|---|---|")
+    rows += [f"| eval types {kind} | {count} |" for kind, count in data["eval_types"].items()]
+    rows += [f"| oracle: {kind} | {count} |" for kind, count in data["oracle"].items()]
+    rows.append(f"| need Magento's REST API helpers | {data['tasks_with_rest_api_helpers']} |")
+    return "\n".join(rows) + (
+        f"\n\nA step (action, page load, accessibility tree) takes a median of "
+        f"{sig(data['seconds_per_step_median'])} s on llmgym's served wiki "
+        f"{_machine_note(data, 'webarena_original.json')}."
     )

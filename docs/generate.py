@@ -18,12 +18,14 @@ Markdown, so :func:`markdown_from_rest` turns that markup into Markdown code spa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import inspect
 import json
+import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +37,7 @@ from benchmarks import figures  # noqa: E402
 from llmgym import TextEnv  # noqa: E402
 from llmgym.core.config import describe_allowed  # noqa: E402
 from llmgym.core.registry import EnvEntry  # noqa: E402
-from llmgym.originals import sources_of_env  # noqa: E402
+from llmgym.originals import GENERATED, get_source, sources_of_env  # noqa: E402
 
 PAGES = ROOT / "docs" / "environments"
 README = ROOT / "README.md"
@@ -125,13 +127,28 @@ def _install_cell(entry: EnvEntry) -> str:
     return f"`{entry.install_hint}` in your clone ({how})"
 
 
+@contextlib.contextmanager
+def _without_original_data(cls: type[TextEnv[Any]]) -> Iterator[None]:
+    """Hide the variable through which an environment that plays original data only finds it
+    (``$ALFWORLD_DATA``), so its page counts the tasks it has without data, on every machine."""
+    source = getattr(cls.config_class(), "source", GENERATED)
+    variable = get_source(source).env_var if source != GENERATED else ""
+    saved = os.environ.pop(variable, None) if variable else None
+    try:
+        yield
+    finally:
+        if saved is not None:
+            os.environ[variable] = saved
+
+
 def render_page(entry: EnvEntry) -> str:
     """The Markdown page of one environment."""
     cls = _env_class(entry)
-    env = cls()
+    with _without_original_data(cls):
+        env = cls()
+        train, eval_ = len(env.task_ids("train")), len(env.task_ids("eval"))
     doc = markdown_from_rest(inspect.cleandoc(cls.__doc__ or ""))
     summary, _, body = doc.partition("\n\n")
-    train, eval_ = len(env.task_ids("train")), len(env.task_ids("eval"))
     counts = f"{train:,} train, {eval_:,} eval (default config)"
     lines = [
         f"# {entry.name}",
@@ -201,6 +218,10 @@ BLOCKS: tuple[tuple[Path, str, Callable[[], str]], ...] = (
     (DOCS / "envgen.md", "envgen-paper-crafter", lambda: figures.envgen_paper("crafter")),
     (DOCS / "envgen.md", "envgen-paper-heist", lambda: figures.envgen_paper("heist")),
     (DOCS / "agentevol.md", "agentevol", figures.agentevol_run),
+    (DOCS / "originals.md", "originals-bird", figures.originals_bird),
+    (DOCS / "originals.md", "originals-webshop", figures.originals_webshop),
+    (DOCS / "originals.md", "originals-webarena", figures.originals_webarena),
+    (DOCS / "originals.md", "originals-search", figures.originals_search),
     (DOCS / "multiagent.md", "multiagent-oracles", figures.multiagent_oracles),
     (DOCS / "multiagent.md", "multiagent-speed", figures.multiagent_speed),
     (DOCS / "serving.md", "serving", lambda: figures.serving_table("serving.json")),

@@ -1,14 +1,36 @@
-"""Shared test configuration: the ``slow`` marker, and where test servers host sessions."""
+"""Shared test configuration: the ``slow`` marker, the list of environments under test, and
+where test servers host sessions."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
+
+from tests.alfworld_data import write_alfworld
 
 # The Ray instances and clusters of the tests run on 127.0.0.1 for one test each: without Ray's
 # token authentication, whatever token ~/.ray/auth_token holds (set before Ray is imported)
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+
+_ALFWORLD_DATA: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # llmgym/ALFWorld-v0 has no tasks of its own: every test that loops over the registered
+    # environments plays it on small games in ALFWorld's layout, through ALFWorld's own
+    # variable (a user's real $ALFWORLD_DATA would make those tests play thousands of games)
+    directory = tempfile.mkdtemp(prefix="llmgym-alfworld-")
+    _ALFWORLD_DATA.append(directory)
+    os.environ["ALFWORLD_DATA"] = str(write_alfworld(Path(directory)))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    for directory in _ALFWORLD_DATA:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Collection
 
 import pytest
 
 import llmgym
+from llmgym.core.registry import EnvEntry
+from llmgym.originals import GENERATED
+
+ORIGINAL_DATA_ONLY = (
+    "its tasks are a user's original data, not llmgym's (nothing of llmgym's to pin)"
+)
+"""Why the pinned-instance tests skip an environment that plays original data only."""
+
+
+def original_data_only(entry: EnvEntry) -> bool:
+    """Whether the environment has no generated tasks (``llmgym/ALFWorld-v0``): its config's
+    ``source`` has another default than ``"generated"``. Needs the environment's extra."""
+    module, _, name = entry.entry_point.partition(":")
+    config_class = getattr(importlib.import_module(module), name).config_class
+    return getattr(config_class(), "source", GENERATED) != GENERATED
 
 
 def environment_params(slow: Collection[str], *, entries: bool = False) -> list:

@@ -37,6 +37,7 @@ SLOW = {
     "llmgym/CrafterPixels-v0",
     "llmgym/ProcgenHeist-v0",
     "llmgym/TextWorld-v0",
+    "llmgym/ALFWorld-v0",
     "llmgym/BabyAI-v0",
     "llmgym/SciWorld-v0",
 }

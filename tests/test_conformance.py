@@ -47,6 +47,14 @@ SETTINGS: dict[str, dict] = {
         "hostile_count": 200,
         "slow": True,
     },
+    # ALFWorld's games (tests/alfworld_data.py, through $ALFWORLD_DATA: see tests/conftest.py):
+    # 3 train and 4 eval games, TextWorld's PDDL engine and a Fast Downward plan per oracle step
+    "llmgym/ALFWorld-v0": {
+        "oracle_episodes": 2,
+        "split_samples": 10,
+        "hostile_count": 100,
+        "slow": True,
+    },
     # The BabyAI bot replans at every primitive step: the checks are slow.
     "llmgym/BabyAI-v0": {"slow": True},
     # A Java simulator (slow steps, a JVM per process) whose gold paths are generated on first

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from llmgym.suites import load_suite
-from tests.environments import environment_params
+from tests.environments import ORIGINAL_DATA_ONLY, environment_params, original_data_only
 from tests.test_conformance import SLOW_IDS
 from tests.update_pins import ORACLE_TASK_IDS, PINS, oracle_digest, suite_digest
 
@@ -20,6 +20,8 @@ PINNED = json.loads(PINS.read_text())
 
 @pytest.mark.parametrize("entry", environment_params(SLOW_IDS, entries=True))
 def test_suite_instances_match_pins(entry) -> None:
+    if original_data_only(entry):
+        pytest.skip(ORIGINAL_DATA_ONLY)
     suite = load_suite("agenteval").get(entry.id)
     if suite is None:
         assert "suite" not in PINNED.get(entry.id, {})
@@ -31,6 +33,8 @@ def test_suite_instances_match_pins(entry) -> None:
 
 @pytest.mark.parametrize("entry", environment_params(SLOW_IDS, entries=True))
 def test_seeded_oracle_runs_match_pins(entry) -> None:
+    if original_data_only(entry):
+        pytest.skip(ORIGINAL_DATA_ONLY)
     assert entry.id in PINNED, f"no pins for {entry.id}: run python tests/update_pins.py"
     for task_id in ORACLE_TASK_IDS:
         assert oracle_digest(entry.id, task_id) == PINNED[entry.id]["oracle"][task_id], (

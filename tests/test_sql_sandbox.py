@@ -249,7 +249,7 @@ def test_environment_steps_with_hostile_sql_leave_every_database_unchanged(
 ) -> None:
     env = gym.make("llmgym/SQL-v0", database="retail", time_limit_ms=300).unwrapped
     env.reset(seed=0, options={"split": "train"})
-    own_copy = env._sandbox("retail").digest()
+    own_copy = env._sandbox().digest()
     for name, (sql, kind) in _attacks(tmp_path).items():
         for action in (f"```sql\n{sql}\n```", f"Action: {sql}"):
             observation, reward, terminated, _, info = env.step(action)
@@ -260,7 +260,7 @@ def test_environment_steps_with_hostile_sql_leave_every_database_unchanged(
                 expected.add("timeout")
             assert info["invalid_action"] and not terminated and reward == 0.0, name
             assert info["query_status"] in expected, (name, info["query_status"], observation)
-    assert env._sandbox("retail").digest() == own_copy
+    assert env._sandbox().digest() == own_copy
     assert _digests() == MASTERS_BEFORE
     assert list(tmp_path.iterdir()) == []
     observation, reward, terminated, _, info = env.step(env.oracle_action())

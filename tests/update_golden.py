@@ -17,6 +17,10 @@ import gymnasium as gym
 
 import llmgym
 
+if not __package__:  # run as a script: tests/ is on sys.path, the repository root is not
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.environments import original_data_only
+
 GOLDEN = Path(__file__).resolve().parent / "golden" / "instances.json"
 TASK_IDS = ("train/00000", "train/00003", "eval/00000", "eval/00007")
 
@@ -39,7 +43,7 @@ def current() -> dict[str, dict[str, str]]:
     return {
         entry.id: {task_id: fingerprint(entry.id, task_id) for task_id in TASK_IDS}
         for entry in llmgym.ENVIRONMENTS
-        if entry.available
+        if entry.available and not original_data_only(entry)
     }
 
 

@@ -27,6 +27,10 @@ import numpy as np
 import llmgym
 from llmgym.suites import load_suite
 
+if not __package__:  # run as a script: tests/ is on sys.path, the repository root is not
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.environments import original_data_only
+
 PINS = Path(__file__).resolve().parent / "golden" / "pins.json"
 ORACLE_TASK_IDS = ("train/00001", "eval/00002")
 ORACLE_STEPS = 60
@@ -100,7 +104,11 @@ def pins_of(env_id: str) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    wanted = sys.argv[1:] or [entry.id for entry in llmgym.ENVIRONMENTS if entry.available]
+    wanted = sys.argv[1:] or [
+        entry.id
+        for entry in llmgym.ENVIRONMENTS
+        if entry.available and not original_data_only(entry)
+    ]
     existing = json.loads(PINS.read_text()) if PINS.exists() else {}
     for env_id in wanted:
         existing[env_id] = pins_of(env_id)

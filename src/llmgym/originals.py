@@ -44,6 +44,7 @@ __all__ = [
     "original_config",
     "source_knob",
     "source_names",
+    "sources_envs",
     "sources_of_env",
 ]
 
@@ -121,6 +122,9 @@ class OriginalSource(ABC):
     used where the config gives no ``data_dir``."""
     agentgym_family: ClassVar[str] = ""
     """The AgentGym family whose item indices :meth:`agentgym_task_ids` maps (``"sqlgym"``)."""
+    agentgym_config: ClassVar[Mapping[str, Any]] = {}
+    """Config fields under which :meth:`agentgym_task_ids` holds, where AgentGym's server plays
+    the data otherwise than the environment's default (WebShop's synthetic goals)."""
 
     @abstractmethod
     def check(self, data_dir: Path) -> DataReport:
@@ -160,6 +164,11 @@ def get_source(name: str) -> OriginalSource:
     module, _, attribute = _SOURCES[name][1].partition(":")
     source: OriginalSource = getattr(importlib.import_module(module), attribute)()
     return source
+
+
+def sources_envs() -> dict[str, str]:
+    """The environment each source plays, by source name (without importing its reader)."""
+    return {name: env_id for name, (env_id, _) in _SOURCES.items()}
 
 
 def sources_of_env(env_id: str) -> tuple[str, ...]:

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 from llmgym.cli.common import format_table
-from llmgym.errors import DataError
-from llmgym.originals import get_source, source_names
+from llmgym.envs import get_entry
+from llmgym.errors import DataError, MissingDependencyError
+from llmgym.originals import get_source, source_names, sources_envs
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,7 +49,20 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run_list(args: argparse.Namespace) -> int:
     rows = []
     for name in source_names():
-        source = get_source(name)
+        try:
+            source = get_source(name)
+        except MissingDependencyError:  # its environment's extra is not installed
+            entry = get_entry(sources_envs()[name])
+            rows.append(
+                {
+                    "source": name,
+                    "env": entry.id,
+                    "dataset": f"(needs {entry.install_hint})",
+                    "license": "",
+                    "homepage": "",
+                }
+            )
+            continue
         rows.append(
             {
                 "source": name,
@@ -60,6 +75,8 @@ def run_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"sources": rows}, indent=2))
     else:
+        for row in rows:  # the table shows a license's first clause; --json has it whole
+            row["license"] = re.split(r" \(|; ", row["license"], maxsplit=1)[0]
         print(format_table(rows, ["source", "env", "dataset", "license"]))
     return 0
 

@@ -31,6 +31,7 @@ __all__ = [
     "search_terms",
     "words",
     "write_database",
+    "write_term_table",
 ]
 
 MAX_SEARCH_TERMS = 32
@@ -71,8 +72,9 @@ def fts5_table(table: str, columns: Sequence[str], weights: Sequence[float]) -> 
     )
 
 
-def is_complete(path: Path, size: int) -> bool:
-    """Whether ``path`` is a database :func:`write_database` finished, of ``size`` entries."""
+def is_complete(path: Path, size: int | None) -> bool:
+    """Whether ``path`` is a database :func:`write_database` finished, of ``size`` entries
+    (of any size where ``size`` is ``None``)."""
     if not path.exists():
         return False
     try:
@@ -81,7 +83,7 @@ def is_complete(path: Path, size: int) -> bool:
             rows = dict(connection.execute("SELECT key, value FROM meta"))
     except sqlite3.Error:
         return False
-    return rows.get("complete") == "1" and rows.get("size") == str(size)
+    return rows.get("complete") == "1" and (size is None or rows.get("size") == str(size))
 
 
 def write_database(
@@ -131,14 +133,16 @@ def write_database(
 def cached_database(
     folder: str,
     name: str,
-    size: int,
+    size: int | None,
     build: Callable[[Path], None],
     *,
     what: str = "full-text search",
     keep: int | None = None,
 ) -> Path:
     """The complete database ``name`` of ``size`` entries in the cache folder ``folder``,
-    built with ``build(path)`` (which calls :func:`write_database`) when missing.
+    built with ``build(path)`` (which calls :func:`write_database`) when missing. A ``size`` of
+    ``None`` accepts any complete database (where the entries are counted while building, as
+    when streaming a corpus file).
 
     ``name`` must identify everything the database is built from (a digest of the generator
     code, the seed, the size), so that a change builds a new database instead of reusing a
@@ -169,6 +173,18 @@ def cached_database(
     return path
 
 
+def write_term_table(connection: sqlite3.Connection, fts_table: str, term_table: str) -> None:
+    """Write ``term_table``: each term of the FTS5 table ``fts_table`` and the number of
+    documents holding it, for :class:`Bm25Index`'s ``term_table`` (one scan of the index, at
+    build time, instead of one per process that searches it)."""
+    connection.executescript(
+        f"CREATE VIRTUAL TABLE temp.build_vocabulary USING fts5vocab(main, {fts_table}, row);\n"
+        f"CREATE TABLE {term_table} (term TEXT PRIMARY KEY, doc INTEGER NOT NULL) WITHOUT ROWID;\n"
+        f"INSERT INTO {term_table} SELECT term, doc FROM temp.build_vocabulary;\n"
+        "DROP TABLE temp.build_vocabulary;\n"
+    )
+
+
 class Bm25Index:
     """BM25 search over the FTS5 table ``table`` of the read-only database ``path``, whose
     ``size`` rows are the documents; rankings are cached per set of looked-up words.
@@ -177,6 +193,11 @@ class Bm25Index:
     match, and more and rarer matches rank higher (ties by rowid). Connections are per thread,
     so one index can serve threaded rollouts; :meth:`connection` also serves the database's
     other tables to the index's owner.
+
+    The words' document frequencies come from the index's vocabulary, read whole on the first
+    search (a scan of the whole index: fine for thousands of documents), or, for a large
+    index, from a ``term_table`` (``term TEXT PRIMARY KEY, doc INTEGER``) that its builder
+    wrote with :func:`write_term_table`, one lookup per word.
     """
 
     def __init__(
@@ -189,6 +210,7 @@ class Bm25Index:
         max_query_words: int = 6,
         common_fraction: float = 0.1,
         cached_rankings: int = 8_192,
+        term_table: str | None = None,
     ) -> None:
         self.path = path
         self.table = table
@@ -198,6 +220,7 @@ class Bm25Index:
         self.common_fraction = common_fraction
         self._local = threading.local()
         self._ranked = lru_cache(maxsize=cached_rankings)(self._rank)
+        self.term_table = term_table
         self._frequencies: dict[str, int] | None = None
         self._stem_cache: dict[str, str] = {}
 
@@ -245,8 +268,8 @@ class Bm25Index:
         candidates = search_terms(query, self.stopwords)
         if not candidates:
             return []
-        frequency = self._document_frequencies()
         stems = self._stems(candidates)
+        frequency = self._document_frequencies(list(stems.values()))
         counts = {word: frequency.get(stems[word], 0) for word in candidates}
         present = [word for word in candidates if counts[word] > 0]
         selective = [word for word in present if counts[word] <= self.common_fraction * self.size]
@@ -256,8 +279,15 @@ class Bm25Index:
             chosen = [word for word in chosen if word in keep]
         return chosen
 
-    def _document_frequencies(self) -> dict[str, int]:
-        """Indexed term (a Porter stem) -> number of documents containing it."""
+    def _document_frequencies(self, terms: list[str]) -> dict[str, int]:
+        """Indexed term (a Porter stem) -> number of documents containing it, for ``terms``
+        at least (those the index has)."""
+        if self.term_table is not None:
+            marks = ", ".join("?" * len(terms))
+            rows = self.connection().execute(
+                f"SELECT term, doc FROM {self.term_table} WHERE term IN ({marks})", terms
+            )
+            return dict(rows)
         if self._frequencies is None:
             rows = self.connection().execute("SELECT term, doc FROM temp.index_vocabulary")
             self._frequencies = dict(rows)

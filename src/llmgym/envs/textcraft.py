@@ -14,6 +14,16 @@ from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob,
 from llmgym.core.cache import bounded_cache
 from llmgym.core.tasks import TaskRng
 from llmgym.core.text import normalize_command
+from llmgym.envs.textcraft_recipes import (
+    RecipeTree,
+    TextCraftGame,
+    TextCraftSource,
+    agentgym_action,
+    item_name,
+    load_recipe_tree,
+)
+from llmgym.errors import ConfigError
+from llmgym.originals import GENERATED, data_dir_knob, data_dir_of, source_knob
 
 __all__ = ["Recipe", "TextCraftConfig", "TextCraftEnv", "load_recipe_book"]
 
@@ -21,6 +31,7 @@ _GET = re.compile(r"^get (?:([0-9]+) )?(.+)$")
 _CRAFT = re.compile(r"^craft (?:([0-9]+) )?(.+?) (?:using|from|with) (.+)$")
 _INGREDIENT = re.compile(r"^([0-9]+) (.+)$")
 _MAX_GET = 64
+_MAX_ORIGINAL_ACTION = 1000
 
 
 @dataclass(frozen=True)
@@ -123,9 +134,20 @@ class TextCraftConfig(EnvConfig):
     distractors: int = knob(
         10, low=0, high=40, doc="Unneeded recipes mixed into the list shown to the agent."
     )
+    source: str = source_knob(TextCraftSource.name)
+    data_dir: str = data_dir_knob()
 
     def validate(self) -> None:
         self.require_at_most("min_depth", "max_depth")
+        if self.source != GENERATED:
+            for name in ("min_depth", "max_depth"):
+                if getattr(self, name) != getattr(type(self), name):
+                    raise ConfigError(
+                        f"{type(self).__name__}.{name}",
+                        f"applies to generated tasks only; source {self.source!r} plays "
+                        "AgentGym's goal list, every depth (leave it at its default)",
+                    )
+        data_dir_of(self)
 
 
 class TextCraftEnv(TextEnv[TextCraftConfig]):
@@ -170,6 +192,31 @@ class TextCraftEnv(TextEnv[TextCraftConfig]):
     ``gymnasium.make("llmgym/TextCraft-v0", min_depth=2, max_depth=4, distractors=10)``; see
     :class:`TextCraftConfig`. Goal items are split by item: eval goals never appear in train.
 
+    ## Original data
+    ``config={"source": "textcraft", "data_dir": DIR}`` plays AgentGym's TextCraft on the
+    Minecraft recipe files it ships (``DIR/recipes/*.json``, as in AgentGym's
+    ``agentenv_textcraft/``; ``llmgym data fetch textcraft DIR`` gets them), by AgentGym's
+    rules (:mod:`llmgym.envs.textcraft_recipes`):
+
+    * Goals are AgentGym's list (every craftable item, by crafting depth), in its order: index
+      ``i`` of ``/agentgym/textcraft`` is AgentGym's ``data_idx`` ``i`` (with the files read
+      in name order; AgentGym reads them in its filesystem's order, see docs/originals.md).
+      AgentGym has no train/test split; llmgym splits the goals by item, as it splits its
+      generated ones.
+    * The observation is AgentGym's: ``Crafting commands:`` with the goal's recipe tree and up
+      to ``distractors`` (AgentGym: 10) other uses of its ingredients, drawn with AgentGym's
+      ``random.seed(42)``, then ``Goal: craft ITEM.``
+    * Actions are cleaned as AgentGym's client cleans them (characters other than letters,
+      digits, commas and spaces dropped), then read as its server reads them: case-sensitive,
+      ``craft ITEM using N A, M B`` must match one recipe's ingredients and counts exactly (one
+      batch per craft; a generic ingredient takes any item of its group), ``get N ITEM`` only
+      for items without a recipe. Feedback is AgentGym's, word for word (``Crafted 4
+      minecraft:oak_planks``); a command it rejects is an invalid action.
+    * Reward ``1.0`` when the goal item is crafted, else ``0.0``. ``min_depth`` and
+      ``max_depth`` apply to generated tasks only.
+    * The oracle plans from the recipe tree and the inventory (the cheapest recipe of each item,
+      one batch at a time); it reads no answer key beyond the recipes shown.
+
     ## Version History
     * v0: Initial version.
     """
@@ -193,6 +240,7 @@ class TextCraftEnv(TextEnv[TextCraftConfig]):
     _goal = ""
     _shown: list[Recipe]
     _inventory: Counter[str]
+    _game: TextCraftGame | None = None
 
     @property
     def book(self) -> RecipeBook:
@@ -201,7 +249,11 @@ class TextCraftEnv(TextEnv[TextCraftConfig]):
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: TextCraftConfig | None = None) -> TaskIdRange:
-        return TaskIdRange(split, len(self._goals(split, config or self.config)))
+        config = config or self.config
+        tree = _original_tree(config)
+        if tree is not None:
+            return TaskIdRange(split, len(tree.goals_of(split)))
+        return TaskIdRange(split, len(self._goals(split, config)))
 
     def _goals(self, split: str, config: TextCraftConfig) -> tuple[str, ...]:
         return _goals_for(split, config.min_depth, config.max_depth)
@@ -211,6 +263,12 @@ class TextCraftEnv(TextEnv[TextCraftConfig]):
 
     def _reset_task(self, task: Task[TextCraftConfig]) -> tuple[str, str]:
         config = task.config
+        original = _original_tree(config)
+        if original is not None:
+            self._goal = original.goals_of(task.split)[task.index]
+            self._game = TextCraftGame(original, self._goal, config.distractors)
+            return self._game.observation, f"Craft {item_name(self._goal)}."
+        self._game = None
         goals = self._goals(task.split, config)
         self._goal = goals[task.index]
         rng = task.rng()
@@ -264,6 +322,13 @@ class TextCraftEnv(TextEnv[TextCraftConfig]):
 
     # ------------------------------------------------------------------ dynamics
     def _step(self, action: str) -> Transition:
+        if self._game is not None:
+            if len(action) > _MAX_ORIGINAL_ACTION:
+                return self.invalid(
+                    f"Could not execute an action of {len(action):,} characters "
+                    f"(at most {_MAX_ORIGINAL_ACTION:,})."
+                )
+            return self._game.step(agentgym_action(action))
         command = normalize_command(action)
         if command in ("inventory", "inv", "check inventory", "i"):
             return Transition(observation=self._inventory_text())
@@ -368,6 +433,8 @@ class TextCraftEnv(TextEnv[TextCraftConfig]):
 
     # ------------------------------------------------------------------ oracle and actions
     def oracle_action(self) -> str:
+        if self._game is not None:
+            return self._game.oracle_action()
         return self._next_for(self._goal, self._inventory[self._goal] + 1) or "inventory"
 
     def _next_for(self, item: str, count: int) -> str | None:
@@ -411,6 +478,8 @@ class TextCraftEnv(TextEnv[TextCraftConfig]):
         )
 
     def admissible_actions(self) -> list[str]:
+        if self._game is not None:
+            return self._game.admissible_actions()
         actions = ["inventory"]
         raw = sorted(
             {self._concrete(n, set()) for r in self._shown for n, _ in r.inputs}
@@ -426,6 +495,12 @@ class TextCraftEnv(TextEnv[TextCraftConfig]):
                 parts.append(f"{amount} {concrete}")
             actions.append(f"craft {recipe.count} {recipe.output} using {', '.join(parts)}")
         return actions
+
+
+def _original_tree(config: TextCraftConfig) -> RecipeTree | None:
+    """The recipe tree of the config's original data (``None``: generated tasks)."""
+    data_dir = data_dir_of(config)
+    return None if data_dir is None else load_recipe_tree(data_dir)
 
 
 @bounded_cache(64)

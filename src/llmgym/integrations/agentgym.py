@@ -30,6 +30,7 @@ from typing import Any, Literal
 import gymnasium as gym
 
 from llmgym.core.env import unwrapped_text_env
+from llmgym.errors import MissingDependencyError
 from llmgym.originals import get_source, source_names
 from llmgym.suites import load_suite
 
@@ -385,11 +386,15 @@ def original_items(family: Family, data_dir: str | os.PathLike[str]) -> tuple[st
     Raises:
         ValueError: llmgym reads no original dataset of ``family``.
     """
+    readers = []
     for name in source_names():
-        source = get_source(name)
+        try:
+            source = get_source(name)
+        except MissingDependencyError:  # another family's extra: not this one's reader
+            continue
         if source.agentgym_family == family.name:
             return source.env_id, source.agentgym_task_ids(Path(data_dir).expanduser().resolve())
-    readers = [get_source(n).agentgym_family for n in source_names()]
+        readers.append(source.agentgym_family)
     raise ValueError(
         f"llmgym reads no original dataset of AgentGym's {family.name}; it does of "
         f"{', '.join(sorted(set(readers)))}"

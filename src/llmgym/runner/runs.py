@@ -30,7 +30,7 @@ from typing import Any
 from llmgym import __version__
 from llmgym.agents.base import Agent
 from llmgym.envs import get_entry
-from llmgym.originals import original_config
+from llmgym.originals import get_source, original_config
 from llmgym.runner.evaluation import (
     EvalResult,
     RunEstimate,
@@ -121,6 +121,8 @@ class EvalPlan:
         config = dict(self.config or {})
         if self.data_dir is not None:
             config.update(original_config(env_id, self.data_dir))
+            if self.task_file:  # AgentGym's item ids hold under the config its server plays
+                config.update(get_source(config["source"]).agentgym_config)
         return {"config": config} if config else {}
 
     def settings(self) -> dict[str, Any]:

@@ -22,11 +22,12 @@ from llmgym.core.tasks import SPLITS, TaskIdRange
 from llmgym.envs import get_entry
 from llmgym.errors import (
     ConfigError,
+    DataError,
     EpisodeStateError,
     InvalidRequestError,
     MissingDependencyError,
 )
-from llmgym.serving.protocol import PROTOCOL_VERSION, config_error, space_to_dict
+from llmgym.serving.protocol import PROTOCOL_VERSION, config_error, data_error, space_to_dict
 
 __all__ = ["REMOTE_CALLS", "HostedEnv", "client_config"]
 
@@ -138,6 +139,8 @@ class HostedEnv:
             )
         try:
             self.env = gym.make(entry.id, **kwargs)
+        except DataError as error:
+            raise data_error(error) from None
         except ConfigError as error:
             raise config_error(error) from None
         except MissingDependencyError as error:
@@ -180,6 +183,8 @@ class HostedEnv:
             raise InvalidRequestError("options must be an object or null", field="options")
         try:
             observation, info = self.env.reset(seed=seed, options=dict(options or {}))
+        except DataError as error:
+            raise data_error(error) from None
         except ConfigError as error:
             raise config_error(error) from None
         except (ValueError, TypeError) as error:
@@ -221,6 +226,8 @@ class HostedEnv:
             raise InvalidRequestError(f"{name}: {error}", field="args") from None
         try:
             return function(self.unwrapped, *args, **kwargs)
+        except DataError as error:
+            raise data_error(error) from None
         except ConfigError as error:
             raise config_error(error) from None
         except ResetNeeded as error:

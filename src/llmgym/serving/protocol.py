@@ -23,7 +23,13 @@ import numpy as np
 from gymnasium import spaces
 
 from llmgym.core.config import EnvConfig
-from llmgym.errors import ConfigError, InvalidRequestError, NestingError
+from llmgym.errors import (
+    ConfigError,
+    DataError,
+    EnvRaisedError,
+    InvalidRequestError,
+    NestingError,
+)
 
 __all__ = [
     "ARRAY_DTYPES",
@@ -32,6 +38,7 @@ __all__ = [
     "SERVABLE_SPACES",
     "ArrayDType",
     "config_error",
+    "data_error",
     "decode_array",
     "dumps",
     "encode_array",
@@ -49,8 +56,20 @@ PROTOCOL_VERSION = 1
 def raised_message(error: BaseException) -> str:
     """What a client is told of an exception its environment raised: the type and message, of
     an ``OSError`` only the reason (its file names are the server's)."""
+    if isinstance(error, DataError):  # names the server's files
+        return data_error(error).message
     reason = error.strerror if isinstance(error, OSError) and error.strerror else error
     return f"the environment raised {type(error).__name__}: {reason}"
+
+
+def data_error(error: DataError) -> EnvRaisedError:
+    """What a client is told when the server's original dataset cannot serve a request (a
+    500): not the message, which names the server's files; the server's log has it."""
+    return EnvRaisedError(
+        "the server's original dataset cannot serve this: a file it needs is missing or "
+        "unreadable (its operator can run `llmgym data check`; the server's log names the file)",
+        details=f"{type(error).__name__}: {error}",
+    )
 
 
 def config_error(error: ConfigError) -> InvalidRequestError:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
 from llmgym.core import EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob
-from llmgym.core.fulltext import search_terms
+from llmgym.core.fulltext import Bm25Index, search_terms
 from llmgym.envs.searchqa.corpus import Article, Encyclopedia
+from llmgym.envs.searchqa.original import OriginalQuestion, Passages, load_questions
 from llmgym.envs.searchqa.questions import (
     QUESTION_TYPES,
     TEMPLATES,
@@ -20,6 +22,8 @@ from llmgym.envs.searchqa.questions import (
     exact_match,
     questions_for,
 )
+from llmgym.errors import ConfigError
+from llmgym.originals import GENERATED, data_dir_knob, data_dir_of, source_knob
 
 __all__ = ["SearchQAConfig", "SearchQAEnv", "parse_reply"]
 
@@ -33,6 +37,21 @@ _CORRECTION = (
     "<search> and </search>. If I want to give the final answer, I should put the answer "
     "between <answer> and </answer>. Let me try again."
 )
+
+
+class SearchCorpus(Protocol):
+    """What an episode searches: the generated encyclopedia or an original corpus."""
+
+    size: int
+    index: Bm25Index
+
+    def search(self, query: str, k: int) -> list[Article]:
+        """The ``k`` best articles or passages for ``query``."""
+        ...
+
+    def article(self, rowid: int) -> Article:
+        """The article or passage at row ``rowid`` (from 1)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -61,6 +80,41 @@ class SearchQAConfig(EnvConfig):
         high=1_000_000,
         doc="Seed of the generated encyclopedia (each seed builds its own index once).",
     )
+    source: str = source_knob("search-r1")
+    data_dir: str = data_dir_knob()
+    data_source: str = knob(
+        "",
+        doc="Original data only: play only the questions of this dataset (their data_source: "
+        "nq, triviaqa, popqa, hotpotqa, 2wikimultihopqa, musique, bamboogle...), numbered from "
+        "0 within it, for a score per dataset as Search-R1 reports them; '' plays them all.",
+    )
+
+    def validate(self) -> None:
+        data_dir = data_dir_of(self)
+        if data_dir is None:
+            if self.data_source:
+                raise ConfigError(
+                    f"{type(self).__name__}.data_source",
+                    f"{self.data_source!r} selects a dataset of original data; with source "
+                    "'generated' leave it ''",
+                )
+            return
+        if self.data_source:
+            questions = load_questions(data_dir)
+            found = sorted({q.data_source for split in questions.values() for q in split})
+            if self.data_source not in found:
+                raise ConfigError(
+                    f"{type(self).__name__}.data_source",
+                    f"{self.data_source!r} is not a dataset of {data_dir}; it holds "
+                    f"{', '.join(repr(name) for name in found)}",
+                )
+        for name, default in (("question_types", "all"), ("corpus_seed", 0)):
+            if getattr(self, name) != default:
+                raise ConfigError(
+                    f"{type(self).__name__}.{name}",
+                    f"{getattr(self, name)!r} applies to generated tasks only; with source "
+                    f"{self.source!r} it must stay {default!r}",
+                )
 
 
 def parse_reply(reply: str) -> tuple[str, str] | str:
@@ -165,6 +219,53 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
     entity it needs by name and reads the facts off the returned passages (never the answer
     key); measured: see docs/environments/searchqa.md.
 
+    ## Original data
+    ``config={"source": "search-r1", "data_dir": DIR}`` plays Search-R1's own questions over
+    its Wikipedia corpus (where to get them: docs/originals.md; ``llmgym data check search-r1
+    DIR`` lists what it finds). ``DIR`` holds, as Search-R1 and AgentGym publish them:
+
+    * the corpus ``wiki-18.jsonl`` (or ``wiki-18.jsonl.gz``, ``corpus.jsonl``,
+      ``corpus.jsonl.gz``): one passage per line,
+      ``{"id": "1", "contents": "\\"Title\\"\\ntext"}``;
+    * the questions: Search-R1's ``test.parquet`` and ``train.parquet`` (``data_source``,
+      ``prompt``, ``reward_model.ground_truth.target``), or else FlashRAG's
+      ``<dataset>/test.jsonl``, ``dev.jsonl`` and ``train.jsonl`` (``{"id", "question",
+      "golden_answers"}``).
+
+    AgentGym's ``agentenv-searchqa`` folder, as its ``setup.sh`` leaves it, works as ``DIR``
+    too (the corpus in ``retrieve_data/``, the parquet files in ``agentenv_searchqa/queries/``).
+
+    ``test.parquet`` (a dataset's ``test.jsonl``, else its ``dev.jsonl``, as Search-R1's
+    ``qa_search_test_merge.py`` picks them) is the ``eval`` split, ``train.parquet`` (the
+    ``train.jsonl`` files) the ``train`` split; ``eval/00000`` is the split's first question in
+    file order (FlashRAG folders in AgentGym's order: nq, triviaqa, popqa, hotpotqa,
+    2wikimultihopqa, musique, bamboogle for eval, nq, hotpotqa for train, then any others by
+    name). With AgentGym's data (its 51,713 test and 169,615 train questions) AgentGym's
+    searchqa item ``i`` is ``eval/i`` below 51,713 and ``train/(i - 51,713)`` from there.
+    Questions are asked as Search-R1 asks them (stripped, ending in ``?``), with the
+    instruction above.
+
+    The corpus is indexed once into the user cache folder: streamed line by line into a
+    sqlite FTS5 index over each passage's ``contents``, ranked by BM25, with a progress bar;
+    the index is named after the corpus file's path, size and modification time, so a changed
+    file is indexed again. The time it takes, the index's size and a search's latency, per
+    million passages and extrapolated to wiki-18's 21 million, are under Measured below. An
+    unzipped corpus's passages are read back from the file; a gzipped one's are copied into
+    the index.
+    A search returns the top ``top_k`` passages as Search-R1 formats them, ``Doc 1(Title:
+    "Title") text`` (the title line keeps its quotes).
+
+    The reward is Search-R1's ``qa_em``: 1 when the answer equals one of ``golden_answers``
+    after SQuAD's normalisation, else 0 (an answer that merely contains a golden answer
+    scores 0). The episode ends at the answer, right or wrong (AgentGym's server lets a wrong
+    answer be followed by another; Search-R1 scores a rollout's last answer). Retrieval
+    differs from the originals: Search-R1 and AgentGym retrieve with E5 embeddings over a
+    dense index (``e5_Flat.index``), Search-R1's BM25 option with Lucene (Pyserini); llmgym
+    uses FTS5's BM25 over at most 6 selective words of a query, so the passages found differ.
+    ``question_types`` and ``corpus_seed`` apply to generated tasks only. The oracle searches
+    the question once, then answers with a golden answer read from the answer key (the
+    original data has no other way to an answer).
+
     ## Version History
     * v0: Initial version.
     """
@@ -190,7 +291,7 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
     }
 
     _question: Question | None = None
-    _corpus: Encyclopedia | None = None
+    _corpus: SearchCorpus | None = None
     _turns = 0
     _queries: list[str]
     _shown: list[Article]
@@ -205,14 +306,12 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         if self._task is not None:
-            self._corpus = Encyclopedia.open(self.task.config.corpus_seed)
+            self._corpus = _open_corpus(self.task.config)
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: SearchQAConfig | None = None) -> TaskIdRange:
         config = config or self.config
-        return TaskIdRange(
-            split, len(questions_for(config.corpus_seed, split, config.question_types))
-        )
+        return TaskIdRange(split, len(_questions(config, split)))
 
     def instance_key(self) -> str:
         return self.after_reset(self._question).text
@@ -225,8 +324,11 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
         return _instruction("")
 
     def skills_achieved(self) -> frozenset[str]:
-        """The question's type (single-hop, bridge, comparison) once it is answered right."""
-        return frozenset({self.question.type}) if self._success else frozenset()
+        """The question's type (single-hop, bridge, comparison) once it is answered right
+        (none for an original question)."""
+        if not self._success:
+            return frozenset()
+        return frozenset({self.question.type}) & frozenset(self.skills)
 
     @property
     def question(self) -> Question:
@@ -234,16 +336,14 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
         return self.after_reset(self._question)
 
     @property
-    def corpus(self) -> Encyclopedia:
-        """The encyclopedia of this episode."""
+    def corpus(self) -> SearchCorpus:
+        """The encyclopedia (or the original corpus) of this episode."""
         return self.after_reset(self._corpus)
 
     def _reset_task(self, task: Task[SearchQAConfig]) -> tuple[str, str]:
         config = task.config
-        self._corpus = Encyclopedia.open(config.corpus_seed)
-        self._question = questions_for(config.corpus_seed, task.split, config.question_types)[
-            task.index
-        ]
+        self._corpus = _open_corpus(config)
+        self._question = _as_question(_questions(config, task.split)[task.index])
         self._turns = 0
         self._queries = []
         self._shown = []
@@ -299,7 +399,12 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
         """Parse the question against the question forms, then, for each entity it needs (the
         named one, then the one a fact points to), search its name and read the fact off the
         returned passage titled with that name; answer once every fact is read. It reads only
-        the question and the passages the searches returned, never the answer key."""
+        the question and the passages the searches returned, never the answer key.
+
+        On original data it searches the question once, then answers with a golden answer
+        read from the answer key (the original data has no other way to the answer)."""
+        if self.task.config.source != GENERATED:
+            return self._original_oracle_action()
         parsed = _parse_question(self.question.text)
         if parsed is None:
             return "<answer>unknown</answer>"
@@ -319,6 +424,16 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
                 return self._search_for(entity, kind)
             entity, kind = value, _KIND_OF.get(relation, "")
         return f"<answer>{entity}</answer>"
+
+    def _original_oracle_action(self) -> str:
+        question = self.question
+        searchable = len(question.text) <= MAX_QUERY_CHARACTERS and search_terms(
+            question.text, self.corpus.index.stopwords
+        )
+        if searchable and not self._queries:
+            return f"<search>{question.text}</search>"
+        fits = [a for a in question.answers if 0 < len(a.strip()) <= MAX_ANSWER_CHARACTERS]
+        return f"<answer>{(fits or [question.answer])[0]}</answer>"
 
     def _read(self, title: str, relation: str) -> str | None:
         """The ``relation`` fact of the article titled ``title`` among the passages shown so far."""
@@ -344,6 +459,29 @@ class SearchQAEnv(TextEnv[SearchQAConfig]):
         title = corpus.article(int(rng.integers(1, corpus.size + 1))).title
         tag = "search" if rng.random() < 0.6 else "answer"
         return f"<{tag}>{title}</{tag}>"
+
+
+def _questions(config: SearchQAConfig, split: str) -> Sequence[Question | OriginalQuestion]:
+    """The questions of ``split``: generated, or read from the config's original data."""
+    data_dir = data_dir_of(config)
+    if data_dir is None:
+        return questions_for(config.corpus_seed, split, config.question_types)
+    return load_questions(data_dir, config.data_source).get(split, ())
+
+
+def _as_question(question: Question | OriginalQuestion) -> Question:
+    """An original question as the environment asks it (its dataset as its type)."""
+    if isinstance(question, Question):
+        return question
+    answer, *aliases = question.golden_answers
+    return Question(question.text, answer, tuple(aliases), question.data_source, ())
+
+
+def _open_corpus(config: SearchQAConfig) -> SearchCorpus:
+    data_dir = data_dir_of(config)
+    if data_dir is None:
+        return Encyclopedia.open(config.corpus_seed)
+    return Passages.open(data_dir)
 
 
 def _instruction(question: str) -> str:

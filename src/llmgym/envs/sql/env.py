@@ -4,13 +4,19 @@ SQLGym), on generated sqlite databases, with the agent's SQL run in a sandbox.""
 from __future__ import annotations
 
 import re
+import sqlite3
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from llmgym.core import SPLITS, EnvConfig, Task, TaskIdRange, TextEnv, Transition, knob
 from llmgym.core.cache import bounded_cache
+from llmgym.envs.sql import bird
+from llmgym.envs.sql.bird import BirdData, BirdQuestion
 from llmgym.envs.sql.databases import DOMAIN_NAMES, DOMAINS, master_database, private_copy
 from llmgym.envs.sql.questions import (
     DIFFICULTIES,
@@ -22,6 +28,7 @@ from llmgym.envs.sql.questions import (
 from llmgym.envs.sql.reading import read_question
 from llmgym.envs.sql.sandbox import QueryResult, SqlSandbox
 from llmgym.errors import ConfigError, QueryError
+from llmgym.originals import data_dir_knob, data_dir_of, source_knob
 
 __all__ = ["SQLConfig", "SQLEnv", "extract_sql", "render_table", "schema_text"]
 
@@ -42,6 +49,15 @@ _BARE_START = re.compile(
 )
 _ANSWER_HINT = "Answer with one SQL query in a ```sql block."
 _SUBMIT = re.compile(r"^[ \t]*(?:action[ \t]*:[ \t]*)?submit\b", re.IGNORECASE | re.MULTILINE)
+_SANDBOXES_KEPT = 8
+"""Databases an environment keeps open (BIRD has 95; the generated ones are 5)."""
+_GENERATED_ONLY = {
+    "database": "all",
+    "difficulty": "all",
+    "skill": "any",
+    "ordered_comparison": False,
+}
+"""The knobs that choose among llmgym's generated questions, and their values with originals."""
 
 
 @dataclass(frozen=True)
@@ -89,8 +105,20 @@ class SQLConfig(EnvConfig):
     time_limit_ms: int = knob(
         1000, low=10, high=10_000, doc="Wall-clock limit for each query, in milliseconds."
     )
+    source: str = source_knob("bird")
+    data_dir: str = data_dir_knob()
 
     def validate(self) -> None:
+        if data_dir_of(self) is not None:
+            for name, value in _GENERATED_ONLY.items():
+                if getattr(self, name) != value:
+                    raise ConfigError(
+                        f"SQLConfig.{name}",
+                        f"{getattr(self, name)!r} applies to llmgym's generated questions; with "
+                        f"source={self.source!r} allowed: {value!r} (BIRD's questions are played "
+                        "in file order and scored as sets of rows)",
+                    )
+            return
         if (self.database, self.difficulty, self.skill) == ("all", "all", "any"):
             return
         if _has_questions(self.database, self.difficulty, self.skill):
@@ -182,6 +210,45 @@ class SQLEnv(TextEnv[SQLConfig]):
     ``info["query_status"]`` says what happened: ``correct``, ``wrong``, ``ran`` (explore),
     ``no_query``, ``error``, ``refused``, ``timeout``, ``too_large`` or ``budget_spent``.
 
+    ## Original data
+    With ``config={"source": "bird", "data_dir": DIR}`` (or, without ``data_dir``, AgentGym's
+    variable ``AGENTENV_SQLGYM_BIRD_PATH``) the environment plays BIRD-SQL's questions
+    (https://bird-bench.github.io/, CC BY-SA 4.0) from the folders BIRD's zips unzip to:
+    ``train/train.json`` with ``train/train_databases/<db_id>/<db_id>.sqlite``, and
+    ``dev_20240627/dev.json`` (or AgentGym's ``dev/dev.json``) with ``dev_databases/`` beside
+    it. One split alone, or ``DIR`` being a split's own folder, works too. ``llmgym data check
+    bird DIR`` counts what it finds; ``docs/originals.md`` gives the fetch commands. BIRD's train
+    becomes the ``train`` split, its dev the ``eval`` split; task ids number the questions in
+    file order, and AgentGym's sqlgym item ``i`` is train's ``i``-th question, then dev's
+    (``i - len(train)``-th). ``env.unwrapped.original_question`` has the current item
+    (``question_id``, ``difficulty``, ``evidence``, ...).
+
+    * **Observation**: the database's ``CREATE TABLE`` statements read from the sqlite file,
+      as BIRD's prompts show them (``schema_format="natural"``: AgentGym's sentences, built
+      from the file's tables and keys), ``sample_rows`` example rows per table, then the
+      question the way BIRD's prompt (``llm/src/gpt_request.py``) asks it: with
+      ``evidence`` on (the default), the line ``-- External Knowledge: <evidence>`` and
+      BIRD's instruction first; without it, BIRD's shorter instruction.
+    * **Reward**: BIRD's execution match (``llm/src/evaluation.py``): ``1.0`` when the set of
+      rows the query returns equals the set the gold ``SQL`` returns, values compared exactly
+      (no rounding: ``ordered_comparison`` does not apply). The gold query runs as BIRD runs
+      it, on its own read-only connection, within BIRD's 30 s; one that fails scores every
+      answer ``0``, as in BIRD.
+    * **The agent's query** runs in the same sandbox, with the same limits and the same
+      handling of errors as on generated questions (above), on the user's file opened
+      read-only (SQLite ``mode=ro``): it is never copied and never written.
+    * **Oracle**: the answer key, BIRD's gold ``SQL`` (no template reads BIRD's questions).
+    * ``database``, ``difficulty``, ``skill`` and ``ordered_comparison`` choose among
+      generated questions; with ``source="bird"`` they must keep their defaults.
+
+    What still differs from the original: a query that fails (SQL error, refusal, time limit)
+    is feedback and does not end a ``single`` episode, where BIRD scores such a prediction
+    ``0`` and AgentGym's SQLGym ends the episode with reward ``0``; the agent's time limit is
+    ``time_limit_ms`` (at most 10 s) where BIRD allows 30 s, and its result at most 10,000
+    rows; AgentGym's SQLGym shows no evidence and builds its sentences from
+    ``<split>_tables.json``'s normalised column names (``evidence=False``,
+    ``schema_format="natural"``, ``sample_rows=0`` come closest).
+
     ## Arguments
     ``gymnasium.make("llmgym/SQL-v0", mode="explore", database="flights",
     difficulty="challenging", ordered_comparison=True)``; see :class:`SQLConfig`. The
@@ -216,6 +283,7 @@ class SQLEnv(TextEnv[SQLConfig]):
     )
 
     _question: Question | None = None
+    _original: BirdQuestion | None = None
     _last_run: tuple[str, QueryResult] | None = None
     _queries_run = 0
     _solved = False
@@ -223,11 +291,17 @@ class SQLEnv(TextEnv[SQLConfig]):
     def __init__(self, config: SQLConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
         self._sandboxes: dict[str, SqlSandbox] = {}
-        """The sandbox of each database queried so far, reused across episodes."""
+        """The sandbox of each database queried lately (at most ``_SANDBOXES_KEPT``), reused
+        across episodes."""
+        _original_data(self.config)  # a directory that is not BIRD's fails here, not at reset
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: SQLConfig | None = None) -> TaskIdRange:
-        return TaskIdRange(split, len(self._questions(split, config or self.config)))
+        config = config or self.config
+        data = _original_data(config)
+        if data is not None:
+            return TaskIdRange(split, len(data.questions(split)))
+        return TaskIdRange(split, len(self._questions(split, config)))
 
     @staticmethod
     def _questions(split: str, config: SQLConfig) -> tuple[Question, ...]:
@@ -238,7 +312,16 @@ class SQLEnv(TextEnv[SQLConfig]):
         """The current question (after :meth:`reset`)."""
         return self.after_reset(self._question)
 
+    @property
+    def original_question(self) -> BirdQuestion | None:
+        """The current BIRD question where the config reads original data, else ``None``."""
+        self.after_reset(self._task)
+        return self._original
+
     def instance_key(self) -> str:
+        if self._original is not None:
+            original = self._original
+            return f"{original.db_id}\n{original.question}\n{original.sql}"
         return f"{self.question.database}\n{self.question.sql}"
 
     def rules(self) -> str:
@@ -260,35 +343,65 @@ class SQLEnv(TextEnv[SQLConfig]):
         return text
 
     def skills_achieved(self) -> frozenset[str]:
-        return frozenset(self.question.skills) if self._solved else frozenset()
+        if not self._solved or self._original is not None:  # BIRD's questions have no skills
+            return frozenset()
+        return frozenset(self.question.skills)
 
     def _reset_task(self, task: Task[SQLConfig]) -> tuple[str, str]:
         config = task.config
-        question = self._questions(task.split, config)[task.index]
-        self._question = question
-        self._sandbox(question.database)
         self._last_run = None
         self._queries_run = 0
         self._solved = False
+        data = _original_data(config)
+        if data is not None:
+            original = data.questions(task.split)[task.index]
+            self._question, self._original = None, original
+            self._sandbox()
+            parts = [
+                _original_schema_text(
+                    original.database, original.db_id, config.schema_format, config.sample_rows
+                ),
+                bird.question_prompt(original, config.evidence),
+            ]
+            return "\n\n".join([*parts, self._answer_hint(config)]), original.question
+        question = self._questions(task.split, config)[task.index]
+        self._question, self._original = question, None
+        self._sandbox()
         parts = [
             schema_text(question.database, config.schema_format, config.sample_rows),
             f"Question: {question.text}",
         ]
         if config.evidence and question.evidence:
             parts.append(f"Evidence: {question.evidence}")
+        return "\n\n".join([*parts, self._answer_hint(config)]), question.text
+
+    @staticmethod
+    def _answer_hint(config: SQLConfig) -> str:
         if config.mode == "explore":
-            parts.append(
+            return (
                 "Run queries in ```sql blocks to explore the data; answer with submit followed "
                 "by a ```sql block (or submit alone for the last query you ran)."
             )
-        else:
-            parts.append(_ANSWER_HINT)
-        return "\n\n".join(parts), question.text
+        return _ANSWER_HINT
 
-    def _sandbox(self, database: str) -> SqlSandbox:
-        sandbox = self._sandboxes.get(database)
+    def _database(self) -> tuple[str, Callable[[], sqlite3.Connection]]:
+        """The current question's database: a key and how to open a connection to it (a
+        private in-memory copy of a generated database; a BIRD file, read-only)."""
+        if self._original is not None:
+            path = self._original.database
+            return str(path), partial(bird.open_read_only, path)
+        name = self.question.database
+        return name, partial(private_copy, name)
+
+    def _sandbox(self) -> SqlSandbox:
+        """The sandbox of the current question's database."""
+        key, connect = self._database()
+        sandbox = self._sandboxes.pop(key, None)
         if sandbox is None:
-            sandbox = self._sandboxes[database] = SqlSandbox(private_copy(database))
+            sandbox = SqlSandbox(connect())
+            if len(self._sandboxes) >= _SANDBOXES_KEPT:
+                self._sandboxes.pop(next(iter(self._sandboxes))).close()
+        self._sandboxes[key] = sandbox  # last in the order: the most recently used
         return sandbox
 
     # ------------------------------------------------------------------ dynamics
@@ -349,9 +462,7 @@ class SQLEnv(TextEnv[SQLConfig]):
 
     def _run(self, sql: str, config: SQLConfig) -> QueryResult | Transition:
         try:
-            return self._sandbox(self.question.database).execute(
-                sql, time_limit=config.time_limit_ms / 1000
-            )
+            return self._sandbox().execute(sql, time_limit=config.time_limit_ms / 1000)
         except QueryError as error:
             return self.invalid(
                 f"{error.message}\nThe query did not run; nothing was submitted. Fix it and "
@@ -366,14 +477,26 @@ class SQLEnv(TextEnv[SQLConfig]):
         return self._grade(result, config)
 
     def _grade(self, result: QueryResult, config: SQLConfig) -> Transition:
-        question = self.question
-        rows = normalize_rows(result.rows)
-        if config.ordered_comparison and question.ordered:
-            correct = rows == question.result
-        else:
-            correct = set(rows) == set(question.result)
-        self._solved = correct
         table = render_table(result, config.shown_rows)
+        if self._original is not None:
+            gold = bird.gold_result(self._original)
+            if gold.error:
+                return Transition(
+                    f"Wrong answer: the gold query has no result to compare with ({gold.error}); "
+                    f"BIRD scores this 0.\n{table}",
+                    terminated=True,
+                    success=False,
+                    info={"query_status": "wrong"},
+                )
+            correct = set(result.rows) == gold.rows  # BIRD: set(predicted) == set(gold)
+        else:
+            question = self.question
+            rows = normalize_rows(result.rows)
+            if config.ordered_comparison and question.ordered:
+                correct = rows == question.result
+            else:
+                correct = set(rows) == set(question.result)
+        self._solved = correct
         if correct:
             return Transition(
                 f"Correct! The query returns the expected result.\n{table}",
@@ -393,28 +516,46 @@ class SQLEnv(TextEnv[SQLConfig]):
     def oracle_action(self) -> str:
         """The query that the question's text asks for, read back through the question
         templates from the text and the schema alone, never from the stored gold query or
-        answer (:func:`~llmgym.envs.sql.reading.read_question`); in explore mode: run it,
-        then ``submit``."""
-        question = self.question
-        sql = read_question(question.database, question.text)
-        if sql is None:
-            raise RuntimeError(f"no question template reads {question.text!r}")
+        answer (:func:`~llmgym.envs.sql.reading.read_question`); on BIRD's questions, which no
+        template reads, the answer key: BIRD's gold ``SQL``. In explore mode: run it, then
+        ``submit``."""
+        sql = self._original.sql if self._original is not None else self._read_question()
         if self.task.config.mode == "explore" and self._last_run and self._last_run[0] == sql:
             return "submit"
         return _fenced(sql)
 
+    def _read_question(self) -> str:
+        question = self.question
+        sql = read_question(question.database, question.text)
+        if sql is None:
+            raise RuntimeError(f"no question template reads {question.text!r}")
+        return sql
+
     def sample_action(self, rng: np.random.Generator) -> str:
-        """A query that runs: another train question's gold query on the same database, a look
-        at a table, or (explore mode, after a run) ``submit``."""
+        """A query that runs: another train question's gold query on the same database (on
+        BIRD: a gold query of the same split and database), a look at a table, or (explore
+        mode, after a run) ``submit``."""
         config = self.task.config
         if config.mode == "explore" and self._last_run is not None and rng.random() < 0.3:
             return "submit"
+        if self._original is not None and (data := _original_data(config)) is not None:
+            return self._sample_original(rng, self._original, data)
         database = self.question.database
         if rng.random() < 0.3:
             tables = DOMAINS[database].tables
             table = tables[int(rng.integers(len(tables)))]
             return _fenced(f"SELECT * FROM {table.name} LIMIT {int(rng.integers(1, 6))}")
         pool = questions_for("train", database)
+        return _fenced(pool[int(rng.integers(len(pool)))].sql)
+
+    @staticmethod
+    def _sample_original(rng: np.random.Generator, original: BirdQuestion, data: BirdData) -> str:
+        tables = bird.database_tables(original.database, 0)
+        if tables and rng.random() < 0.3:
+            table = tables[int(rng.integers(len(tables)))]
+            limit = int(rng.integers(1, 6))
+            return _fenced(f"SELECT * FROM {bird.quote_identifier(table.name)} LIMIT {limit}")
+        pool = [q for q in data.questions(original.split) if q.db_id == original.db_id]
         return _fenced(pool[int(rng.integers(len(pool)))].sql)
 
     def __getstate__(self) -> dict[str, Any]:
@@ -429,6 +570,13 @@ class SQLEnv(TextEnv[SQLConfig]):
             sandbox.close()
         self._sandboxes.clear()
         super().close()
+
+
+def _original_data(config: SQLConfig) -> BirdData | None:
+    """The BIRD data a config reads (parsed once per process), or ``None`` for generated
+    questions."""
+    data_dir = data_dir_of(config)
+    return None if data_dir is None else bird.load_bird(data_dir)
 
 
 # ---------------------------------------------------------------------------- parsing
@@ -519,9 +667,9 @@ def schema_text(database: str, schema_format: str = "create", sample_rows: int =
             f"The database {database} ({domain.description}) contains tables such as {names}."
         )
         for table in domain.tables:
-            columns = ", ".join(c.name for c in table.columns)
-            sentence = f"Table {table.name} has columns such as {columns}."
-            sentence += f" {table.key.name} is the primary key."
+            sentence = _table_sentence(
+                table.name, [c.name for c in table.columns], [table.key.name]
+            )
             for column in table.columns:
                 if column.references:
                     sentence += f" {column.name} is a foreign key to {column.references}."
@@ -533,8 +681,51 @@ def schema_text(database: str, schema_format: str = "create", sample_rows: int =
         if sample_rows:
             cursor = db.execute(f"SELECT * FROM {table.name} LIMIT {sample_rows}")
             result = QueryResult(tuple(d[0] for d in cursor.description), tuple(cursor))
-            shown = render_table(result, sample_rows, count=False)
-            block.append(f"/* {len(result.rows)} example rows from {table.name}:\n{shown}\n*/")
+            block.append(_example_rows(table.name, result, sample_rows))
         if block:
             lines.append("\n".join(block))
     return "\n\n".join(lines)
+
+
+def _table_sentence(table: str, columns: Sequence[str], key: Sequence[str]) -> str:
+    """A table's columns and primary key in AgentGym's sentence form."""
+    sentence = f"Table {table} has columns such as {', '.join(columns)}."
+    return sentence + (f" {', '.join(key)} is the primary key." if key else "")
+
+
+def _example_rows(table: str, result: QueryResult, sample_rows: int) -> str:
+    shown = render_table(result, sample_rows, count=False)
+    return f"/* {len(result.rows)} example rows from {table}:\n{shown}\n*/"
+
+
+def _original_schema_text(
+    database: Path, db_id: str, schema_format: str = "create", sample_rows: int = 3
+) -> str:
+    """The schema of a BIRD database as the agent sees it, read from the sqlite file: its
+    ``CREATE TABLE`` statements as BIRD's prompts show them, or (``natural``) the sentences of
+    AgentGym's SQLGym, each table with its first ``sample_rows`` rows."""
+    tables = bird.database_tables(database, sample_rows)
+    lines: list[str] = []
+    if schema_format == "natural":
+        names = ", ".join(t.name.lower() for t in tables)
+        lines.append(f"{db_id} contains tables such as {names}.")
+    for table in tables:
+        block = [table.create] if schema_format == "create" else [_original_sentences(table)]
+        if sample_rows:
+            block.append(_example_rows(table.name, table.examples, sample_rows))
+        lines.append("\n".join(block))
+    return "\n\n".join(lines)
+
+
+def _original_sentences(table: bird.BirdTable) -> str:
+    """AgentGym's sentences for a table (sqlgym's ``serialize_schema_natural_language``, names
+    lower-cased as there)."""
+    name = table.name.lower()
+    lower = [c.lower() for c in table.columns], [c.lower() for c in table.primary_key]
+    text = _table_sentence(name, *lower)
+    for column, other, other_column in table.foreign_keys:
+        text += (
+            f" The {column.lower()} of {name} is the foreign key of {other_column.lower()} of "
+            f"{other.lower()}."
+        )
+    return text

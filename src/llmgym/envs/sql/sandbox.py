@@ -1,7 +1,8 @@
 """Run untrusted SQL against a database without letting it change, leak or hang anything.
 
 :class:`SqlSandbox` owns one SQLite connection (the environment gives it a private in-memory
-copy of a generated database) and runs one statement at a time under five independent guards:
+copy of a generated database, or a read-only connection to a user's file) and runs one statement
+at a time under five independent guards:
 
 1. **A statement gate.** The statement must start (after comments) with ``SELECT``, ``WITH`` or
    ``VALUES``, and Python's ``sqlite3`` runs one statement per call (``"SELECT 1; DROP ..."`` is
@@ -30,7 +31,9 @@ copy of a generated database) and runs one statement at a time under five indepe
    otherwise return what SQLite's own function returns (they ask a bare in-memory connection).
    Every statement thus stops within about one guarded call (milliseconds) of its time limit.
 5. **A private copy.** Each sandbox works on its own in-memory copy, so even a write would reach
-   neither the shared master database nor any other environment.
+   neither the shared master database nor any other environment. A user's own database file
+   (BIRD's, :mod:`llmgym.envs.sql.bird`) is not copied but opened read-only (``mode=ro``), so
+   SQLite itself refuses to write it.
 
 On Python 3.10 ``setlimit`` does not exist; a statement that builds one huge string (say, by
 repeated concatenation in a CTE) can then allocate up to SQLite's default maximum of 1 GB before

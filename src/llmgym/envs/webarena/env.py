@@ -19,8 +19,11 @@ from llmgym.envs.webarena import (  # noqa: F401 (they register templates)
     wiki_tasks,
 )
 from llmgym.envs.webarena.browser import ACTION_HELP, Browser, parse_action
+from llmgym.envs.webarena.evaluators import Judge
 from llmgym.envs.webarena.forum_data import FORUM_SESSION
 from llmgym.envs.webarena.gitlab_data import GITLAB_SESSION
+from llmgym.envs.webarena.original import parse_train_tasks, split_tasks
+from llmgym.envs.webarena.original_play import OriginalEpisodes
 from llmgym.envs.webarena.shop_data import ADMIN_SESSION, SHOP_SESSION
 from llmgym.envs.webarena.sites import Web
 from llmgym.envs.webarena.tasks import (
@@ -31,6 +34,8 @@ from llmgym.envs.webarena.tasks import (
     template,
     templates,
 )
+from llmgym.errors import ConfigError
+from llmgym.originals import data_dir_knob, data_dir_of, source_knob
 
 __all__ = ["WebArenaConfig", "WebArenaEnv", "instances"]
 
@@ -64,6 +69,53 @@ class WebArenaConfig(EnvConfig):
     data_seed: int = knob(
         0, low=0, high=2**31 - 1, doc="Seed of the sites' generated data (another store, ...)."
     )
+    source: str = source_knob("webarena")
+    data_dir: str = data_dir_knob()
+    viewport_width: int = knob(
+        1280, low=320, high=3840, doc="Original tasks: the browser's width in pixels."
+    )
+    viewport_height: int = knob(
+        720, low=240, high=2160, doc="Original tasks: the browser's height in pixels."
+    )
+    current_viewport_only: bool = knob(
+        True, doc="Original tasks: the tree lists only what is in the viewport, as in WebArena."
+    )
+    settle_ms: int = knob(
+        100,
+        low=0,
+        high=10_000,
+        doc="Original tasks: milliseconds to wait after an action for a page load it starts.",
+    )
+    train_tasks: str = knob(
+        "",
+        doc="Original tasks: WebArena task ids moved to the train split ('0-99,200'); the rest "
+        "are eval.",
+    )
+
+    def validate(self) -> None:
+        original = data_dir_of(self) is not None
+        fields = _GENERATED_ONLY if original else _ORIGINAL_ONLY
+        for name in fields:
+            value, default = getattr(self, name), getattr(WebArenaConfig, name)
+            if value != default:
+                kind = "llmgym's generated tasks" if original else "WebArena's original tasks"
+                raise ConfigError(
+                    f"WebArenaConfig.{name}",
+                    f"{value!r} applies to {kind}; with source={self.source!r} allowed: "
+                    f"{default!r}",
+                )
+        if original:
+            parse_train_tasks(self.train_tasks)
+
+
+_GENERATED_ONLY = ("viewport_lines", "train_per_template", "eval_per_template", "data_seed")
+_ORIGINAL_ONLY = (
+    "viewport_width",
+    "viewport_height",
+    "current_viewport_only",
+    "settle_ms",
+    "train_tasks",
+)
 
 
 @bounded_cache(8)
@@ -187,6 +239,62 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
     ``N // 1000`` (so adding templates never renumbers a task); ``task_ids`` lists them
     interleaved, one of each template in turn. Train and eval instances are disjoint by content.
 
+    ## Original data
+    With ``config={"source": "webarena", "data_dir": DIR}`` the environment plays WebArena's own
+    812 test tasks (https://github.com/web-arena-x/webarena, Apache-2.0) on the user's running
+    WebArena sites, in headless Chromium driven by Playwright (``pip install
+    'llmgym[webarena]'``; Chromium from the ``PATH``, or the binary ``$LLMGYM_CHROMIUM``
+    names). ``DIR`` is a checkout of
+    WebArena's repository (or its ``config_files`` folder): the numbered
+    ``config_files/<task_id>.json`` that its ``scripts/generate_test_data.py`` writes where there
+    are any, else ``config_files/test.raw.json`` with its ``__SHOPPING__``-style placeholders
+    replaced, as that script does, from WebArena's variables ``SHOPPING``, ``SHOPPING_ADMIN``,
+    ``REDDIT``, ``GITLAB``, ``WIKIPEDIA``, ``MAP`` and ``HOMEPAGE`` (a task whose variable is
+    unset says which one at reset). A task's ``storage_state`` (``./.auth/shopping_state.json``)
+    is read from ``DIR``: WebArena's ``browser_env/auto_login.py`` writes those files; a missing
+    one is named at reset. ``llmgym data check webarena DIR`` counts the tasks per eval type and
+    says which storage states it finds; ``docs/originals.md`` gives the fetch command.
+
+    WebArena has only a test set: its tasks form the ``eval`` split, ``eval/NNNNN`` the
+    ``N``-th in ``task_id`` order (the full set's ``eval/00042`` is ``task_id`` 42, which is
+    also AgentGym's WebArena item 42); ``train`` is empty unless ``train_tasks`` (``"0-99"``)
+    moves some tasks there, for training on a part and evaluating on the rest.
+
+    * **Observation**: WebArena's: the tab bar and Chromium's accessibility tree
+      (``Accessibility.getFullAXTree``) of the part of the page in the viewport
+      (``viewport_width`` x ``viewport_height``, 1280 x 720 as in WebArena's runs;
+      ``current_viewport_only``), drawn by WebArena's rules (its ignored properties, unnamed
+      containers left out, repeated ``StaticText`` removed), then the ``URL:``,
+      ``OBJECTIVE:`` and ``PREVIOUS ACTION:`` lines. Ids are numbered in tree order (WebArena
+      shows Chromium's node ids, which change with what the browser did before).
+    * **Actions**: the grammar above, played as WebArena's ``execute_action`` plays it:
+      ``click``/``hover``/``type`` with the mouse at the centre of the element's box, ``type``
+      appending keystrokes (``[1]``, the default, ends with Enter), ``press`` with Playwright's
+      key names, ``scroll`` by one window height. ``goto`` opens only the sites' addresses
+      (the variables above and the task's start URLs); an unknown id, a failed action or a
+      text over 2,000 characters is answered as invalid.
+    * **Reward**: WebArena's ``evaluation_harness``: the product of the task's
+      ``string_match`` (``exact_match``, ``must_include``, ``fuzzy_match``), ``url_match``
+      (``GOLD in PRED``) and ``program_html`` (each target's ``url`` opened, its JavaScript
+      ``locator`` run in the page) scores. ``fuzzy_match`` asks an LLM judge with WebArena's
+      prompts through an OpenAI-compatible server: the model named by
+      ``$LLMGYM_WEBARENA_JUDGE_MODEL`` at ``$OPENAI_BASE_URL`` (key ``$OPENAI_API_KEY``), or
+      any object with ``fuzzy_match`` and ``unachievable_match`` given to
+      ``env.unwrapped.use_judge``; without a judge such an answer is not scored: the
+      reward is 0, ``info["evaluation"]`` has ``None`` for it and ``info["evaluation_notes"]``
+      and the last observation say why. ``program_html`` helpers that read Magento's REST API
+      (``shopping_get_latest_order_url``, ``shopping_get_sku_latest_review_*``) are not called
+      and are reported the same way; ``reddit_get_post_url`` and
+      ``gitlab_get_project_memeber_role`` are.
+    * **Oracle**: it reads the answer key. With a ``reference_action_sequence`` (WebArena's
+      Playwright lines, as in its example configs) it replays it on the ids of the tree;
+      otherwise it opens the ``reference_url`` and stops with the reference answer. It solves
+      ``string_match`` tasks (``fuzzy_match`` ones only with a judge) and ``url_match`` tasks;
+      ``program_html`` tasks only where the config carries the actions.
+    * Each reset opens a fresh browser context on the task's start URLs (one tab per
+      ``" |AND| "`` part); the sites' data is not reset (WebArena resets its sites by
+      restarting their containers, outside the harness).
+
     ## Version History
     * v0: Initial version.
     """
@@ -208,6 +316,9 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
 
     _instance: Instance | None = None
     _browser: Browser | None = None
+    _original: OriginalEpisodes | None = None
+    """The original tasks' browser and episode (a config with the webarena source)."""
+    _judge: Judge | None = None
     _previous = "None"
     _memory: dict[str, Any]
 
@@ -219,7 +330,35 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
 
     # ------------------------------------------------------------------ tasks
     def task_ids(self, split: str = "train", config: WebArenaConfig | None = None) -> Sequence[str]:
-        return tuple(self._instances(split, config or self.config))
+        config = config or self.config
+        data_dir = data_dir_of(config)
+        if data_dir is not None:
+            return tuple(split_tasks(data_dir, config.train_tasks)[split])
+        return tuple(self._instances(split, config))
+
+    def _original_episodes(self, config: WebArenaConfig) -> OriginalEpisodes | None:
+        """The original tasks' player for ``config`` (``None``: generated tasks); a new one
+        (and browser) when the config's browser settings change."""
+        data_dir = data_dir_of(config)
+        if data_dir is None:
+            return None
+        current = self._original
+        if current is not None:
+            if current.settings == OriginalEpisodes.settings_of(data_dir, config):
+                return current
+            current.close()
+        self._original = OriginalEpisodes.from_config(data_dir, config)
+        if self._judge is not None:
+            self._original.judge = self._judge
+        return self._original
+
+    def use_judge(self, judge: Judge) -> None:
+        """Judge the original tasks' ``fuzzy_match`` answers with ``judge`` (any object with
+        WebArena's two judge calls, see :class:`~llmgym.envs.webarena.evaluators.Judge`)
+        instead of the one ``$LLMGYM_WEBARENA_JUDGE_MODEL`` names."""
+        self._judge = judge
+        if self._original is not None:
+            self._original.judge = judge
 
     @staticmethod
     def _instances(split: str, config: WebArenaConfig) -> dict[str, Instance]:
@@ -237,10 +376,34 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
         return self.after_reset(self._browser)
 
     def instance_key(self) -> str:
+        if self._playing_original():
+            assert self._original is not None and self._original.task is not None
+            return self._original.task.raw
         return self.instance.key
+
+    def _playing_original(self) -> bool:
+        return self._original is not None and self.task.config.source != "generated"
+
+    def _engine_holding_state(self) -> str | None:
+        if self._original is not None and self._original.browser is not None:
+            return "a live Chromium browser"
+        return None
+
+    def close(self) -> None:
+        """Close the original tasks' browser, if one was started."""
+        if self._original is not None:
+            self._original.close()
+            self._original = None
+        super().close()
 
     def _reset_task(self, task: Task[WebArenaConfig]) -> tuple[str, str]:
         config = task.config
+        original = self._original_episodes(config)
+        if original is not None:
+            original.reset(task.split, task.task_id, config.train_tasks)
+            self._previous = "None"
+            intent = str(original.config["intent"])
+            return self._observe(), intent
         if config.data_seed != self.web.seed:
             self.web = Web(config.data_seed)
         self.web.reset()
@@ -251,11 +414,13 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
         return self._observe(), self._instance.intent
 
     def _observe(self, feedback: str = "") -> str:
-        browser = self.browser
-        text = (
-            f"{browser.render()}\n\nURL: {browser.url}\nOBJECTIVE: {self.instance.intent}\n"
-            f"PREVIOUS ACTION: {self._previous}"
-        )
+        if self._playing_original():
+            assert self._original is not None
+            page, url = self._original.observation, self._original.url
+            intent = str(self._original.config["intent"])
+        else:
+            page, url, intent = self.browser.render(), self.browser.url, self.instance.intent
+        text = f"{page}\n\nURL: {url}\nOBJECTIVE: {intent}\nPREVIOUS ACTION: {self._previous}"
         return f"{feedback}\n\n{text}" if feedback else text
 
     # ------------------------------------------------------------------ dynamics
@@ -269,6 +434,8 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
                 )
             )
         verb, arguments = parsed
+        if self._playing_original():
+            return self._step_original(verb, arguments)
         outcome = self.browser.act(verb, arguments)
         if not outcome.ok:
             return self.invalid(self._observe(f"Invalid action: {outcome.error}"))
@@ -276,6 +443,35 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
         if outcome.answer is None:
             return Transition(self._observe())
         return self._finish(outcome.answer)
+
+    def _step_original(self, verb: str, arguments: tuple[str, ...]) -> Transition:
+        original = self._original
+        assert original is not None
+        if verb != "stop":
+            error = original.act(verb, arguments)
+            if error:
+                return self.invalid(self._observe(f"Invalid action: {error}"))
+        self._previous = " ".join([verb, *(f"[{a}]" for a in arguments if a != "")])
+        if verb != "stop":
+            return Transition(self._observe())
+        finish = original.finish(arguments[0].strip())
+        evaluation = finish.evaluation
+        observation = self._observe()
+        if evaluation.notes:
+            observation += "\n\nEvaluation: " + " ".join(evaluation.notes)
+        success = finish.reward == 1.0
+        return Transition(
+            observation,
+            reward=finish.reward,
+            terminated=True,
+            success=success,
+            info={
+                "evaluation": evaluation.scores,
+                "evaluation_notes": evaluation.notes,
+                "answer": finish.answer,
+                "webarena_task_id": original.task.task_id if original.task else -1,
+            },
+        )
 
     def _finish(self, answer: str) -> Transition:
         instance = self.instance
@@ -297,6 +493,9 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
     def oracle_action(self) -> str:
         """The template's oracle on the active page. Where it finds nothing it knows (another
         tab, a page it did not expect), it closes the extra tab or goes back to the start page."""
+        if self._playing_original():
+            assert self._original is not None
+            return self._original.oracle_action()
         instance, browser = self.instance, self.browser
         if len(browser.tabs) > 1:
             return "close_tab" if browser.active else "tab_focus [1]"
@@ -308,6 +507,9 @@ class WebArenaEnv(TextEnv[WebArenaConfig]):
             return f"goto [{instance.start_url}]"
 
     def sample_action(self, rng: np.random.Generator) -> str:
+        if self._playing_original():
+            assert self._original is not None
+            return self._original.sample_action(rng)
         ids = sorted(self.browser.visible_ids() - {1})
         roll = rng.random()
         if roll < 0.1 or not ids:

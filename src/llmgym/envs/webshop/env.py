@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -14,7 +14,18 @@ from llmgym.core.text import normalize_command
 from llmgym.envs.webshop import pages
 from llmgym.envs.webshop.catalogue import Product, load_vocabulary
 from llmgym.envs.webshop.goals import Goal, Score, make_goal, score_purchase
+from llmgym.envs.webshop.original import GOAL_SETS, OriginalShop, load_shop
+from llmgym.envs.webshop.original_reward import (
+    MATCH_THRESHOLD,
+    OriginalGoal,
+    normalize_color,
+    score_original,
+    token_set_ratio,
+    type_tagger,
+)
 from llmgym.envs.webshop.store import Shop, search_terms
+from llmgym.errors import ConfigError
+from llmgym.originals import GENERATED, data_dir_knob, data_dir_of, source_knob
 
 __all__ = ["WebShopConfig", "WebShopEnv"]
 
@@ -60,9 +71,23 @@ class WebShopConfig(EnvConfig):
     show_actions: bool = knob(
         False, doc="Append the actions valid on the page to every observation."
     )
+    source: str = source_knob("webshop")
+    data_dir: str = data_dir_knob()
+    goals: str = knob(
+        "human",
+        choices=GOAL_SETS,
+        doc="With source 'webshop': WebShop's goal set, 'human' (its crowd-sourced "
+        "instructions, the paper's) or 'synthetic' (one per product and option combination, "
+        "what AgentGym plays).",
+    )
 
     def validate(self) -> None:
         self.require_at_most("results_per_page", "max_results")
+        if self.source == GENERATED and self.goals != "human":
+            raise ConfigError(
+                "WebShopConfig.goals",
+                f"{self.goals!r} applies to WebShop's original data only (source 'webshop')",
+            )
 
 
 class WebShopEnv(TextEnv[WebShopConfig]):
@@ -140,6 +165,34 @@ class WebShopEnv(TextEnv[WebShopConfig]):
     and buys, in a few steps (measured: see docs/environments/webshop.md). Needs
     the ``webshop`` extra (beautifulsoup4).
 
+    ## Original data
+    ``config={"source": "webshop", "data_dir": DIR}`` plays WebShop's own data (Yao et al.,
+    2022): ``DIR`` is WebShop's ``data/`` folder as its ``setup.sh`` downloads it —
+    ``items_shuffle_1000.json`` and ``items_ins_v2_1000.json`` (``-d small``; or
+    ``items_shuffle.json`` and ``items_ins_v2.json`` for all products, read when present) and
+    ``items_human_ins.json`` (``llmgym data fetch webshop DIR``; docs/originals.md). Products are
+    read as WebShop's ``load_products`` reads them (the first of each id; names, descriptions,
+    bullet points, lower-case options, prices from ``pricing``, attributes from ``items_ins_v2``)
+    and indexed once into the same FTS5 catalogue (cached per data directory), so pages,
+    actions and search are the generated shop's. The goals are WebShop's: ``goals="human"``
+    (default) one per crowd-sourced instruction with attributes, ``goals="synthetic"`` one per
+    product instruction and option combination (what AgentGym's server plays), with WebShop's
+    price caps, shuffled as WebShop does (``random.seed(233)``). Task ``eval/N`` is WebShop's
+    test goal ``N`` (its first 500) and ``train/N`` its goal ``500 + N`` (WebShop's dev goals
+    are ``train/00000`` to ``train/00999``); AgentGym's item ``i`` is goal ``i`` of the
+    synthetic set. The reward is WebShop's ``get_reward``: thefuzz 0.19's ``token_set_ratio``
+    above 85 for attributes (or the phrase in the title, bullet points or description) and
+    options (after WebShop's ``normalize_color``), the price cap, and ``r_type`` from the query,
+    the category path and the nouns of the names — spaCy's tags where spaCy and
+    ``en_core_web_sm`` (or ``_lg``) are installed, else every word but function words
+    (``info["type_tagger"]`` says which; with the latter, ``r_type`` of a product other than the
+    goal's can differ from WebShop's). Prices given as a range are drawn in it once per product
+    id (WebShop draws them unseeded at start-up) and the page shows the drawn price; human
+    goals' price caps use a generator seeded 233 (WebShop's are unseeded). The oracle reads the
+    answer key: it searches the goal product's id, selects the option values closest to the
+    goal's by WebShop's option rule, and buys. ``catalogue_size``, ``catalogue_seed``,
+    ``goal_attributes`` and ``goal_options`` do not apply.
+
     ## Version History
     * v0: Initial version.
     """
@@ -176,7 +229,7 @@ class WebShopEnv(TextEnv[WebShopConfig]):
         "Action: search[waterproof bluetooth speaker deep bass]"
     )
 
-    _goal: Goal | None = None
+    _goal: Goal | OriginalGoal | None = None
     _instruction_box: pages.Fragment
     _page: pages.Page
     _results: tuple[int, ...] = ()
@@ -189,48 +242,68 @@ class WebShopEnv(TextEnv[WebShopConfig]):
     def __init__(self, config: WebShopConfig | dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(config, **kwargs)
         self.vocabulary = load_vocabulary()
+        self.original = self._original_for(self.config)
         self.shop = self._shop_for(self.config)
 
     def __getstate__(self) -> dict[str, Any]:
         """Pickle and copy without the vocabulary and the shop, which a copy shares: both are
         read-only and loaded once per process, and the shop's connections cannot be pickled."""
         state = super().__getstate__()
-        del state["vocabulary"], state["shop"]
+        del state["vocabulary"], state["shop"], state["original"]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.vocabulary = load_vocabulary()
-        self.shop = self._shop_for(self.task.config if self._task is not None else self.config)
+        config = self.task.config if self._task is not None else self.config
+        self.original = self._original_for(config)
+        self.shop = self._shop_for(config)
 
     # ------------------------------------------------------------------ tasks
     @staticmethod
-    def _shop_for(config: WebShopConfig) -> Shop:
+    def _original_for(config: WebShopConfig) -> OriginalShop | None:
+        """WebShop's original data where the config names it (``None``: generated)."""
+        data_dir = data_dir_of(config)
+        return None if data_dir is None else load_shop(data_dir)
+
+    @classmethod
+    def _shop_for(cls, config: WebShopConfig) -> Shop:
+        original = cls._original_for(config)
+        if original is not None:
+            return original.shop
         return Shop.open(config.catalogue_seed, config.catalogue_size)
 
     def task_ids(self, split: str = "train", config: WebShopConfig | None = None) -> TaskIdRange:
-        shop = self._shop_for(config or self.config)
+        config = config or self.config
+        original = self._original_for(config)
+        if original is not None:
+            return TaskIdRange(split, len(original.split(config.goals, split)))
+        shop = self._shop_for(config)
         return TaskIdRange(split, len(shop.split_ids(split)))
 
     def instance_key(self) -> str:
         return self.goal.instance_key()
 
     @property
-    def goal(self) -> Goal:
-        """The current goal (after reset)."""
-        return self.after_reset(self._goal)
+    def goal(self) -> Goal | OriginalGoal:
+        """The current goal (after reset): an :class:`OriginalGoal` with WebShop's data."""
+        return cast("Goal | OriginalGoal", self.after_reset(self._goal))
 
     def _reset_task(self, task: Task[WebShopConfig]) -> tuple[str, str]:
         config = task.config
+        self.original = self._original_for(config)
         self.shop = self._shop_for(config)
-        product = self.shop.product(self.shop.split_ids(task.split)[task.index])
-        self._goal = make_goal(
-            product,
-            self.vocabulary,
-            task.rng(),
-            n_attributes=config.goal_attributes,
-            n_options=config.goal_options,
-        )
+        if self.original is not None:
+            self._goal = self.original.split(config.goals, task.split)[task.index]
+        else:
+            product = self.shop.product(self.shop.split_ids(task.split)[task.index])
+            self._goal = make_goal(
+                product,
+                self.vocabulary,
+                task.rng(),
+                n_attributes=config.goal_attributes,
+                n_options=config.goal_options,
+            )
         self._results, self._results_page = (), 1
         self._product, self._selected, self._searches, self._score = None, {}, 0, None
         self._instruction_box = pages.instruction_fragment(self._goal.instruction)
@@ -315,7 +388,13 @@ class WebShopEnv(TextEnv[WebShopConfig]):
 
     def _buy(self) -> Transition:
         product = self._current_product()
-        self._score = score_purchase(self.goal, product, self._selected, self.vocabulary)
+        goal = self.goal
+        info: dict[str, Any] = {"purchased": product.asin}
+        if isinstance(goal, OriginalGoal):
+            self._score = _original_score(goal, product, self._selected)
+            info["type_tagger"] = type_tagger()[0]
+        else:
+            self._score = score_purchase(goal, product, self._selected, self.vocabulary)
         reward = self._score.reward
         self._page = pages.purchase_page(self._instruction_box, product, self._selected, reward)
         return Transition(
@@ -323,7 +402,7 @@ class WebShopEnv(TextEnv[WebShopConfig]):
             reward=reward,
             terminated=True,
             success=reward >= 1.0 - 1e-9,
-            info={"purchased": product.asin, "score": self._score.as_dict()},
+            info={**info, "score": self._score.as_dict()},
         )
 
     def _current_product(self) -> Product:
@@ -384,6 +463,9 @@ class WebShopEnv(TextEnv[WebShopConfig]):
         return frozenset(skill for skill, done in achieved.items() if done)
 
     def oracle_action(self) -> str:
+        goal = self.goal
+        if isinstance(goal, OriginalGoal):
+            return self._original_oracle_action(goal)
         kind = self._page.kind
         if kind == "search":
             return f"search[{self._oracle_query()}]"
@@ -391,27 +473,60 @@ class WebShopEnv(TextEnv[WebShopConfig]):
             return self._oracle_on_results()
         if kind == "item":
             product = self._current_product()
-            for group, value in self.goal.options:
+            goal = self.goal
+            assert isinstance(goal, Goal)
+            for group, value in goal.options:
                 if product.option_values.get(value) == group and self._selected.get(group) != value:
                     return f"click[{value}]"
             return "click[buy now]"
         return "click[< prev]"
 
+    def _original_oracle_action(self, goal: OriginalGoal) -> str:
+        """With WebShop's data, the answer key: search the goal product's id, open it, select
+        the product's option values closest to the goal's options, buy."""
+        kind = self._page.kind
+        if kind == "search":
+            return f"search[{goal.asin}]"
+        if kind == "results":
+            shown = self._shown_products()
+            if any(product.asin == goal.asin for product in shown):
+                return f"click[{goal.asin.lower()}]"
+            if "next >" in self._page.clickables:
+                return "click[next >]"
+            return f"click[{shown[0].asin.lower()}]" if shown else "click[back to search]"
+        if kind == "item":
+            product = self._current_product()
+            if product.asin != goal.asin:
+                return "click[< prev]"
+            for group, value in _closest_options(goal, product).items():
+                if self._selected.get(group) != value:
+                    return f"click[{' '.join(value.split())}]"
+            return "click[buy now]"
+        return "click[< prev]"
+
+    def _shown_products(self) -> list[Product]:
+        """The products on the current results page."""
+        per_page = self.config_for_episode.results_per_page
+        start = (self._results_page - 1) * per_page
+        return [self.shop.product(i) for i in self._results[start : start + per_page]]
+
     def _oracle_query(self) -> str:
         """The goal's attributes and type first; then the target's title; then its id."""
+        goal = self.goal
+        assert isinstance(goal, Goal)
         if self._searches == 0:
-            return " ".join((*self.goal.attributes, self.goal.product_type))
-        target = self.shop.product_by_asin(self.goal.target)
+            return " ".join((*goal.attributes, goal.product_type))
+        target = self.shop.product_by_asin(goal.target)
         assert target is not None
         return target.title if self._searches == 1 else target.asin
 
     def _oracle_on_results(self) -> str:
-        per_page = self.config_for_episode.results_per_page
-        start = (self._results_page - 1) * per_page
-        shown = [self.shop.product(i) for i in self._results[start : start + per_page]]
+        goal = self.goal
+        assert isinstance(goal, Goal)
+        shown = self._shown_products()
         winners = [product for product in shown if self._satisfies_goal(product)]
         if winners:
-            best = next((p for p in winners if p.asin == self.goal.target), winners[0])
+            best = next((p for p in winners if p.asin == goal.target), winners[0])
             return f"click[{best.asin.lower()}]"
         has_next = "next >" in self._page.clickables
         if has_next and (self._searches > 1 or self._results_page < _ORACLE_PAGES):
@@ -422,9 +537,45 @@ class WebShopEnv(TextEnv[WebShopConfig]):
 
     def _satisfies_goal(self, product: Product) -> bool:
         """Whether buying ``product`` with the goal's options selected earns the full reward."""
+        goal = self.goal
+        assert isinstance(goal, Goal)
         selected = {
             group: value
-            for group, value in self.goal.options
+            for group, value in goal.options
             if product.option_values.get(value) == group
         }
-        return score_purchase(self.goal, product, selected, self.vocabulary).reward >= 1.0 - 1e-9
+        return score_purchase(goal, product, selected, self.vocabulary).reward >= 1.0 - 1e-9
+
+
+def _original_score(goal: OriginalGoal, product: Product, selected: dict[str, str]) -> Score:
+    """WebShop's reward of buying ``product`` (one of its original products) with the option
+    values ``selected``."""
+    return score_original(
+        goal,
+        name=product.title,
+        query=product.product_type,
+        product_category=" › ".join(product.category),
+        attributes=product.attributes,
+        bullet_points=product.features,
+        description=product.description,
+        price=product.price,
+        selected=list(selected.values()),
+    )
+
+
+def _closest_options(goal: OriginalGoal, product: Product) -> dict[str, str]:
+    """For each goal option in turn, the product's value that WebShop's option rule scores
+    highest against it (above its threshold), one per option group: the oracle's selection."""
+    chosen: dict[str, str] = {}
+    for option in goal.options:
+        wanted = normalize_color(option)
+        scored = [
+            (token_set_ratio(normalize_color(value), wanted), group, value)
+            for group, values in product.options
+            if group not in chosen
+            for value in values
+        ]
+        best = max(scored, key=lambda entry: entry[0], default=None)
+        if best is not None and best[0] > MATCH_THRESHOLD:
+            chosen[best[1]] = best[2]
+    return chosen

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import itertools
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
@@ -34,7 +35,7 @@ from llmgym.envs.webshop.catalogue import (
     load_vocabulary,
 )
 
-__all__ = ["EVAL_FRACTION", "Shop", "build_database", "search_terms"]
+__all__ = ["EVAL_FRACTION", "Shop", "build_database", "search_terms", "write_catalogue"]
 
 EVAL_FRACTION = 0.05
 """Share of products whose instructions form the eval split (by a hash of the product id)."""
@@ -232,32 +233,39 @@ def build_database(
 
     The database is written to a temporary file next to ``path`` and renamed into place, so
     concurrent builders never expose a half-written file."""
-
-    def populate(connection: sqlite3.Connection) -> None:
-        batch_size = 500
-        with tqdm(
-            total=size,
-            desc="Building the WebShop catalogue (once)",
-            unit=" products",
-            disable=not progress,
-            leave=False,
-        ) as bar:
-            for start in range(0, size, batch_size):
-                batch = [
-                    generate_product(vocabulary, seed, index)
-                    for index in range(start, min(size, start + batch_size))
-                ]
-                _insert(connection, batch)
-                bar.update(len(batch))
-        connection.execute("INSERT INTO product_index (product_index) VALUES ('optimize')")
-
     meta = {
         "generator_version": str(GENERATOR_VERSION),
         "vocabulary": vocabulary.digest,
         "seed": str(seed),
-        "size": str(size),
     }
-    write_database(path, _SCHEMA, populate, meta, what="WebShop's search")
+    products = (generate_product(vocabulary, seed, index) for index in range(size))
+    write_catalogue(path, products, size, meta, progress=progress)
+
+
+def write_catalogue(
+    path: Path,
+    products: Iterable[Product],
+    size: int,
+    meta: Mapping[str, str],
+    *,
+    progress: bool = True,
+    description: str = "Building the WebShop catalogue (once)",
+) -> None:
+    """Write ``size`` products (database ids 1 to ``size``, in order) into a new catalogue
+    database at ``path`` that :class:`Shop` reads; ``meta`` is recorded with it."""
+
+    def populate(connection: sqlite3.Connection) -> None:
+        batch_size = 500
+        stream = iter(products)
+        with tqdm(
+            total=size, desc=description, unit=" products", disable=not progress, leave=False
+        ) as bar:
+            while batch := list(itertools.islice(stream, batch_size)):
+                _insert(connection, batch)
+                bar.update(len(batch))
+        connection.execute("INSERT INTO product_index (product_index) VALUES ('optimize')")
+
+    write_database(path, _SCHEMA, populate, {**meta, "size": str(size)}, what="WebShop's search")
 
 
 def _insert(connection: sqlite3.Connection, products: Sequence[Product]) -> None:

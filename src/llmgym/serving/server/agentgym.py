@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import re
 import secrets
 import time
@@ -49,7 +50,13 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from llmgym.core.tasks import TaskIdRange
-from llmgym.errors import HostingError, InvalidRequestError, NestingError, SessionNotFoundError
+from llmgym.errors import (
+    DataError,
+    HostingError,
+    InvalidRequestError,
+    NestingError,
+    SessionNotFoundError,
+)
 from llmgym.integrations.agentgym import (
     FAMILIES,
     Family,
@@ -59,6 +66,7 @@ from llmgym.integrations.agentgym import (
 )
 from llmgym.originals import get_source
 from llmgym.serving.protocol import loads
+from llmgym.serving.server.logs import log
 from llmgym.serving.server.policy import config_class
 from llmgym.serving.server.protocols import ServerProtocol
 from llmgym.serving.server.schemas import (
@@ -253,7 +261,17 @@ class _Handles:
         if original and family.name not in self.task_ids:
             # AgentGym's item i of the original data: every index names a task directly
             source = get_source(original["source"])
-            items = await asyncio.to_thread(source.agentgym_task_ids, Path(original["data_dir"]))
+            try:
+                items = await asyncio.to_thread(
+                    source.agentgym_task_ids, Path(original["data_dir"])
+                )
+            except DataError as error:
+                log(logging.ERROR, "agentgym.items", family=family.name, message=str(error))
+                raise HostingError(
+                    f"this server's {source.name} data cannot be numbered as AgentGym's "
+                    f"{family.name} items (the server's log says why; its operator can run "
+                    f"`llmgym data check {source.name} DIR`)"
+                ) from None
             self.task_ids[family.name] = (items, ())
         if family.name not in self.task_ids:
             found = []
@@ -508,10 +526,11 @@ def _with_originals(family: Family, settings: ServerSettings) -> Family:
     operator gave for it (``--data alfworld=DIR`` plays ALFWorld-v0, not Household-v0)."""
     for name, _ in settings.data:
         source = get_source(name)
-        if source.agentgym_family == family.name and source.env_id != family.env_id:
+        if source.agentgym_family == family.name:
             fields = config_class(source.env_id).json_schema()["properties"]
             wording = {k: v for k, v in family.config.items() if k in fields}
-            return dataclasses.replace(family, env_id=source.env_id, config=wording)
+            config = {**wording, **source.agentgym_config}
+            return dataclasses.replace(family, env_id=source.env_id, config=config)
     return family
 
 
