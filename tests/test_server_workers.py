@@ -46,7 +46,7 @@ def _oracle_episode(env: Any, seed: int) -> list[tuple]:
 
 
 def test_health_sums_the_workers(server) -> None:
-    health = httpx.get(f"{server.url}/health").json()
+    health = httpx.get(f"{server.url}/health", timeout=60).json()
     assert health["workers"] == 2 and health["max_sessions"] == 40
     assert health["free_slots"] == 40 - health["sessions"]
 
@@ -76,8 +76,10 @@ def test_many_clients_play_local_trajectories(server, transport) -> None:
 
 def test_http_requests_reach_the_session_from_either_worker(server) -> None:
     created = [
-        httpx.post(f"{server.url}/sessions", json={"env_id": WORDLE, "seed": seed}).json()
-        for seed in range(8)
+        httpx.post(
+            f"{server.url}/sessions", json={"env_id": WORDLE, "seed": seed}, timeout=60
+        ).json()
+        for seed in range(16)
     ]
     assert {c["session_id"].rsplit(".", 1)[1] for c in created} == {"0", "1"}
     assert len({c["instance_id"] for c in created}) == 1
@@ -85,15 +87,20 @@ def test_http_requests_reach_the_session_from_either_worker(server) -> None:
         session = c["session_id"]
         for seq in range(2, 6):
             reply = httpx.post(
-                f"{server.url}/sessions/{session}/step", json={"action": "crane", "seq": seq}
+                f"{server.url}/sessions/{session}/step",
+                json={"action": "crane", "seq": seq},
+                timeout=60,
             )
             assert reply.status_code == 200 and reply.json()["seq"] == seq, reply.text[:300]
-        status = httpx.get(f"{server.url}/sessions/{session}").json()
+        status = httpx.get(f"{server.url}/sessions/{session}", timeout=60).json()
         assert status["steps"] == 4 and status["seq"] == 5
-    assert httpx.get(f"{server.url}/health").json()["sessions"] >= 8
+    assert httpx.get(f"{server.url}/health", timeout=60).json()["sessions"] >= 16
     for c in created:
-        assert httpx.delete(f"{server.url}/sessions/{c['session_id']}").status_code == 204
-        gone = httpx.post(f"{server.url}/sessions/{c['session_id']}/step", json={"action": "x"})
+        assert (
+            httpx.delete(f"{server.url}/sessions/{c['session_id']}", timeout=60).status_code == 204
+        )
+        step = f"{server.url}/sessions/{c['session_id']}/step"
+        gone = httpx.post(step, json={"action": "x"}, timeout=60)
         assert gone.status_code == 404 and gone.json()["error"] == "session_not_found"
 
 
@@ -127,7 +134,8 @@ def test_a_stream_to_the_wrong_worker_is_relayed_or_refused_with_421_if_asked(se
     from websockets.exceptions import InvalidStatus
     from websockets.sync.client import connect
 
-    session = httpx.post(f"{server.url}/sessions", json={"env_id": WORDLE, "seed": 1}).json()
+    body = {"env_id": WORDLE, "seed": 1}
+    session = httpx.post(f"{server.url}/sessions", json=body, timeout=60).json()
     url = f"ws{server.url[4:]}/sessions/{session['session_id']}/stream"
     outcomes = set()
     for _ in range(24):  # a new connection each time: the kernel picks the worker

@@ -264,11 +264,15 @@ def serve(
     settings = settings or ServerSettings()
     app = create_app(settings)  # settings a protocol cannot serve fail before anything listens
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(2048)  # connections made from now on wait for uvicorn instead of being refused
-    bound_port = sock.getsockname()[1]
+    # several workers listen on a socket each, on one port: the kernel spreads connections
+    # evenly over them (one shared socket would hand most to whichever worker woke last)
+    spread = settings.workers > 1 and hasattr(socket, "SO_REUSEPORT")
+    sockets = [_listening(family, host, port, spread)]
+    bound_port = sockets[0].getsockname()[1]
+    if spread:
+        sockets += [
+            _listening(family, host, bound_port, spread) for _ in range(settings.workers - 1)
+        ]
     url = f"http://{f'[{host}]' if family == socket.AF_INET6 else host}:{bound_port}"
     if settings.token is None and host not in ("127.0.0.1", "localhost", "::1"):
         log(
@@ -281,13 +285,24 @@ def serve(
         on_ready(url)
     if settings.workers > 1:
         start = functools.partial(_run_worker, settings, log_level, access_log)
-        run_workers(settings.workers, sock, start)
+        run_workers(settings.workers, sockets, start)
         return
     raise_open_file_limit()
     limit_malloc_arenas()
     config = uvicorn_config(app, settings, log_level=log_level, access_log=access_log)
     log(logging.INFO, "server.connections", **config.connection_gate.load())
-    uvicorn.Server(config).run(sockets=[sock])
+    uvicorn.Server(config).run(sockets=sockets)
+
+
+def _listening(family: socket.AddressFamily, host: str, port: int, spread: bool) -> socket.socket:
+    """A socket listening on ``host:port`` (``spread``: one of several on that port)."""
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if spread:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    sock.listen(2048)  # connections made from now on wait for uvicorn instead of being refused
+    return sock
 
 
 def _run_worker(
@@ -298,8 +313,8 @@ def _run_worker(
     listening: socket.socket,
     own: socket.socket,
 ) -> None:
-    """One of the workers of :func:`serve` (in a process of its own): the server, on the shared
-    listening socket and on its own Unix socket."""
+    """One of the workers of :func:`serve` (in a process of its own): the server, on its
+    listening socket (or the one all workers share) and on its own Unix socket."""
     from llmgym.serving.server.logs import configure_logging
 
     uvicorn = optional_import("uvicorn", extra="serve")

@@ -1,15 +1,16 @@
 """A server of several processes (``llmgym serve --workers N``): each worker is a whole server
-(its own event loop, session store and environments) on the one listening socket, so the
-kernel spreads connections over the workers and light environments use every core.
+(its own event loop, session store and environments) on the one port, so light environments
+use every core.
 
-A session lives in the worker that made it, and its id says which (``<token>.<worker>``). A
-WebSocket stays on the worker its connection reached, so the worker that owns a session is
-found for requests only: a request that reaches another worker is forwarded to the owner over
-the owner's Unix socket (:class:`WorkerRouter`), which costs one local hop; a client that keeps
-its connection (``RemoteEnv``'s WebSocket, an HTTP client's keep-alive) mostly reaches the owner
-directly. Each protocol says where its requests name a session
+Each worker listens on a socket of its own on the port (``SO_REUSEPORT``: the kernel spreads
+new connections evenly over them). A session lives in the worker that made it, and its id says
+which (``<token>.<worker>``; AgentGym's integer handles by their remainder). A request that
+reaches another worker is forwarded to the owner over the owner's Unix socket
+(:class:`WorkerRouter`), and a WebSocket is relayed there, unless its client asked to be told
+(:data:`DIRECT_HEADER`: ``RemoteEnv`` then connects again until it reaches the owner). Each
+protocol says where its requests name a session
 (:meth:`~llmgym.serving.server.protocols.ServerProtocol.session_of`); one that cannot say
-(MCP, whose session ids its SDK makes) is served by one worker only.
+(MCP's and OpenEnv's, whose MCP sessions the MCP SDK names) is served by one worker only.
 
 Each worker admits ``1/N`` of the server's sessions and memory budget, so the limits hold for
 the server as a whole; ``/health`` sums the workers' load.
@@ -349,11 +350,12 @@ _SPAWN = multiprocessing.get_context("spawn")
 
 def run_workers(
     workers: int,
-    listening: socket.socket,
+    listening: Sequence[socket.socket],
     start_worker: Callable[[WorkerPlace, socket.socket, socket.socket], None],
 ) -> None:
-    """Run ``workers`` processes, each ``start_worker(place, listening, own_socket)``, until
-    interrupted; a worker that dies is started again (its sessions are lost; the others keep
+    """Run ``workers`` processes, each ``start_worker(place, its_listening_socket,
+    its_unix_socket)``, until interrupted (``listening``: a socket per worker, or one they
+    share); a worker that dies is started again (its sessions are lost; the others keep
     theirs). ``start_worker`` must be picklable (a module-level function)."""
     with tempfile.TemporaryDirectory(prefix="llmgym-serve-") as directory:
         os.chmod(directory, 0o700)  # peers only: a forwarded request's client header is trusted
@@ -370,7 +372,7 @@ def run_workers(
             place = WorkerPlace(index, paths, instance_id)
             process = _SPAWN.Process(
                 target=start_worker,
-                args=(place, listening, own_sockets[index]),
+                args=(place, listening[index % len(listening)], own_sockets[index]),
                 name=f"llmgym-serve-worker-{index}",
             )
             process.start()
