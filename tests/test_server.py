@@ -528,3 +528,15 @@ def test_a_client_may_repeat_the_dataset_it_is_shown(http) -> None:
     shown = {"source": "generated", "data_dir": ""}
     created = _session(http, env_id="llmgym/SQL-v0", seed=0, config=shown)
     assert created["observation"]
+
+
+def test_a_session_the_ray_cluster_has_no_room_for_is_refused_at_once(hosting) -> None:
+    if not hosting:
+        pytest.skip("Ray hosting only")
+    settings = ServerSettings(ray_cpus=3, **hosting)  # the local Ray instance has 2 CPUs
+    with LiveServer(settings) as live, httpx.Client(base_url=live.url, timeout=60) as http:
+        refused = http.post("/sessions", json={"env_id": "llmgym/Wordle-v0"})
+        message = _error(refused, 503, "at_capacity")["message"]
+        assert "the Ray cluster has no room for a session of llmgym/Wordle-v0" in message
+        assert refused.headers["retry-after"]
+        assert http.get("/health").json()["sessions"] == 0
