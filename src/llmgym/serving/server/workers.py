@@ -254,7 +254,7 @@ class WorkerRouter:
                 max_size=None,
                 compression=None,
             )
-        except Exception:  # the owner is gone, or refused the stream (its close code says so)
+        except Exception:  # the owner is gone or refused the stream: close the client's (1011)
             await send({"type": "websocket.close", "code": 1011})
             return
         await send({"type": "websocket.accept"})
