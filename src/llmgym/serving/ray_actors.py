@@ -108,6 +108,10 @@ EnvActor = ray.remote(_EnvHost)
 """The Ray actor class that holds one environment."""
 
 
+MAKE_ATTEMPTS = 3
+"""Actors a new session of :class:`RayHostedEnv` tries before its creation fails."""
+
+
 class RayHostedEnv(SeparateHostedEnv):
     """A :class:`~llmgym.serving.isolation.SeparateHostedEnv` in a Ray actor (``llmgym serve
     --ray``): the server's sessions spread over the cores and nodes of a Ray cluster, each
@@ -141,6 +145,22 @@ class RayHostedEnv(SeparateHostedEnv):
         self._lock = threading.Lock()
         self._actor: Any = None
         self._ended: str | None = None  # why the actor is gone
+        self._killed = False  # by kill(): for good
+
+    def start(self) -> None:
+        """Start the actor and make the environment in it (the make's errors are raised). An
+        actor that dies before it answers — placed on a node that has just failed, which Ray
+        has not yet marked dead — is replaced by another, :data:`MAKE_ATTEMPTS` in all."""
+        for attempt in range(MAKE_ATTEMPTS):
+            try:
+                super().start()
+                return
+            except EnvProcessError:
+                with self._lock:
+                    if self._killed or attempt == MAKE_ATTEMPTS - 1:
+                        raise
+                    self._actor, self._ended = None, None
+                time.sleep(1.0)
 
     def _open(self) -> None:
         free = ray.available_resources()
@@ -183,6 +203,7 @@ class RayHostedEnv(SeparateHostedEnv):
     def kill(self, reason: str = "it was stopped") -> None:
         """End the actor now (safe from any thread, at any time)."""
         with self._lock:
+            self._killed = True
             if self._ended is None:
                 self._ended = f"the environment's Ray actor ended: {reason}"
             actor = self._actor
