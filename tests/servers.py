@@ -178,7 +178,7 @@ class RayCluster:
         self.address = f"127.0.0.1:{self.port}"
         self.nodes: list[subprocess.Popen] = []
 
-    def add_node(self, resources: str = "{}") -> subprocess.Popen:
+    def add_node(self) -> subprocess.Popen:
         """Start a node (the first is the head) and wait until the cluster counts it."""
         ray = need("ray")
         head = not self.nodes
@@ -189,7 +189,6 @@ class RayCluster:
             "--node-ip-address=127.0.0.1",
             f"--num-cpus={self.cpus_per_node}",
             "--object-store-memory=80000000",
-            f"--resources={resources}",
             "--disable-usage-stats",
             f"--node-manager-port={_free_port()}",
             f"--object-manager-port={_free_port()}",

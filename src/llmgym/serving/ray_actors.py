@@ -231,17 +231,18 @@ def _ending(error: Exception) -> str:
     return f"Ray could not complete the call ({type(error).__name__})"
 
 
-_capacity: tuple[float, dict[str, Any]] = (0.0, {})
-_CAPACITY_TTL_S = 2.0
+CAPACITY_MAX_AGE_S = 2.0
+"""How old :func:`cluster_capacity`'s answer may be: each look is a round trip to Ray's control
+store, and a load balancer may poll ``/health`` often."""
+
+_last_capacity: dict[str, Any] = {"at": -CAPACITY_MAX_AGE_S, "capacity": {}}
 
 
 def cluster_capacity() -> dict[str, Any]:
     """The Ray cluster's live nodes, CPUs and memory, and what of them is free (at most
-    :data:`_CAPACITY_TTL_S` old: each look is a round trip to Ray's control store)."""
-    global _capacity
-    taken, capacity = _capacity
-    if time.monotonic() - taken < _CAPACITY_TTL_S:
-        return capacity
+    :data:`CAPACITY_MAX_AGE_S` old)."""
+    if time.monotonic() - _last_capacity["at"] < CAPACITY_MAX_AGE_S:
+        return _last_capacity["capacity"]
     total, free = ray.cluster_resources(), ray.available_resources()
     capacity = {
         "nodes": sum(1 for node in ray.nodes() if node.get("Alive")),
@@ -250,7 +251,7 @@ def cluster_capacity() -> dict[str, Any]:
         "memory_mb": round(total.get("memory", 0.0) / 2**20),
         "free_memory_mb": round(free.get("memory", 0.0) / 2**20),
     }
-    _capacity = (time.monotonic(), capacity)
+    _last_capacity.update(at=time.monotonic(), capacity=capacity)
     return capacity
 
 
