@@ -1,6 +1,7 @@
 """``llmgym serve --ray`` on a Ray cluster of two nodes that the test starts on 127.0.0.1 (a head
 and a worker, ``ray start``): sessions spread over both nodes, and when the worker node dies
-mid-run only its sessions end, with ``session_lost``, while the head's play on (slow)."""
+mid-run only its sessions end, with ``session_lost``, while the head's play on; two server
+workers share one cluster (slow)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ need("uvicorn")
 need("ray")
 
 from llmgym.serving.server import ServerSettings
-from tests.servers import LiveServer, RayCluster
+from tests.servers import LiveServer, RayCluster, ServeProcess
 
 pytestmark = pytest.mark.slow
 
@@ -88,3 +89,20 @@ def test_a_dead_node_ends_only_its_sessions(cluster) -> None:
         created = http.post("/sessions", json={"env_id": WORDLE, "seed": 9})
         assert created.status_code == 201  # new sessions go to the node that lives
         assert http.get("/health").json()["sessions"] == len(survivors) + 5
+
+
+def test_two_workers_share_one_cluster(cluster) -> None:
+    args = ("--envs", "wordle", "--workers", "2", "--ray", cluster.address)
+    with ServeProcess(*args) as server:
+        health = httpx.get(f"{server.url}/health", timeout=60).json()
+        assert health["workers"] == 2 and health["ray"]["nodes"] == 1
+        for seed in range(6):  # a new connection each: either worker makes it
+            body = {"env_id": WORDLE, "seed": seed}
+            created = httpx.post(f"{server.url}/sessions", json=body, timeout=120)
+            assert created.status_code == 201, created.text[:300]
+            session = created.json()["session_id"]
+            for seq in (2, 3):
+                step = {"action": "crane", "seq": seq}
+                reply = httpx.post(f"{server.url}/sessions/{session}/step", json=step, timeout=60)
+                assert reply.status_code == 200 and reply.json()["seq"] == seq
+        assert httpx.get(f"{server.url}/health", timeout=60).json()["sessions"] == 6
