@@ -578,6 +578,77 @@ def server_isolation() -> str:
     )
 
 
+def serving_scale() -> str:
+    """``benchmarks/serving_scale.py``: steps/s with 1 and 2 workers, per-session sizing, and
+    the latency of the Ray hop."""
+    data = load("serving_scale.json")
+    if not data:
+        return f"{NOT_MEASURED} (run `python benchmarks/serving_scale.py`)"
+    runs = {(r["env_id"], r["sessions"], r["workers"]): r for r in data["runs"]}
+    rows = [
+        "| environment | sessions | 1 worker: steps/s | p50 ms | 2 workers: steps/s | p50 ms "
+        "| 2 / 1 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for (env_id, sessions, workers), one in runs.items():
+        two = runs.get((env_id, sessions, 2))
+        if workers != 1 or two is None:
+            continue
+        capped = f" (of {one['capped_from']}: what fits)" if "capped_from" in one else ""
+        rows.append(
+            f"| {short_name(env_id)} | {sessions}{capped} | {sig(one['steps_per_s'])} | "
+            f"{one['p50_ms']:.1f} | {sig(two['steps_per_s'])} | {two['p50_ms']:.1f} | "
+            f"{two['steps_per_s'] / one['steps_per_s']:.2f}x |"
+        )
+    cpu: dict[str, list[float]] = {}
+    for run in data["runs"]:
+        if run.get("server_cpu_ms_per_step") is not None:
+            cpu.setdefault(run["env_id"], []).append(run["server_cpu_ms_per_step"])
+    sizing = [
+        "| environment | memory per session (declared) | server CPU per step |",
+        "|---|---|---|",
+    ]
+    for row in data["session_memory"]:
+        declared = f" ({row['declared_mb']:g} MiB)" if row["declared_mb"] else ""
+        spent = cpu.get(row["env_id"])
+        sizing.append(
+            f"| {short_name(row['env_id'])} | {row['mb_per_session']:.1f} MiB{declared} | "
+            f"{span(spent, '{:.2f}') + ' ms' if spent else 'not measured'} |"
+        )
+    targets = [
+        f"{short_name(key.split('@')[0])} at {key.split('@')[1]} sessions: {ratio:.2f}x "
+        f"({'met' if ratio >= data['target_ratio'] else 'not met'})"
+        for key, ratio in data["ratio_2_to_1_worker"].items()
+        if key.split("@")[0] in data["target_envs"]
+    ]
+    hop = data.get("ray_hop")
+    hop_text = (
+        f" The Ray hop: one {short_name(hop['env_id'])} session stepped one step at a time "
+        f"answers in {hop['in_process_p50_ms']:.2f} ms (p50) when the server hosts it and "
+        f"{hop['ray_p50_ms']:.2f} ms when a Ray actor does (`--ray local`): "
+        f"+{hop['added_ms']:.2f} ms a step; each session's actor process takes "
+        f"{hop['actor_mb_per_session']:.0f} MiB (Wordle's own state included)."
+        if hop
+        else ""
+    )
+    before, after = data["load_average_before"][0], data["load_average_after"][0]
+    return (
+        "\n".join(rows)
+        + "\n\n"
+        + "\n".join(sizing)
+        + (
+            f"\n\n2 workers against 1 (target: at least {data['target_ratio']:g}x for "
+            f"{', '.join(short_name(e) for e in data['target_envs'])}): {'; '.join(targets)}."
+            f"{hop_text} Each run measured {data['seconds']:g} s after a warm-up; the server's "
+            "CPU per step counts every process of the server (workers, and the child processes "
+            "of SciWorld's sessions); memory is the proportional set size a session adds. "
+            f"{data['machine']['cpus']} cores shared by the server and its clients, load "
+            f"average {before:.1f} before the run and {after:.1f} after "
+            "(`benchmarks/results/serving_scale.json`)."
+        )
+    )
+
+
 def server_limits() -> str:
     """``benchmarks/server_limits.py``: an authorised client's steps while connections are
     held, and the server's memory after what clients can make it build."""

@@ -230,6 +230,7 @@ BLOCKS: tuple[tuple[Path, str, Callable[[], str]], ...] = (
     (DOCS / "serving.md", "serving-summary", figures.serving_summary),
     (DOCS / "serving.md", "server-isolation", figures.server_isolation),
     (DOCS / "serving.md", "server-limits", figures.server_limits),
+    (DOCS / "serving.md", "serving-scale", figures.serving_scale),
     (DOCS / "viewer.md", "viewer-speed", figures.viewer_speed),
     (DOCS / "integrations.md", "mcp-step", figures.mcp_step),
 )

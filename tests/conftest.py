@@ -1,4 +1,5 @@
-"""Shared test configuration: the ``slow`` marker and the list of environments under test."""
+"""Shared test configuration: the ``slow`` marker, the list of environments under test, and
+where test servers host sessions."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ from pathlib import Path
 import pytest
 
 from tests.alfworld_data import write_alfworld
+
+# The Ray instances and clusters of the tests run on 127.0.0.1 for one test each: without Ray's
+# token authentication, whatever token ~/.ray/auth_token holds (set before Ray is imported)
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 _ALFWORLD_DATA: list[str] = []
 
@@ -44,3 +49,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="module", params=["in-process", pytest.param("ray", marks=pytest.mark.slow)])
+def hosting(request: pytest.FixtureRequest):
+    """Where a test server hosts its sessions, as ``ServerSettings`` fields: in its own process
+    (``{}``), or in actors of a local Ray instance started once per module (slow)."""
+    if request.param == "in-process":
+        yield {}
+        return
+    from tests.servers import local_ray
+
+    with local_ray():
+        yield {"ray": "local"}

@@ -46,9 +46,10 @@ ENDLESS_QUERY = (
 
 
 @pytest.fixture(scope="module")
-def server():
-    """Plain ``llmgym serve``: MCP at ``/mcp/<name>`` among its default protocols."""
-    with LiveServer(ServerSettings(envs=(WORDLE, WEATHER, HEIST))) as live:
+def server(hosting):
+    """Plain ``llmgym serve``: MCP at ``/mcp/<name>`` among its default protocols (sessions in
+    the server's process, or in Ray actors)."""
+    with LiveServer(ServerSettings(envs=(WORDLE, WEATHER, HEIST), **hosting)) as live:
         yield live
 
 

@@ -37,17 +37,20 @@ VALIDATED = (WORDLE, "llmgym/Weather-v0", "llmgym/HeistPixels-v0")
 
 
 @pytest.fixture(scope="module")
-def root_server():
-    """``llmgym serve --protocol openenv --env wordle``: Wordle alone, at the root."""
-    with LiveServer(ServerSettings(protocols=("openenv",), envs=("wordle",))) as server:
+def root_server(hosting):
+    """``llmgym serve --protocol openenv --env wordle``: Wordle alone, at the root (sessions in
+    the server's process, or in Ray actors)."""
+    settings = ServerSettings(protocols=("openenv",), envs=("wordle",), **hosting)
+    with LiveServer(settings) as server:
         yield server
 
 
 @pytest.fixture(scope="module")
-def mounted_server():
+def mounted_server(hosting):
     """Plain ``llmgym serve``: every environment also at ``/openenv/<name>``."""
     limits = (ConfigLimit(WORDLE, "max_guesses", maximum=8),)
-    with LiveServer(ServerSettings(envs=(WORDLE, "llmgym/Weather-v0"), config_limits=limits)) as s:
+    envs = (WORDLE, "llmgym/Weather-v0")
+    with LiveServer(ServerSettings(envs=envs, config_limits=limits, **hosting)) as s:
         yield s
 
 

@@ -1,5 +1,7 @@
 """``llmgym serve`` over real HTTP on 127.0.0.1: sessions, status codes and JSON error bodies,
-limits (token, body size, capacity, TTL), sequence numbers, logs and the OpenAPI spec."""
+limits (token, body size, capacity, TTL), sequence numbers, logs and the OpenAPI spec; each
+with sessions hosted in the server's process and (slow) in the actors of a local Ray instance
+(``llmgym serve --ray local``)."""
 
 from __future__ import annotations
 
@@ -27,8 +29,8 @@ from tests.servers import LiveServer
 
 
 @pytest.fixture(scope="module")
-def server():
-    with LiveServer(ServerSettings(max_body_bytes=64 * 1024)) as live:
+def server(hosting):
+    with LiveServer(ServerSettings(max_body_bytes=64 * 1024, **hosting)) as live:
         yield live
 
 
@@ -45,16 +47,22 @@ def _session(http: httpx.Client, **body) -> dict:
 
 
 def _error(response: httpx.Response, status: int, code: str) -> dict:
-    assert response.status_code == status, response.text
+    assert response.status_code == status, response.text[:500]
     assert response.headers["content-type"] == "application/json"
     body = response.json()
     assert body["error"] == code and body["message"]
     return body
 
 
-def test_health_and_environment_list(http) -> None:
+def test_health_and_environment_list(http, hosting) -> None:
     health = http.get("/health").json()
     assert health["status"] == "ok" and health["protocol"] == 1 and health["instance_id"]
+    assert health["workers"] == 1
+    assert health["free_slots"] == health["max_sessions"] - health["sessions"]
+    if hosting:
+        assert health["ray"]["nodes"] == 1 and health["ray"]["cpus"] == 2
+    else:
+        assert "ray" not in health
     ids = [row["id"] for row in http.get("/environments").json()["environments"]]
     assert "llmgym/Wordle-v0" in ids and "llmgym/Remote-v0" not in ids
     detail = http.get("/environments/llmgym/Maze-v0").json()
@@ -242,9 +250,9 @@ def test_sequence_numbers_make_retries_safe(http) -> None:
     assert _error(skipped, 409, "out_of_sequence")["field"] == "seq"
 
 
-def test_token_is_required_when_set() -> None:
+def test_token_is_required_when_set(hosting) -> None:
     with (
-        LiveServer(ServerSettings(token="s3cret")) as live,
+        LiveServer(ServerSettings(token="s3cret", **hosting)) as live,
         httpx.Client(base_url=live.url) as http,
     ):
         assert http.get("/health").status_code == 200
@@ -259,19 +267,21 @@ def test_token_is_required_when_set() -> None:
         assert created.status_code == 201
 
 
-def test_capacity_and_idle_expiry() -> None:
-    settings = ServerSettings(max_sessions=2, ttl_s=0.5)
-    with LiveServer(settings) as live, httpx.Client(base_url=live.url) as http:
+def test_capacity_and_idle_expiry(hosting) -> None:
+    ttl = 8.0 if hosting else 0.5  # longer than making two sessions takes
+    settings = ServerSettings(max_sessions=2, ttl_s=ttl, **hosting)
+    with LiveServer(settings) as live, httpx.Client(base_url=live.url, timeout=30) as http:
         first = _session(http)["session_id"]
         _session(http)
         full = http.post("/sessions", json={"env_id": "llmgym/Wordle-v0"})
         _error(full, 503, "at_capacity")
         assert full.headers["retry-after"]
-        time.sleep(0.7)
+        time.sleep(ttl + 0.2)
         expired = http.post(f"/sessions/{first}/step", json={"action": "crane"})
-        assert "expired after 0.5 s idle" in _error(expired, 404, "session_expired")["message"]
+        message = _error(expired, 404, "session_expired")["message"]
+        assert f"expired after {ttl:g} s idle" in message
         _session(http)  # idle sessions no longer count against the cap
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 2 * ttl + 5
         while live.app.state.store.sessions and time.monotonic() < deadline:
             time.sleep(0.1)  # the sweeper closes the rest without any request
         assert not live.app.state.store.sessions
@@ -442,7 +452,7 @@ def test_config_limits_apply_to_remote_task_ids_calls(http) -> None:
 
 
 @pytest.mark.skipif(not get_entry("llmgym/TextWorld-v0").available, reason="needs [textworld]")
-def test_file_paths_are_refused_without_revealing_whether_they_exist(tmp_path) -> None:
+def test_file_paths_are_refused_without_revealing_whether_they_exist(tmp_path, hosting) -> None:
     allowed, outside = tmp_path / "games", tmp_path / "elsewhere"
     allowed.mkdir()
     outside.mkdir()
@@ -455,7 +465,10 @@ def test_file_paths_are_refused_without_revealing_whether_they_exist(tmp_path) -
         return error
 
     paths = [str(outside / "real.z5"), str(outside / "missing.z5"), "../elsewhere/real.z5"]
-    with LiveServer() as live, httpx.Client(base_url=live.url, timeout=60) as http:
+    with (
+        LiveServer(ServerSettings(**hosting)) as live,
+        httpx.Client(base_url=live.url, timeout=60) as http,
+    ):
         answers = {refusal(http, path)["message"] for path in [*paths, "/etc/hostname"]}
         assert answers == {
             "this server does not take file paths from clients (its operator can allow a "
@@ -464,16 +477,16 @@ def test_file_paths_are_refused_without_revealing_whether_they_exist(tmp_path) -
         knob = {"env_id": "llmgym/TextWorld-v0", "make_kwargs": {"game_file": paths[0]}}
         _error(http.post("/sessions", json=knob), 422, "invalid_config")
     with (
-        LiveServer(ServerSettings(file_dir=str(allowed))) as live,
+        LiveServer(ServerSettings(file_dir=str(allowed), **hosting)) as live,
         httpx.Client(base_url=live.url, timeout=60) as http,
     ):
         answers = {refusal(http, path)["message"] for path in paths}
         assert len(answers) == 1 and "inside the directory this server allows" in answers.pop()
 
 
-def test_sessions_per_client_are_capped() -> None:
-    settings = ServerSettings(max_sessions_per_client=2)
-    with LiveServer(settings) as live, httpx.Client(base_url=live.url) as http:
+def test_sessions_per_client_are_capped(hosting) -> None:
+    settings = ServerSettings(max_sessions_per_client=2, **hosting)
+    with LiveServer(settings) as live, httpx.Client(base_url=live.url, timeout=30) as http:
         first = _session(http, reset=False)["session_id"]
         _session(http, reset=False)
         refused = http.post("/sessions", json={"env_id": "llmgym/Wordle-v0"})
@@ -515,3 +528,15 @@ def test_a_client_may_repeat_the_dataset_it_is_shown(http) -> None:
     shown = {"source": "generated", "data_dir": ""}
     created = _session(http, env_id="llmgym/SQL-v0", seed=0, config=shown)
     assert created["observation"]
+
+
+def test_a_session_the_ray_cluster_has_no_room_for_is_refused_at_once(hosting) -> None:
+    if not hosting:
+        pytest.skip("Ray hosting only")
+    settings = ServerSettings(ray_cpus=3, **hosting)  # the local Ray instance has 2 CPUs
+    with LiveServer(settings) as live, httpx.Client(base_url=live.url, timeout=60) as http:
+        refused = http.post("/sessions", json={"env_id": "llmgym/Wordle-v0"})
+        message = _error(refused, 503, "at_capacity")["message"]
+        assert "the Ray cluster has no room for a session of llmgym/Wordle-v0" in message
+        assert refused.headers["retry-after"]
+        assert http.get("/health").json()["sessions"] == 0

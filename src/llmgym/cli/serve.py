@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -157,13 +158,36 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="play a family's original dataset from DIR (its published layout; see "
         "'llmgym data list'), e.g. bird=~/data/bird; clients cannot change it",
     )
+    parser.add_argument(
+        "--workers",
+        type=integer(1),
+        default=1,
+        metavar="N",
+        help="server processes on the one port, for light environments to use N cores "
+        "(default 1); a session stays in the worker that made it, others forward to it; "
+        "MCP and OpenEnv need one worker",
+    )
+    parser.add_argument(
+        "--ray",
+        metavar="ADDRESS",
+        help="host every session in a Ray actor of this cluster, spread over its cores and "
+        "nodes: auto (the one 'ray start' runs here), HOST:PORT, ray://HOST:10001, or local "
+        "(start one in this process); needs the [ray] extra",
+    )
+    parser.add_argument(
+        "--ray-cpus",
+        type=number(0, inclusive=True),
+        default=0.0,
+        metavar="N",
+        help="CPUs each session's actor reserves on Ray (fractions allowed; default 0: placed by "
+        "memory alone)",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from llmgym.serving.server import ServerSettings, configure_logging, serve
     from llmgym.serving.server.policy import ConfigLimit
-    from llmgym.serving.server.protocols import DEFAULT_PROTOCOLS
 
     limits = [ConfigLimit.parse(text, "maximum") for text in args.config_max or ()]
     limits += [ConfigLimit.parse(text, "values") for text in args.config_values or ()]
@@ -180,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
         config_limits=tuple(limits),
         file_dir=args.allow_files,
         isolate=tuple(e if e == "all" else resolve_id(e) for e in args.isolate or ()),
-        protocols=tuple(args.protocol or DEFAULT_PROTOCOLS),
+        protocols=_protocols(args),
         max_connections=args.max_connections,
         max_connections_per_client=args.max_connections_per_client,
         header_timeout_s=args.header_timeout,
@@ -188,6 +212,9 @@ def run(args: argparse.Namespace) -> int:
         max_memory_mb=args.max_memory,
         forwarded_allow_ips=tuple(args.forwarded_allow_ips or ()),
         data=_original_data(args.data or ()),
+        ray=args.ray,
+        ray_cpus=args.ray_cpus,
+        workers=args.workers,
     )
     configure_logging(args.log_level)
 
@@ -204,6 +231,23 @@ def run(args: argparse.Namespace) -> int:
             on_ready=announce,
         )
     return 0
+
+
+def _protocols(args: argparse.Namespace) -> tuple[str, ...]:
+    """``--protocol``, or the default protocols (those that several workers can route)."""
+    from llmgym.serving.server.protocols import DEFAULT_PROTOCOLS, get_protocol
+
+    if args.protocol:
+        return tuple(args.protocol)
+    if args.workers == 1:
+        return DEFAULT_PROTOCOLS
+    routed = tuple(name for name in DEFAULT_PROTOCOLS if not get_protocol(name).single_worker)
+    print(
+        f"llmgym serve: {args.workers} workers speak {', '.join(routed)} (the others need "
+        "one worker)",
+        file=sys.stderr,
+    )
+    return routed
 
 
 def _original_data(given: Sequence[str]) -> tuple[tuple[str, str], ...]:

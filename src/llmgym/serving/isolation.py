@@ -9,11 +9,13 @@ wall-clock limit, and environments in a child process of their own.
 * :class:`ProcessHostedEnv` is a :class:`~llmgym.serving.hosting.HostedEnv` in a child process,
   with the same methods. An engine that calls ``exit()``, crashes or hangs ends that child only
   (:class:`EnvProcessError`), and :meth:`ProcessHostedEnv.kill` stops it, engine subprocesses
-  (a JVM) included.
+  (a JVM) included. Its base, :class:`SeparateHostedEnv`, is any host in another process that
+  answers :func:`answer_request`'s messages (a Ray actor too).
 """
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 import multiprocessing
@@ -37,11 +39,14 @@ from llmgym.errors import (
     HostingError,
     InvalidRequestError,
 )
+from llmgym.serving.hosting import HostedEnv
 from llmgym.serving.protocol import dumps, loads, raised_message
 
 __all__ = [
     "ProcessHostedEnv",
+    "SeparateHostedEnv",
     "Workers",
+    "answer_request",
 ]
 
 
@@ -182,15 +187,17 @@ _CONTEXT = multiprocessing.get_context("forkserver")
 _CONTEXT.set_forkserver_preload(["llmgym.serving.hosting"])
 
 
-class ProcessHostedEnv:
-    """A :class:`~llmgym.serving.hosting.HostedEnv` in a child process: the same ``reset``,
+class SeparateHostedEnv(abc.ABC):
+    """A :class:`~llmgym.serving.hosting.HostedEnv` in another process: the same ``reset``,
     ``step``, ``call``, ``describe`` and ``close``, and the same episode state (``started``,
     ``episode_over``, ``steps``), mirrored after every call.
 
     Nothing runs until :meth:`start` (blocking: it starts the process and makes the
-    environment). Every call blocks until the child answers; when the child ends instead (its
-    engine called ``exit()``, crashed, or :meth:`kill` stopped it) the call raises
-    :class:`EnvProcessError`, and so does every later one.
+    environment). Every call blocks until the other process answers (:func:`answer_request`);
+    when it ends instead (its engine called ``exit()``, crashed, its machine went away, or
+    :meth:`kill` stopped it) the call raises :class:`EnvProcessError`, and so does every later
+    one. Subclasses say how a request travels: :class:`ProcessHostedEnv` (a child process) and
+    :class:`~llmgym.serving.ray_actors.RayHostedEnv` (a Ray actor).
     """
 
     def __init__(
@@ -207,13 +214,78 @@ class ProcessHostedEnv:
         self.steps = 0
         self._make = (self.entry.id, dict(make_kwargs or {}), tuple(allowed or ()) or None)
         self._description: dict[str, Any] = {}
+
+    def start(self) -> None:
+        """Start the process and make the environment in it (the make's errors are raised)."""
+        self._open()
+        self._description = self._request("make", *self._make)
+
+    def describe(self) -> dict[str, Any]:
+        """What a client needs to mirror the environment (see ``HostedEnv.describe``)."""
+        return self._description
+
+    def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> tuple:
+        """``HostedEnv.reset`` in the other process."""
+        return tuple(self._request("reset", seed, options))
+
+    def step(self, action: Any) -> tuple:
+        """``HostedEnv.step`` in the other process."""
+        return tuple(self._request("step", action))
+
+    def call(
+        self, name: str, args: Sequence[Any] = (), kwargs: Mapping[str, Any] | None = None
+    ) -> Any:
+        """``HostedEnv.call`` in the other process."""
+        return self._request("call", name, list(args), dict(kwargs or {}))
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Close the environment and end its process (at most a few seconds)."""
+
+    @abc.abstractmethod
+    def kill(self, reason: str = "it was stopped") -> None:
+        """End the process now (safe from any thread, at any time)."""
+
+    @abc.abstractmethod
+    def _open(self) -> None:
+        """Start the process that will answer."""
+
+    @abc.abstractmethod
+    def _exchange(self, operation: str, *args: Any) -> list[Any]:
+        """Send one request and wait for its answer ``[status, value, state]``; raise
+        :class:`EnvProcessError` when the process is gone."""
+
+    def _request(self, operation: str, *args: Any) -> Any:
+        status, value, state = self._exchange(operation, *args)
+        if state is not None:
+            self.started, self.episode_over, self.steps = state
+        if status == "ok":
+            return value
+        if status == "hosting":
+            error_class = _ERRORS_BY_STATUS.get(value["status"], HostingError)
+            raise error_class(value["message"], field=value["field"], code=value["error"])
+        message, details = value
+        raise EnvRaisedError(message, details)
+
+
+class ProcessHostedEnv(SeparateHostedEnv):
+    """A :class:`SeparateHostedEnv` in a child process of this one, which :meth:`kill` stops
+    with everything it started (a JVM)."""
+
+    def __init__(
+        self,
+        env_id: str,
+        make_kwargs: Mapping[str, Any] | None = None,
+        *,
+        allowed: Collection[str] | None = None,
+    ) -> None:
+        super().__init__(env_id, make_kwargs, allowed=allowed)
         self._lock = threading.Lock()
         self._process: Any = None
         self._connection: Connection | None = None
         self._ended: str | None = None  # why the child is gone
 
-    def start(self) -> None:
-        """Start the child and make the environment in it (the make's errors are raised)."""
+    def _open(self) -> None:
         parent, child = _CONTEXT.Pipe()
         process = _CONTEXT.Process(target=_child, args=(child, *self._make), daemon=True)
         with self._lock:
@@ -222,25 +294,6 @@ class ProcessHostedEnv:
             process.start()
             self._process, self._connection = process, parent
         child.close()
-        self._description = self._request("make")
-
-    def describe(self) -> dict[str, Any]:
-        """What a client needs to mirror the environment (see ``HostedEnv.describe``)."""
-        return self._description
-
-    def reset(self, seed: int | None = None, options: Mapping[str, Any] | None = None) -> tuple:
-        """``HostedEnv.reset`` in the child."""
-        return tuple(self._request("reset", seed, options))
-
-    def step(self, action: Any) -> tuple:
-        """``HostedEnv.step`` in the child."""
-        return tuple(self._request("step", action))
-
-    def call(
-        self, name: str, args: Sequence[Any] = (), kwargs: Mapping[str, Any] | None = None
-    ) -> Any:
-        """``HostedEnv.call`` in the child."""
-        return self._request("call", name, list(args), dict(kwargs or {}))
 
     def close(self) -> None:
         """Close the environment and end the child (at most a few seconds)."""
@@ -270,28 +323,18 @@ class ProcessHostedEnv:
             with contextlib.suppress(OSError):
                 self._connection.close()
 
-    def _request(self, operation: str, *args: Any) -> Any:
+    def _exchange(self, operation: str, *args: Any) -> list[Any]:
         connection = self._connection
         try:
             if connection is None or self._ended is not None:
                 raise EOFError
-            if operation != "make":
+            if operation != "make":  # the child makes the environment as it starts
                 connection.send_bytes(dumps([operation, *args]))
-            reply = loads(connection.recv_bytes())
+            return loads(connection.recv_bytes())
         except (EOFError, OSError):
             raise EnvProcessError(
                 f"{self.env_id}: during {operation}, {self._why_ended()}"
             ) from None
-        status, value, state = reply
-        if state is not None:
-            self.started, self.episode_over, self.steps = state
-        if status == "ok":
-            return value
-        if status == "hosting":
-            error_class = _ERRORS_BY_STATUS.get(value["status"], HostingError)
-            raise error_class(value["message"], field=value["field"], code=value["error"])
-        message, details = value
-        raise EnvRaisedError(message, details)
 
     def _why_ended(self) -> str:
         with self._lock:
@@ -314,6 +357,22 @@ _ERRORS_BY_STATUS: dict[int, type[HostingError]] = {
 """The errors a child reports by status (their code travels too); any other is a 500."""
 
 
+def answer_request(host: HostedEnv | None, function: Callable[..., Any], *args: Any) -> list:
+    """The far side of a :class:`SeparateHostedEnv`'s request: ``function(*args)`` answered as
+    ``[status, value, state]``, where ``status`` is ``"ok"`` (``value`` is the result),
+    ``"hosting"`` (a :class:`HostingError`'s body and status) or ``"raised"`` (any other
+    exception: its message and traceback), and ``state`` is ``host``'s episode state
+    ``[started, episode_over, steps]`` after the call (``None`` before there is a host)."""
+    try:
+        status, value = "ok", function(*args)
+    except HostingError as error:
+        status, value = "hosting", {**error.to_dict(), "status": error.status}
+    except Exception as error:
+        status, value = "raised", [raised_message(error), traceback.format_exc()]
+    state = None if host is None else [host.started, host.episode_over, host.steps]
+    return [status, value, state]
+
+
 def _child(
     connection: Connection,
     env_id: str,
@@ -321,33 +380,17 @@ def _child(
     allowed: tuple[str, ...] | None,
 ) -> None:
     """The child's loop: make the environment, then answer ``[operation, *args]`` messages
-    with ``[status, value, [started, episode_over, steps]]`` until ``close`` or EOF."""
-    from llmgym.serving.hosting import HostedEnv
-
+    (:func:`answer_request`) until ``close`` or EOF."""
     os.setsid()  # its own process group: kill() stops what the engine started too
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server stops its children itself
     host: HostedEnv | None = None
-
-    def answer(status: str, value: Any) -> None:
-        state = None if host is None else [host.started, host.episode_over, host.steps]
-        connection.send_bytes(dumps([status, value, state]))
-
-    def attempt(function: Callable[..., Any], *args: Any) -> None:
-        try:
-            value = function(*args)
-        except HostingError as error:
-            answer("hosting", {**error.to_dict(), "status": error.status})
-        except Exception as error:
-            answer("raised", [raised_message(error), traceback.format_exc()])
-        else:
-            answer("ok", value)
 
     def make() -> dict[str, Any]:
         nonlocal host
         host = HostedEnv(env_id, make_kwargs, allowed=allowed)
         return host.describe()
 
-    attempt(make)
+    connection.send_bytes(dumps(answer_request(None, make)))
     if host is None:
         return
     operations: dict[str, Callable[..., Any]] = {
@@ -363,6 +406,6 @@ def _child(
         if operation == "close":
             with contextlib.suppress(Exception):
                 host.close()
-            answer("ok", None)
+            connection.send_bytes(dumps(answer_request(host, lambda: None)))
             break
-        attempt(operations[operation], *args)
+        connection.send_bytes(dumps(answer_request(host, operations[operation], *args)))

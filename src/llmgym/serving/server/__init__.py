@@ -31,7 +31,11 @@ server is built to be left running:
   :mod:`llmgym.serving.protocol`);
 * ``reset`` and ``step`` carry an optional sequence number, so a client may retry one after a
   dropped connection without applying it twice;
-* logs are JSON lines with the session id (logger ``llmgym.serving.server``).
+* logs are JSON lines with the session id (logger ``llmgym.serving.server``);
+* past one process: ``workers`` server processes share the port, each holding its own sessions
+  (:mod:`~.workers`), and with ``ray`` every session's environment is a Ray actor placed on a
+  node of the cluster (:class:`~llmgym.serving.ray_actors.RayHostedEnv`); an actor or node that
+  dies ends its own sessions only.
 
 The server speaks protocols, each a :class:`~.protocols.ServerProtocol` of one table
 (:data:`~.protocols.PROTOCOLS`; ``ServerSettings.protocols`` and ``llmgym serve --protocol``
@@ -39,8 +43,8 @@ choose): llmgym's own (:mod:`~.routes`, one router per resource), OpenEnv's (:mo
 and AgentGym's (:mod:`~.agentgym`), all over the same sessions. The rest is theirs in common:
 :mod:`~.app` (the application), :mod:`~.sessions` (the session store), :mod:`~.schemas`
 (bodies and replies), :mod:`~.guard` (token and body size), :mod:`~.policy` (what clients may
-configure), :mod:`~.settings` and :mod:`~.logs`; the threads and child processes are
-:mod:`llmgym.serving.isolation`'s.
+configure), :mod:`~.settings`, :mod:`~.workers` (several processes) and :mod:`~.logs`; the
+threads and child processes are :mod:`llmgym.serving.isolation`'s.
 """
 
 from llmgym.core.registry import optional_import

@@ -44,12 +44,19 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from llmgym.core.tasks import TaskIdRange
-from llmgym.errors import DataError, HostingError, InvalidRequestError, SessionNotFoundError
+from llmgym.errors import (
+    DataError,
+    HostingError,
+    InvalidRequestError,
+    NestingError,
+    SessionNotFoundError,
+)
 from llmgym.integrations.agentgym import (
     FAMILIES,
     Family,
@@ -206,12 +213,19 @@ class _Handles:
     async def create(self, family: Family, client: str) -> _Handle:
         self._make_room()
         session_id = await self._new_session(family, client)
-        number = secrets.randbelow(1 << 53)
+        number = self._new_number()
         while number in self.handles:
-            number = secrets.randbelow(1 << 53)
+            number = self._new_number()
         handle = _Handle(number, family, client, session_id)
         self.handles[number] = handle
         return handle
+
+    def _new_number(self) -> int:
+        """An unguessable handle; on one of several workers, one whose remainder by the worker
+        count is this worker's index (so that any worker can tell whose it is)."""
+        number = secrets.randbelow(1 << 53)
+        place = self.store.place
+        return number if place is None else number - number % place.count + place.index
 
     def _make_room(self) -> None:
         """Forget the longest-unused handles whose session has ended, when the table is full
@@ -454,6 +468,31 @@ class AgentGymProtocol(ServerProtocol):
 
     def names_route(self, segment: str) -> bool:
         return segment == "lmrlgym" or find_family(segment) is not None
+
+    def session_in_body(self, scope: dict[str, Any]) -> bool:
+        return scope.get("method") == "POST" and scope["path"].startswith(AGENTGYM_PREFIX)
+
+    def session_of(self, scope: dict[str, Any], body: bytes | None) -> int | None:
+        """The handle in the family's handle field (``id`` or ``env_idx``), in the query or the
+        JSON body."""
+        path = scope["path"]
+        if not path.startswith(AGENTGYM_PREFIX):
+            return None
+        segments = [s for s in path[len(AGENTGYM_PREFIX) :].split("/") if s]
+        if segments[:1] == ["lmrlgym"]:
+            segments = segments[1:]
+        family = find_family(segments[0]) if segments else None
+        if family is None:
+            return None
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        value: Any = (query.get(family.handle_field) or [None])[0]
+        if value is None and body:
+            with contextlib.suppress(ValueError, NestingError):
+                parsed = loads(body, max_depth=64)
+                value = parsed.get(family.handle_field) if isinstance(parsed, dict) else None
+        if isinstance(value, str) and re.fullmatch(r"[0-9]{1,20}", value):
+            value = int(value)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def agentgym_routes(store: SessionStore) -> APIRouter:

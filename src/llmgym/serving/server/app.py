@@ -4,6 +4,7 @@ lifespan."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import socket
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -33,13 +34,21 @@ from llmgym.serving.server.protocols import ServerProtocol, get_protocol
 from llmgym.serving.server.schemas import error_reply, validation_error
 from llmgym.serving.server.sessions import SessionStore
 from llmgym.serving.server.settings import ServerSettings
+from llmgym.serving.server.workers import (
+    Peers,
+    WorkerPlace,
+    WorkerRouter,
+    run_workers,
+    worker_settings,
+)
 
 __all__ = ["create_app", "serve", "uvicorn_config"]
 
 
-def create_app(settings: ServerSettings | None = None) -> FastAPI:
+def create_app(settings: ServerSettings | None = None, place: WorkerPlace | None = None) -> FastAPI:
     """The FastAPI application, speaking the protocols ``settings.protocols`` names (run it with
-    :func:`serve`, or any ASGI server).
+    :func:`serve`, or any ASGI server); ``place``: this process is one of several workers
+    (:mod:`~llmgym.serving.server.workers`).
 
     Raises:
         ValueError: A protocol cannot serve these settings, or two protocols answer the same
@@ -49,7 +58,15 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
     protocols = [get_protocol(name) for name in settings.protocols]
     for protocol in protocols:
         protocol.check(settings)
-    store = SessionStore(settings)
+        if protocol.single_worker and settings.workers > 1:
+            raise ValueError(
+                f"protocols: {protocol.name} sessions cannot be routed between workers: serve "
+                f"{protocol.name} with workers=1 (llmgym serve --workers 1)"
+            )
+    store = SessionStore(settings, place)
+    peers = Peers(place, settings.token) if place is not None else None
+    if peers is not None:
+        store.peer_loads = peers.loads
     app = _ServerApp(
         settings,
         store,
@@ -57,7 +74,7 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         title="llmgym environment server",
         version=llmgym.__version__,
         description="Sessions of llmgym text environments: create, reset, step, close.",
-        lifespan=_lifespan(store, protocols),
+        lifespan=_lifespan(store, protocols, peers),
         redirect_slashes=False,
     )
     app.state.store = store
@@ -67,7 +84,9 @@ def create_app(settings: ServerSettings | None = None) -> FastAPI:
         for router in protocol.routers(store):
             _claim_routes(answered, protocol.name, router)
             app.include_router(router)
-    app.add_middleware(Guard, settings=settings, protocols=protocols)
+    if peers is not None:
+        app.add_middleware(WorkerRouter, peers=peers, protocols=protocols)
+    app.add_middleware(Guard, settings=settings, protocols=protocols)  # the outermost
     return app
 
 
@@ -91,7 +110,9 @@ def _route_keys(route: BaseRoute) -> list[tuple[str, str]]:
     return [(method, path) for method in sorted(getattr(route, "methods", None) or ())]
 
 
-def _lifespan(store: SessionStore, protocols: Sequence[ServerProtocol]) -> Callable[[FastAPI], Any]:
+def _lifespan(
+    store: SessionStore, protocols: Sequence[ServerProtocol], peers: Peers | None
+) -> Callable[[FastAPI], Any]:
     """Sweep idle sessions while the server runs; close every session when it stops."""
     settings = store.settings
 
@@ -102,6 +123,7 @@ def _lifespan(store: SessionStore, protocols: Sequence[ServerProtocol]) -> Calla
                 await asyncio.sleep(min(settings.ttl_s / 2, 30.0))
                 await store.expire_idle()
 
+        disconnect = _connect_ray(settings)
         sweeper = asyncio.create_task(sweep())
         log(
             logging.INFO,
@@ -126,9 +148,29 @@ def _lifespan(store: SessionStore, protocols: Sequence[ServerProtocol]) -> Calla
         finally:
             sweeper.cancel()
             await store.close_all()
+            if disconnect is not None:
+                disconnect()
+            if peers is not None:
+                await peers.close()
             log(logging.INFO, "server.stopped", instance_id=store.instance_id)
 
     return lifespan
+
+
+def _connect_ray(settings: ServerSettings) -> Callable[[], None] | None:
+    """Connect this process to the Ray cluster of ``settings.ray`` (``local``: start one), unless
+    it is connected already; the function that disconnects it again, if it connected."""
+    if settings.ray is None:
+        return None
+    from llmgym.serving import ray_actors
+
+    quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": "warning"}
+    if settings.ray == "local":
+        quiet["include_dashboard"] = False
+    if not ray_actors.init(settings.ray, **quiet):
+        return None
+    log(logging.INFO, "ray.connected", address=settings.ray, **ray_actors.cluster_capacity())
+    return ray_actors.ray.shutdown
 
 
 def _answer_errors_as_json(app: FastAPI) -> None:
@@ -222,11 +264,15 @@ def serve(
     settings = settings or ServerSettings()
     app = create_app(settings)  # settings a protocol cannot serve fail before anything listens
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(2048)  # connections made from now on wait for uvicorn instead of being refused
-    bound_port = sock.getsockname()[1]
+    # several workers listen on a socket each, on one port: the kernel spreads connections
+    # evenly over them (one shared socket would hand most to whichever worker woke last)
+    spread = settings.workers > 1 and hasattr(socket, "SO_REUSEPORT")
+    sockets = [_listening(family, host, port, spread)]
+    bound_port = sockets[0].getsockname()[1]
+    if spread:
+        sockets += [
+            _listening(family, host, bound_port, spread) for _ in range(settings.workers - 1)
+        ]
     url = f"http://{f'[{host}]' if family == socket.AF_INET6 else host}:{bound_port}"
     if settings.token is None and host not in ("127.0.0.1", "localhost", "::1"):
         log(
@@ -237,11 +283,48 @@ def serve(
     log(logging.INFO, "server.listening", url=url)
     if on_ready is not None:
         on_ready(url)
+    if settings.workers > 1:
+        start = functools.partial(_run_worker, settings, log_level, access_log)
+        run_workers(settings.workers, sockets, start)
+        return
     raise_open_file_limit()
     limit_malloc_arenas()
     config = uvicorn_config(app, settings, log_level=log_level, access_log=access_log)
     log(logging.INFO, "server.connections", **config.connection_gate.load())
-    uvicorn.Server(config).run(sockets=[sock])
+    uvicorn.Server(config).run(sockets=sockets)
+
+
+def _listening(family: socket.AddressFamily, host: str, port: int, spread: bool) -> socket.socket:
+    """A socket listening on ``host:port`` (``spread``: one of several on that port)."""
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if spread:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host, port))
+    sock.listen(2048)  # connections made from now on wait for uvicorn instead of being refused
+    return sock
+
+
+def _run_worker(
+    settings: ServerSettings,
+    log_level: str,
+    access_log: bool,
+    place: WorkerPlace,
+    listening: socket.socket,
+    own: socket.socket,
+) -> None:
+    """One of the workers of :func:`serve` (in a process of its own): the server, on its
+    listening socket (or the one all workers share) and on its own Unix socket."""
+    from llmgym.serving.server.logs import configure_logging
+
+    uvicorn = optional_import("uvicorn", extra="serve")
+    configure_logging(log_level)
+    raise_open_file_limit()
+    limit_malloc_arenas()
+    app = create_app(worker_settings(settings, place.count), place)
+    config = uvicorn_config(app, settings, log_level=log_level, access_log=access_log)
+    log(logging.INFO, "worker.started", worker=place.index, instance_id=app.state.store.instance_id)
+    uvicorn.Server(config).run(sockets=[listening, own])
 
 
 def uvicorn_config(app: FastAPI, settings: ServerSettings, **options: Any) -> Any:

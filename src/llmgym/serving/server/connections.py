@@ -158,9 +158,11 @@ class ConnectionGate:
         an idle one to make room if need be; or answer it 503/429 and close it (``False``: the
         HTTP protocol must leave it alone)."""
         peer = transport.get_extra_info("peername")
-        address = str(peer[0]) if isinstance(peer, tuple | list) and peer else "unknown"
+        address = str(peer[0]) if isinstance(peer, tuple | list) and peer else "unix"
         mine = self.by_address.get(address, OrderedDict())
-        if len(mine) >= self.max_connections_per_client and not self._evict(mine):
+        # over a Unix socket: a peer worker relaying clients, each counted where it connected
+        capped = address != "unix"
+        if capped and len(mine) >= self.max_connections_per_client and not self._evict(mine):
             self._refuse(
                 transport,
                 429,

@@ -591,6 +591,7 @@ async def _missing_sdk(scope: Scope, send: Any) -> None:
 class McpProtocol(ServerProtocol):
     """MCP: every served environment at ``/mcp/<name>`` (streamable HTTP)."""
 
+    single_worker = True  # the MCP SDK names its sessions: they cannot say their worker
     name = "mcp"
     session_key = "the Mcp-Session-Id header that initialize answers: one session per MCP session"
 

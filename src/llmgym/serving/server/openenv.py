@@ -153,6 +153,7 @@ class OpenEnvProtocol(ServerProtocol):
     """OpenEnv's protocol: every served environment at ``/openenv/<name>``, or, on a server that
     speaks it alone, its one environment at the root (an OpenEnv Space)."""
 
+    single_worker = True  # the MCP SDK names its sessions: they cannot say their worker
     name = "openenv"
     session_key = (
         "the WebSocket connection to /ws (one session per connection), or the session_id "

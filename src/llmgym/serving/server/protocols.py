@@ -71,6 +71,22 @@ class ServerProtocol(ABC):
     def routers(self, store: SessionStore) -> list[APIRouter]:
         """Its routers, over ``store`` (``store.settings`` are the server's settings)."""
 
+    single_worker: bool = False
+    """Its sessions cannot be found by a server of several workers (``--workers``): a server
+    that speaks it runs one worker."""
+
+    def session_of(self, scope: dict[str, Any], body: bytes | None) -> str | int | None:
+        """The session key a request names (its ASGI ``scope``; ``body`` where
+        :meth:`session_in_body` asked for it), for a server of several workers to send it to
+        the worker that holds the session; ``None``: any worker may answer it (it names no
+        session, or makes one). A key is a session id of the store, or an integer handle whose
+        remainder by the worker count is its worker."""
+        return None
+
+    def session_in_body(self, scope: dict[str, Any]) -> bool:
+        """Whether :meth:`session_of` needs the request's body to find its session."""
+        return False
+
     def names_route(self, segment: str) -> bool:
         """Whether ``segment``, the first one after :attr:`token_prefix`, names a route rather
         than a token: when a request is refused, the guard hides every other such segment in

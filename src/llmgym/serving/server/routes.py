@@ -44,6 +44,7 @@ from llmgym.serving.server.schemas import (
     reply,
 )
 from llmgym.serving.server.sessions import SessionStore
+from llmgym.serving.server.workers import LOCAL_HEADER
 
 __all__ = ["LlmgymProtocol", "environment_routes", "server_routes", "session_routes"]
 
@@ -59,6 +60,13 @@ class LlmgymProtocol(ServerProtocol):
 
     def routers(self, store: SessionStore) -> list[APIRouter]:
         return [server_routes(store), environment_routes(store), session_routes(store)]
+
+    def session_of(self, scope: dict[str, Any], body: bytes | None) -> str | None:
+        """The ``{session_id}`` of ``/sessions/{session_id}[/...]``."""
+        parts = scope["path"].split("/", 3)
+        if len(parts) >= 3 and parts[1] == "sessions" and parts[2]:
+            return parts[2]
+        return None
 
     def amend_openapi(self, schema: dict[str, Any], store: SessionStore) -> None:
         """The served environment ids, the remote calls, and that an action is any JSON value
@@ -81,19 +89,18 @@ def server_routes(store: SessionStore) -> APIRouter:
     router = APIRouter(tags=["server"])
 
     @router.get("/health", response_model=Health)
-    async def health() -> Response:
-        """Liveness and load. ``instance_id`` changes when the server restarts."""
+    async def health(request: Request) -> Response:
+        """Liveness and live capacity: sessions held and free slots (and, on Ray, the
+        cluster's nodes, CPUs and memory). ``instance_id`` changes when the server restarts."""
         return reply(
             {
                 "status": "ok",
                 "version": llmgym.__version__,
                 "protocol": PROTOCOL_VERSION,
                 "instance_id": store.instance_id,
-                "sessions": len(store.sessions),
-                "max_sessions": store.settings.max_sessions,
-                "ttl_s": store.settings.ttl_s,
                 "uptime_s": round(time.time() - store.started, 3),
-                "steps": store.steps,
+                "ttl_s": store.settings.ttl_s,
+                **await store.capacity(local=LOCAL_HEADER in request.headers),
             }
         )
 

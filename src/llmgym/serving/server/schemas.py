@@ -222,16 +222,29 @@ class EnvironmentDetail(EnvironmentRow):
     config_schema: dict[str, Any]
 
 
+class RayCapacity(BaseModel):
+    """The Ray cluster under a server started with ``--ray``."""
+
+    nodes: int
+    cpus: float
+    free_cpus: float
+    memory_mb: int
+    free_memory_mb: int
+
+
 class Health(BaseModel):
     status: Literal["ok"]
     version: str
     protocol: int
     instance_id: str
+    workers: int
     sessions: int
     max_sessions: int
+    free_slots: int
     ttl_s: float
     uptime_s: float
     steps: int
+    ray: RayCapacity | None = None
 
 
 def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:

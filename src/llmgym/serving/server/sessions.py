@@ -7,8 +7,9 @@ a client may retry one after a dropped connection without applying it twice.
 No environment call runs on the event loop: each runs in a worker thread
 (:class:`~llmgym.serving.isolation.Workers`) under a wall-clock limit, and environments that the
 table marks ``isolated`` run in a child process per session
-(:class:`~llmgym.serving.isolation.ProcessHostedEnv`). A call past its limit, or a child process
-that ends, closes that session only.
+(:class:`~llmgym.serving.isolation.ProcessHostedEnv`); with ``ServerSettings.ray`` every session
+runs in a Ray actor of its own (:class:`~llmgym.serving.ray_actors.RayHostedEnv`). A call past
+its limit, or a child process, actor or node that ends, closes that session only.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from llmgym.errors import (
     SessionNotFoundError,
 )
 from llmgym.serving.hosting import REMOTE_CALLS, HostedEnv
-from llmgym.serving.isolation import ProcessHostedEnv, Workers
+from llmgym.serving.isolation import ProcessHostedEnv, SeparateHostedEnv, Workers
 from llmgym.serving.protocol import dumps, raised_message
 from llmgym.serving.server.logs import log
 from llmgym.serving.server.memory import trim_free_memory
@@ -53,6 +54,7 @@ from llmgym.serving.server.schemas import (
     validation_error,
 )
 from llmgym.serving.server.settings import ServerSettings
+from llmgym.serving.server.workers import WorkerPlace
 
 __all__ = [
     "Session",
@@ -61,8 +63,9 @@ __all__ = [
 
 TRIM_DELAY_S = 1.0
 
-Host = HostedEnv | ProcessHostedEnv
-"""A session's environment: in this process, or in a child process of its own."""
+Host = HostedEnv | SeparateHostedEnv
+"""A session's environment: in this process, or in another of its own (a child process, or a
+Ray actor)."""
 
 
 @dataclass(eq=False)
@@ -114,8 +117,13 @@ def _canonical(request: BaseModel) -> bytes:
 class SessionStore:
     """The sessions of one server process, touched only from the event loop."""
 
-    def __init__(self, settings: ServerSettings) -> None:
+    def __init__(self, settings: ServerSettings, place: WorkerPlace | None = None) -> None:
         self.settings = settings
+        self.place = place
+        """Where this process stands among the server's workers (``None``: it is the only
+        one); its session ids say so."""
+        self.peer_loads: Callable[[], Coroutine[Any, Any, list[dict[str, Any]]]] | None = None
+        """The other workers' loads, for ``/health``."""
         self.served = settings.served()
         self.policy = settings.policy()
         self.workers = Workers(settings.worker_threads)
@@ -128,7 +136,7 @@ class SessionStore:
         self.memory_budget_mb = settings.memory_budget_mb()
         self.memory_mb = 0.0
         """The memory reserved by the sessions held and being made (declared costs)."""
-        self.instance_id = secrets.token_hex(8)
+        self.instance_id = secrets.token_hex(8) if place is None else place.instance_id
         self.started = time.time()
         self.steps = 0
         self._background: set[asyncio.Task[Any]] = set()
@@ -231,6 +239,28 @@ class SessionStore:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    async def capacity(self, local: bool = False) -> dict[str, Any]:
+        """The load for ``/health``: ``workers`` (server processes answering), ``sessions``,
+        ``max_sessions``, ``free_slots``, ``steps`` (summed over the workers, unless
+        ``local``) and, on Ray, the cluster's capacity."""
+        held = len(self.sessions) + self.creating
+        load: dict[str, Any] = {
+            "workers": 1,
+            "sessions": len(self.sessions),
+            "max_sessions": self.settings.max_sessions,
+            "free_slots": max(self.settings.max_sessions - held, 0),
+            "steps": self.steps,
+        }
+        if not local and self.peer_loads is not None:
+            for peer in await self.peer_loads():
+                for key in ("workers", "sessions", "max_sessions", "free_slots", "steps"):
+                    load[key] += peer[key]
+        if self.settings.ray is not None:
+            from llmgym.serving.ray_actors import cluster_capacity
+
+            load["ray"] = await asyncio.to_thread(cluster_capacity)
+        return load
+
     async def expire_idle(self) -> None:
         """Close every session idle for longer than the TTL (not those in use)."""
         for session in [s for s in self.sessions.values() if self._idle(s)]:
@@ -282,7 +312,10 @@ class SessionStore:
 
     def add(self, host: Host, client: str) -> Session:
         """Register a new session for ``host`` (its slot reserved) under an unguessable id."""
-        session = Session(id=secrets.token_urlsafe(16), host=host, client=client)
+        session_id = secrets.token_urlsafe(16)
+        if self.place is not None:
+            session_id = self.place.tag(session_id)
+        session = Session(id=session_id, host=host, client=client)
         self.sessions[session.id] = session
         return session
 
@@ -424,18 +457,37 @@ class SessionStore:
         return reply
 
     async def _make(self, env_id: str, make_kwargs: dict[str, Any]) -> tuple[Host, dict]:
-        """A new environment and its description, in a child process or in this one."""
-        if self.settings.isolated(env_id):
-            host = ProcessHostedEnv(env_id, make_kwargs, allowed=self.served)
-            try:
-                await self.run(env_id, "make", host.start, on_timeout=_killer(host))
-            except HostingError:
-                self._dispose(host)
-                raise
-            return host, host.describe()
-        return await self.run(
-            env_id, "make", _make_hosted, env_id, make_kwargs, self.served, on_late=_close_made
-        )
+        """A new environment and its description: in a Ray actor, a child process or this
+        one."""
+        host = self._separate_host(env_id, make_kwargs)
+        if host is None:
+            return await self.run(
+                env_id, "make", _make_hosted, env_id, make_kwargs, self.served, on_late=_close_made
+            )
+        try:
+            await self.run(env_id, "make", host.start, on_timeout=_killer(host))
+        except HostingError:
+            self._dispose(host)
+            raise
+        return host, host.describe()
+
+    def _separate_host(self, env_id: str, make_kwargs: dict[str, Any]) -> SeparateHostedEnv | None:
+        """The host of a new session of ``env_id`` in another process (not started yet), or
+        ``None`` where it runs in this one."""
+        settings = self.settings
+        if settings.ray is not None:
+            from llmgym.serving.ray_actors import RayHostedEnv
+
+            return RayHostedEnv(
+                env_id,
+                make_kwargs,
+                allowed=self.served,
+                memory_mb=settings.ray_memory_mb(env_id),
+                num_cpus=settings.ray_cpus,
+            )
+        if settings.isolated(env_id):
+            return ProcessHostedEnv(env_id, make_kwargs, allowed=self.served)
+        return None
 
     async def _first_reset(self, session: Session, body: CreateSessionRequest) -> dict[str, Any]:
         """The reset a new session asks for; a failure closes the session again."""
@@ -596,9 +648,9 @@ def _close_made(made: tuple[HostedEnv, dict[str, Any]] | None) -> None:
 
 
 def _killer(host: Host) -> Callable[[], None] | None:
-    """What to do when a call of ``host`` overruns: kill a child process at once (a thread
-    cannot be stopped)."""
-    return host.kill if isinstance(host, ProcessHostedEnv) else None
+    """What to do when a call of ``host`` overruns: end its process at once (a thread cannot
+    be stopped)."""
+    return host.kill if isinstance(host, SeparateHostedEnv) else None
 
 
 def _closer(host: Host) -> Callable[[Any], None]:

@@ -10,12 +10,23 @@ from llmgym.originals import get_source
 from llmgym.serving.server.policy import DEFAULT_CONFIG_LIMITS, ConfigLimit, ConfigPolicy
 from llmgym.serving.server.protocols import DEFAULT_PROTOCOLS, checked_names
 
-__all__ = ["DEFAULT_SESSION_MEMORY_MB", "ServerSettings", "machine_memory_mb"]
+__all__ = [
+    "DEFAULT_SESSION_MEMORY_MB",
+    "RAY_ACTOR_MEMORY_MB",
+    "ServerSettings",
+    "machine_memory_mb",
+]
 
 DEFAULT_SESSION_MEMORY_MB = 8.0
 """What a session of an environment that declares no memory cost reserves: a margin over an
 in-process environment's own state (the data its sessions share is held once, in bounded
 caches)."""
+
+
+RAY_ACTOR_MEMORY_MB = 100.0
+"""What a session's Ray actor reserves besides its environment's declared cost: the actor's own
+process (a Python interpreter with Ray and llmgym imported; ``benchmarks/serving_scale.py``
+measures it, docs/serving.md shows the figure)."""
 
 
 def machine_memory_mb() -> float:
@@ -79,6 +90,17 @@ class ServerSettings:
             (:mod:`llmgym.originals`, ``llmgym serve --data FAMILY=DIR``): the source's
             environment reads that directory in every session, and clients can neither change
             nor see the directory.
+        ray: Host every session's environment in a Ray actor of the cluster at this address
+            (``"auto"``: the one ``ray start`` runs on this machine, ``"host:port"``,
+            ``"ray://host:10001"``, or ``"local"``: start one in this process); ``None``: in
+            this process (or a child process, for ``isolate``). Each actor reserves its
+            environment's memory (:meth:`ray_memory_mb`) and ``ray_cpus`` CPUs; the memory
+            budget (``max_memory_mb``) then applies only if given.
+        workers: Server processes on the one listening socket (``llmgym serve --workers``):
+            each holds its own sessions, and the session cap and memory budget are shared out
+            among them (:mod:`~llmgym.serving.server.workers`).
+        ray_cpus: CPUs each session's actor reserves on Ray (fractions allowed; 0: placed by
+            memory alone, the right choice for sessions that mostly wait for a model).
     """
 
     envs: tuple[str, ...] | None = None
@@ -102,6 +124,9 @@ class ServerSettings:
     max_memory_mb: float | None = None
     forwarded_allow_ips: tuple[str, ...] = ()
     data: tuple[tuple[str, str], ...] = ()
+    ray: str | None = None
+    ray_cpus: float = 0.0
+    workers: int = 1
 
     def __post_init__(self) -> None:
         for name, least in (
@@ -112,6 +137,7 @@ class ServerSettings:
             ("worker_threads", 1),
             ("max_connections", 1),
             ("max_connections_per_client", 1),
+            ("workers", 1),
         ):
             if getattr(self, name) < least:
                 raise ValueError(f"{name}={getattr(self, name)} must be at least {least}")
@@ -124,6 +150,15 @@ class ServerSettings:
         ):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name}={getattr(self, name)} must be positive")
+        if not self.ray_cpus >= 0:
+            raise ValueError(f"ray_cpus={self.ray_cpus} must be at least 0")
+        if self.ray is not None and not self.ray:
+            raise ValueError("ray: give an address, 'auto' or 'local'")
+        if self.ray == "local" and self.workers > 1:
+            raise ValueError(
+                "ray='local' starts Ray inside the server's process, once per worker: with "
+                "workers > 1 start one with 'ray start --head' and give ray='auto'"
+            )
         if self.max_memory_mb is not None and not self.max_memory_mb > 0:
             raise ValueError(f"max_memory_mb={self.max_memory_mb} must be positive")
         if self.file_dir is not None and not os.path.isdir(self.file_dir):
@@ -168,15 +203,22 @@ class ServerSettings:
         return self.isolate == ("all",) or env_id in self.isolate or get_entry(env_id).isolated
 
     def memory_budget_mb(self) -> float:
-        """The sessions' memory budget: ``max_memory_mb``, or half the machine's memory."""
+        """The sessions' memory budget: ``max_memory_mb``, or half the machine's memory (on
+        Ray, where the cluster's scheduler reserves the sessions' memory: no budget)."""
         if self.max_memory_mb is not None:
             return self.max_memory_mb
-        return machine_memory_mb() / 2
+        return float("inf") if self.ray is not None else machine_memory_mb() / 2
 
     def session_memory_mb(self, env_id: str) -> float:
         """The memory a session of ``env_id`` reserves in the budget."""
         declared = get_entry(env_id).memory_mb
         return declared if declared is not None else DEFAULT_SESSION_MEMORY_MB
+
+    def ray_memory_mb(self, env_id: str) -> float:
+        """The memory a session's Ray actor reserves: its environment's
+        (:meth:`session_memory_mb`) and the actor process's own
+        (:data:`RAY_ACTOR_MEMORY_MB`)."""
+        return self.session_memory_mb(env_id) + RAY_ACTOR_MEMORY_MB
 
     def served(self) -> tuple[str, ...]:
         """The ids served: ``envs``, or every available environment."""
