@@ -246,7 +246,7 @@ class ConfigPolicy:
                 problem = (
                     f"{value!r}: the dataset and its directory are set by this server's operator "
                     f"(llmgym serve --data FAMILY=DIR), not by clients; this server's "
-                    f"{field} is {operator_values[field]!r}"
+                    f"{field} is {operator_values[field]!r} as its clients see it"
                 )
             if field in file_fields and isinstance(value, str):
                 resolved = self._resolve(value)
