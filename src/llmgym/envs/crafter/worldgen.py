@@ -15,6 +15,7 @@ for constant.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from llmgym.envs.crafter.noise import OpenSimplexNoise
+from llmgym.envs.crafter.noise import NoiseGrid, OpenSimplexNoise
 
 if TYPE_CHECKING:  # crafter ships no types: these name what the values are
     from crafter.engine import World
@@ -69,23 +70,27 @@ _LAYERS: dict[str, tuple[_Coordinate, _Coordinate, int]] = {
 }
 
 
+@functools.cache
+def _grid(name: str, area: tuple[int, int]) -> NoiseGrid:
+    """The geometry of noise layer ``name`` at every cell of an ``area`` world, cells in
+    row-major order (``x * height + y``)."""
+    xs, ys = (a.ravel().astype(np.float64) for a in np.indices(area))
+    x_of, y_of, z = _LAYERS[name]
+    return NoiseGrid(x_of(xs), y_of(ys), float(z))
+
+
 def _layers(noise: OpenSimplexNoise, names: list[str], mask: np.ndarray) -> dict[str, np.ndarray]:
-    """Noise layers ``names`` at the cells of ``mask`` (zero elsewhere), in one vectorised call.
+    """Noise layers ``names`` at the cells of ``mask`` (zero elsewhere).
 
     Each is ``simplex(x, y, z, size)`` of crafter's ``_simplex`` before weighting, with the
     coordinates computed by the same float operations (``(2 * x) / 3``, ``(y / 5) / 3``).
     Crafter only evaluates a layer where its rules consult it; values elsewhere are not needed.
     """
-    xs, ys = np.nonzero(mask)
-    xs, ys = xs.astype(np.float64), ys.astype(np.float64)
-    x = np.concatenate([_LAYERS[n][0](xs) for n in names])
-    y = np.concatenate([_LAYERS[n][1](ys) for n in names])
-    z = np.repeat(np.array([float(_LAYERS[n][2]) for n in names]), len(xs))
-    values = noise.noise3(x, y, z).reshape(len(names), len(xs))
+    cells = np.flatnonzero(mask)
     layers = {}
-    for name, row in zip(names, values, strict=True):
+    for name in names:
         layer = np.zeros(mask.shape)
-        layer[mask] = row
+        layer.reshape(-1)[cells] = _grid(name, mask.shape).evaluate(noise, cells)
         layers[name] = layer
     return layers
 
