@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # crafter ships no types: these name what the values are
     from crafter.engine import World
     from crafter.objects import Player
 
-__all__ = ["WorldSpec", "generate_world"]
+__all__ = ["WorldSpec", "generate_terrain", "generate_world"]
 
 
 @dataclass(frozen=True)
@@ -100,12 +100,32 @@ def generate_world(world: World, player: Player, spec: WorldSpec, objects: Modul
 
     ``objects`` is the ``crafter.objects`` module (creatures are crafter's own classes).
     """
-    random = world.random
+    materials, creatures = generate_terrain(
+        world.random, tuple(world.area), (int(player.pos[0]), int(player.pos[1])), spec
+    )
+    world._mat_map[:, :] = materials
+    for kind, pos in creatures:
+        if kind == "cow":
+            world.add(objects.Cow(world, pos))
+        elif kind == "zombie":
+            world.add(objects.Zombie(world, pos, player))
+        else:
+            world.add(objects.Skeleton(world, pos, player))
+
+
+def generate_terrain(
+    random: np.random.RandomState,
+    area: tuple[int, int],
+    player_pos: tuple[int, int],
+    spec: WorldSpec,
+) -> tuple[np.ndarray, list[tuple[str, tuple[int, int]]]]:
+    """Crafter's world for the stream ``random`` (a reset world's, left where crafter leaves
+    it): the material ids (``area``, crafter's ids) and the creatures crafter adds, in its
+    order, as ``(kind, (x, y))`` with kind ``"cow"``, ``"zombie"`` or ``"skeleton"``."""
     noise = OpenSimplexNoise(random.randint(0, 2**31 - 1))
-    area = tuple(world.area)
     everywhere = np.ones(area, dtype=bool)
     layers = _layers(noise, ["start", "water15", "water5", "mountain15", "mountain5"], everywhere)
-    px, py = (int(v) for v in player.pos)
+    px, py = player_pos
     xs = np.arange(area[0])[:, None]
     ys = np.arange(area[1])[None, :]
     distance = np.sqrt((xs - px) ** 2 + (ys - py) ** 2)
@@ -135,9 +155,8 @@ def generate_world(world: World, player: Player, spec: WorldSpec, objects: Modul
     ore_cell = is_mountain & ~cave & ~htunnel & ~vtunnel
     tree_cell = rest & ~sand & ~wet & (layers["tree"] > 0)
     _place_resources(random, spec, materials, layers, mountain, ore_cell, tree_cell)
-    world._mat_map[:, :] = materials
-
-    _place_creatures(world, player, spec, objects, materials, htunnel | vtunnel, distance)
+    creatures = _place_creatures(random, spec, materials, htunnel | vtunnel, distance)
+    return materials, creatures
 
 
 def _fields(layers: dict[str, np.ndarray], distance: np.ndarray) -> tuple:
@@ -223,14 +242,12 @@ def _place_resources(
 
 
 def _place_creatures(
-    world: World,
-    player: Player,
+    random: np.random.RandomState,
     spec: WorldSpec,
-    objects: ModuleType,
     materials: np.ndarray,
     tunnels: np.ndarray,
     distance: np.ndarray,
-) -> None:
+) -> list[tuple[str, tuple[int, int]]]:
     """Crafter's ``_set_object`` pass: cows, zombies and skeletons, in the same order and with the
     same draws."""
     walkable = (materials == GRASS) | (materials == SAND) | (materials == PATH)
@@ -238,18 +255,19 @@ def _place_creatures(
     zombie_far = walkable & (distance > 10)
     tunnel = walkable & (materials == PATH) & tunnels
     candidates = np.flatnonzero((grass_far | zombie_far | tunnel).ravel())
+    creatures: list[tuple[str, tuple[int, int]]] = []
     if len(candidates) == 0:
-        return
-    draws = _Draws(world.random, 3 * len(candidates))
-    height = world.area[1]
+        return creatures
+    draws = _Draws(random, 3 * len(candidates))
+    height = materials.shape[1]
     grass_flat, zombie_flat, tunnel_flat = grass_far.ravel(), zombie_far.ravel(), tunnel.ravel()
     cow_t, zombie_t, skeleton_t = spec.cow_threshold, spec.zombie_threshold, spec.skeleton_threshold
     for cell in candidates.tolist():
-        pos = divmod(cell, height)
         if grass_flat[cell] and draws.above(cow_t):
-            world.add(objects.Cow(world, pos))
+            creatures.append(("cow", divmod(cell, height)))
         elif zombie_flat[cell] and draws.above(zombie_t):
-            world.add(objects.Zombie(world, pos, player))
+            creatures.append(("zombie", divmod(cell, height)))
         elif tunnel_flat[cell] and draws.above(skeleton_t):
-            world.add(objects.Skeleton(world, pos, player))
+            creatures.append(("skeleton", divmod(cell, height)))
     draws.finish()
+    return creatures

@@ -1,0 +1,645 @@
+"""Many symbolic Crafter worlds in arrays, stepped together: ``llmgym/CrafterSymbolic-v0``'s
+games, step for step, without crafter's objects.
+
+:class:`CrafterBatchedVectorEnv` keeps every world's materials, objects and creature kinds in
+``(num_envs, 72, 72)`` arrays (the 64x64 world with a border of 4 cells that reads as "outside",
+as crafter's ``World.__getitem__`` does), and builds the symbolic observations of all worlds at
+once. The rules are crafter's (``crafter/objects.py``, ``crafter/env.py``), transcribed onto
+integers: the player's and each creature's update, in crafter's order, with every draw from the
+world's own ``RandomState`` made where crafter makes it, so the random streams — and with them
+creatures, spawns, sapling luck and everything after — stay crafter's. Crafter's night renderer
+draws noise from the same stream; a step at night advances it by the same count, as
+:class:`~llmgym.envs.crafter.game.CrafterGame` does when it skips rendering.
+
+What is vectorised: world generation's noise (:class:`~.noise.NoiseGrid`), the observations,
+the chunk censuses of crafter's creature balancing. What is a Python loop per world: the player's
+action and the creatures near it (crafter updates them one by one, each drawing from the shared
+stream in turn).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import numpy as np
+
+from llmgym.envs.crafter import ACHIEVEMENTS, ACTIONS
+from llmgym.envs.crafter.config import CrafterConfig
+from llmgym.envs.crafter.game import constants, world_spec
+from llmgym.envs.crafter.symbolic import CREATURES, INVENTORY, MATERIALS, VIEW
+from llmgym.envs.crafter.vector import CrafterSymbolicVectorEnv
+from llmgym.envs.crafter.worldgen import generate_terrain
+
+__all__ = ["CrafterBatchedVectorEnv"]
+
+AREA = 64
+PAD = 4
+"""Cells of "outside" around each world: enough for the view (4 to the sides, 3 up and down)
+and for any one step beyond the edge."""
+SIZE = AREA + 2 * PAD
+CHUNK = 12
+CHUNK_STARTS = np.arange(0, AREA, CHUNK)
+UPDATE_REACH = 18
+"""Crafter updates the objects within this (Manhattan) distance of the player: 2 * view (9)."""
+NIGHT_NOISE_DRAWS = (9 * (64 // 9)) * (7 * (64 // 9))
+"""The uniform draws of crafter's night renderer at 64x64 (its 9x7 local view of 7-pixel units),
+which a step at night takes from the world's stream."""
+
+MAT = {name: index + 1 for index, name in enumerate(constants.materials)}
+WATER, GRASS, PATH, LAVA = MAT["water"], MAT["grass"], MAT["path"], MAT["lava"]
+TABLE, FURNACE = MAT["table"], MAT["furnace"]
+WALKABLE = frozenset(MAT[name] for name in constants.walkable)
+PLAYER_WALKABLE = WALKABLE | {LAVA}
+ARROW_WALKABLE = WALKABLE | {WATER, LAVA}
+
+COW, ZOMBIE, SKELETON, ARROW, PLANT, PLAYER = 1, 2, 3, 4, 5, 6
+"""Object kinds: the first five in :data:`~.symbolic.CREATURES` order."""
+assert CREATURES == ("cow", "zombie", "skeleton", "arrow", "plant")
+
+ITEM = {name: index for index, name in enumerate(INVENTORY)}
+HEALTH, FOOD, DRINK, ENERGY = (ITEM[name] for name in ("health", "food", "drink", "energy"))
+ITEM_MAX = [constants.items[name]["max"] for name in INVENTORY]
+ACHIEVEMENT = {name: index for index, name in enumerate(ACHIEVEMENTS)}
+DIRECTIONS = ((-1, 0), (1, 0), (0, -1), (0, 1))
+"""Crafter's ``all_dirs`` (and ``random_dir``'s choices), in order."""
+FACINGS = DIRECTIONS
+NOOP, DO, SLEEP = ACTIONS.index("noop"), ACTIONS.index("do"), ACTIONS.index("sleep")
+MOVES = {
+    ACTIONS.index(f"move_{name}"): d
+    for name, d in zip(("left", "right", "up", "down"), DIRECTIONS, strict=True)
+}
+
+
+def _uses(uses: dict[str, int]) -> tuple[tuple[int, int], ...]:
+    return tuple((ITEM[item], amount) for item, amount in uses.items())
+
+
+COLLECT = {
+    MAT[material]: (
+        _uses(info["require"]),
+        tuple(
+            (ITEM[item], amount, ACHIEVEMENT[f"collect_{item}"])
+            for item, amount in info["receive"].items()
+        ),
+        MAT[info["leaves"]],
+        info.get("probability", 1),
+    )
+    for material, info in constants.collect.items()
+}
+PLACE = {
+    ACTIONS.index(f"place_{name}"): (
+        _uses(info["uses"]),
+        frozenset(MAT[m] for m in info["where"]),
+        MAT[name] if info["type"] == "material" else None,
+        ACHIEVEMENT[f"place_{name}"],
+    )
+    for name, info in constants.place.items()
+}
+MAKE = {
+    ACTIONS.index(f"make_{name}"): (
+        tuple(MAT[m] for m in info["nearby"]),
+        _uses(info["uses"]),
+        ITEM[name],
+        info["gives"],
+        ACHIEVEMENT[f"make_{name}"],
+    )
+    for name, info in constants.make.items()
+}
+SWORDS = ((ITEM["wood_sword"], 2), (ITEM["stone_sword"], 3), (ITEM["iron_sword"], 5))
+
+_MATERIAL_ONEHOT = np.zeros((len(MAT) + 1, len(MATERIALS)), np.float32)
+for _channel, _name in enumerate(MATERIALS):
+    _MATERIAL_ONEHOT[MAT[_name], _channel] = 1.0
+_KIND_ONEHOT = np.zeros((PLAYER + 1, len(CREATURES)), np.float32)
+_KIND_ONEHOT[np.arange(1, PLAYER), np.arange(len(CREATURES))] = 1.0
+_GRID = VIEW[0] * VIEW[1] * (len(MATERIALS) + len(CREATURES))
+
+_DAYLIGHT: dict[int, float] = {}
+
+
+def _daylight(step: int) -> float:
+    """Crafter's ``Env._update_time`` daylight at ``step`` (its expression, cached)."""
+    light = _DAYLIGHT.get(step)
+    if light is None:
+        progress = (step / 300) % 1 + 0.3
+        light = _DAYLIGHT[step] = 1 - np.abs(np.cos(np.pi * progress)) ** 3
+    return light
+
+
+class _Object:
+    """A crafter object: its kind, position (in the padded arrays), health and counter (a
+    zombie's cooldown, a skeleton's reload, a plant's growth), an arrow's direction."""
+
+    __slots__ = ("counter", "dx", "dy", "health", "index", "kind", "removed", "x", "y")
+
+    def __init__(self, kind: int, x: int, y: int, health: int) -> None:
+        self.kind, self.x, self.y, self.health = kind, x, y, health
+        self.counter = self.dx = self.dy = self.index = 0
+        self.removed = False
+
+
+class _World:
+    """One world: views of its rows of the batch arrays, its objects in crafter's order (index
+    0 empty, 1 the player), its chunks in the order crafter's dict first saw them, and the
+    player's and episode's state."""
+
+    def __init__(self, materials: np.ndarray, ids: np.ndarray, kinds: np.ndarray) -> None:
+        self.mat, self.ids, self.kinds = materials, ids, kinds
+        self.random = np.random.RandomState(0)
+        self.objects: list[_Object | None] = [None]
+        self.chunks: dict[tuple[int, int], None] = {}
+        self.player = _Object(PLAYER, 0, 0, 0)
+        self.config = CrafterConfig()
+        self.step = 0
+        self.daylight = 0.0
+        self.inventory = [0] * len(INVENTORY)
+        self.achievements = [0] * len(ACHIEVEMENTS)
+        self.unlocked = [False] * len(ACHIEVEMENTS)
+        self.facing = (0, 1)
+        self.sleeping = False
+        self.player_last_health = self.last_health = 0
+        self.hunger = self.thirst = self.fatigue = self.recover = 0.0
+
+    # ------------------------------------------------------------------ crafter's World
+    def reset(self, world_seed: int, config: CrafterConfig) -> None:
+        """``CrafterGame.reset``: a fresh world of ``world_seed`` under ``config``."""
+        self.random = np.random.RandomState(world_seed)
+        self.config = config
+        self.step = 0
+        self.daylight = _daylight(0) if config.night else 1.0
+        self.mat.fill(0)
+        self.ids.fill(0)
+        self.kinds.fill(0)
+        self.objects = [None]
+        self.chunks = {}
+        self.inventory = [constants.items[name]["initial"] for name in INVENTORY]
+        self.achievements = [0] * len(ACHIEVEMENTS)
+        self.unlocked = [False] * len(ACHIEVEMENTS)
+        self.facing = (0, 1)
+        self.sleeping = False
+        self.player_last_health = self.last_health = self.inventory[HEALTH]
+        self.hunger = self.thirst = self.fatigue = self.recover = 0
+        center = (AREA // 2, AREA // 2)
+        self.player = _Object(PLAYER, center[0] + PAD, center[1] + PAD, 0)
+        self.add(self.player)
+        materials, creatures = generate_terrain(
+            self.random, (AREA, AREA), center, world_spec(config)
+        )
+        self.mat[PAD : PAD + AREA, PAD : PAD + AREA] = materials
+        health = {"cow": 3, "zombie": 5, "skeleton": 3}
+        kind = {"cow": COW, "zombie": ZOMBIE, "skeleton": SKELETON}
+        for name, (x, y) in creatures:
+            self.add(_Object(kind[name], x + PAD, y + PAD, health[name]))
+        for name, amount in config.inventory.items():
+            self.inventory[ITEM[name]] = amount
+
+    def add(self, obj: _Object) -> None:
+        obj.index = len(self.objects)
+        self.objects.append(obj)
+        self.ids[obj.x, obj.y] = obj.index
+        self.kinds[obj.x, obj.y] = obj.kind
+        self.chunks.setdefault(((obj.x - PAD) // CHUNK, (obj.y - PAD) // CHUNK))
+
+    def remove(self, obj: _Object) -> None:
+        if obj.removed:
+            return
+        self.objects[obj.index] = None
+        self.ids[obj.x, obj.y] = 0
+        self.kinds[obj.x, obj.y] = 0
+        obj.removed = True
+
+    def move(self, obj: _Object, dx: int, dy: int, walkable: Collection[int]) -> bool:
+        """Crafter's ``Object.move``: whether the target cell was free (a removed object
+        answers but stays put, as in crafter)."""
+        x, y = obj.x + dx, obj.y + dy
+        if self.ids[x, y] or self.mat[x, y] not in walkable:
+            return False
+        if obj.removed:
+            return True
+        self.ids[x, y] = obj.index
+        self.kinds[x, y] = obj.kind
+        self.ids[obj.x, obj.y] = 0
+        self.kinds[obj.x, obj.y] = 0
+        chunk = ((x - PAD) // CHUNK, (y - PAD) // CHUNK)
+        if chunk != ((obj.x - PAD) // CHUNK, (obj.y - PAD) // CHUNK):
+            self.chunks.setdefault(chunk)
+        obj.x, obj.y = x, y
+        return True
+
+    def damage(self, obj: _Object, amount: int) -> None:
+        if obj.kind == PLAYER:
+            self.inventory[HEALTH] = max(0, self.inventory[HEALTH] - amount)
+        else:
+            obj.health = max(0, obj.health - amount)
+
+    # ------------------------------------------------------------------ crafter's Env.step
+    def advance(self, action: int) -> tuple[float, bool, bool, list[str]]:
+        """One step of ``CrafterGame.step``: ``(reward, dead, over, new achievements)``."""
+        self.step += 1
+        self.daylight = _daylight(self.step) if self.config.night else 1.0
+        objects = self.objects
+        snapshot = len(objects)
+        self._update_player(action)
+        player = self.player
+        px, py = player.x, player.y
+        for index in range(2, snapshot):
+            obj = objects[index]
+            if obj is None or abs(obj.x - px) + abs(obj.y - py) >= UPDATE_REACH:
+                continue
+            kind = obj.kind
+            if kind == ZOMBIE:
+                self._update_zombie(obj)
+            elif kind == COW:
+                self._update_cow(obj)
+            elif kind == SKELETON:
+                self._update_skeleton(obj)
+            elif kind == ARROW:
+                self._update_arrow(obj)
+            else:
+                self._update_plant(obj)
+        if self.step % 10 == 0:
+            self._balance()
+        if self.daylight < 0.5:
+            self.random.random_sample(NIGHT_NOISE_DRAWS)
+        health = self.inventory[HEALTH]
+        reward = (health - self.last_health) / 10
+        self.last_health = health
+        new = []
+        for index, count in enumerate(self.achievements):
+            if count > 0 and not self.unlocked[index]:
+                self.unlocked[index] = True
+                new.append(ACHIEVEMENTS[index])
+        if new:
+            reward += 1.0
+        length = self.config.length
+        return reward, health <= 0, bool(length and self.step >= length), new
+
+    # ------------------------------------------------------------------ the player
+    def _update_player(self, action: int) -> None:
+        player, inventory = self.player, self.inventory
+        fx, fy = self.facing
+        tx, ty = player.x + fx, player.y + fy
+        material, target = int(self.mat[tx, ty]), int(self.ids[tx, ty])
+        if self.sleeping:
+            if inventory[ENERGY] < ITEM_MAX[ENERGY]:
+                action = SLEEP
+            else:
+                self.sleeping = False
+                self.achievements[ACHIEVEMENT["wake_up"]] += 1
+        if action == NOOP:
+            pass
+        elif action in MOVES:
+            self.facing = MOVES[action]
+            self.move(player, *self.facing, PLAYER_WALKABLE)
+            if self.mat[player.x, player.y] == LAVA:
+                inventory[HEALTH] = 0
+        elif action == DO:
+            if target:
+                self._do_object(self.objects[target])
+            else:
+                self._do_material(tx, ty, material)
+        elif action == SLEEP:
+            if inventory[ENERGY] < ITEM_MAX[ENERGY]:
+                self.sleeping = True
+        elif action in PLACE:
+            self._place(PLACE[action], tx, ty, material, target)
+        else:
+            self._make(MAKE[action])
+        self._update_life_stats()
+        self._degen_or_regen_health()
+        for index, amount in enumerate(inventory):
+            inventory[index] = max(0, min(amount, ITEM_MAX[index]))
+        if inventory[HEALTH] < self.player_last_health:
+            self.sleeping = False
+        self.player_last_health = inventory[HEALTH]
+
+    def _do_object(self, obj: _Object) -> None:
+        inventory, achievements = self.inventory, self.achievements
+        damage = max(1, *(value if inventory[item] else 0 for item, value in SWORDS))
+        kind = obj.kind
+        if kind == PLANT:
+            if obj.counter > 300:
+                obj.counter = 0
+                inventory[FOOD] += 4
+                achievements[ACHIEVEMENT["eat_plant"]] += 1
+        elif kind in (ZOMBIE, SKELETON, COW):
+            obj.health = max(0, obj.health - damage)
+            if obj.health <= 0:
+                if kind == ZOMBIE:
+                    achievements[ACHIEVEMENT["defeat_zombie"]] += 1
+                elif kind == SKELETON:
+                    achievements[ACHIEVEMENT["defeat_skeleton"]] += 1
+                else:
+                    inventory[FOOD] += 6
+                    achievements[ACHIEVEMENT["eat_cow"]] += 1
+                    self.hunger = 0
+
+    def _do_material(self, x: int, y: int, material: int) -> None:
+        if material == WATER:
+            self.thirst = 0
+        info = COLLECT.get(material)
+        if info is None:
+            return
+        require, receive, leaves, probability = info
+        inventory = self.inventory
+        if any(inventory[item] < amount for item, amount in require):
+            return
+        self.mat[x, y] = leaves
+        if self.random.uniform() <= probability:
+            for item, amount, achievement in receive:
+                inventory[item] += amount
+                self.achievements[achievement] += 1
+
+    def _place(self, info: tuple[Any, ...], x: int, y: int, material: int, target: int) -> None:
+        uses, where, placed, achievement = info
+        if target or material not in where:
+            return
+        inventory = self.inventory
+        if any(inventory[item] < amount for item, amount in uses):
+            return
+        for item, amount in uses:
+            inventory[item] -= amount
+        if placed is not None:
+            self.mat[x, y] = placed
+        else:
+            self.add(_Object(PLANT, x, y, 1))
+        self.achievements[achievement] += 1
+
+    def _make(self, info: tuple[Any, ...]) -> None:
+        nearby, uses, item, gives, achievement = info
+        player = self.player
+        # crafter slices [x - 1 : x + 2]: at the world's first row or column the slice is empty
+        if player.x == PAD or player.y == PAD:
+            return
+        area = self.mat[player.x - 1 : player.x + 2, player.y - 1 : player.y + 2]
+        if not all((area == station).any() for station in nearby):
+            return
+        inventory = self.inventory
+        if any(inventory[name] < amount for name, amount in uses):
+            return
+        for name, amount in uses:
+            inventory[name] -= amount
+        inventory[item] += gives
+        self.achievements[achievement] += 1
+
+    def _update_life_stats(self) -> None:
+        inventory, sleeping = self.inventory, self.sleeping
+        self.hunger += 0.5 if sleeping else 1
+        if self.hunger > 25:
+            self.hunger = 0
+            inventory[FOOD] -= 1
+        self.thirst += 0.5 if sleeping else 1
+        if self.thirst > 20:
+            self.thirst = 0
+            inventory[DRINK] -= 1
+        if sleeping:
+            self.fatigue = min(self.fatigue - 1, 0)
+        else:
+            self.fatigue += 1
+        if self.fatigue < -10:
+            self.fatigue = 0
+            inventory[ENERGY] += 1
+        if self.fatigue > 30:
+            self.fatigue = 0
+            inventory[ENERGY] -= 1
+
+    def _degen_or_regen_health(self) -> None:
+        inventory, sleeping = self.inventory, self.sleeping
+        if inventory[FOOD] > 0 and inventory[DRINK] > 0 and (inventory[ENERGY] > 0 or sleeping):
+            self.recover += 2 if sleeping else 1
+        else:
+            self.recover -= 0.5 if sleeping else 1
+        if self.recover > 25:
+            self.recover = 0
+            inventory[HEALTH] += 1
+        if self.recover < -15:
+            self.recover = 0
+            inventory[HEALTH] = max(0, inventory[HEALTH] - 1)
+
+    # ------------------------------------------------------------------ the creatures
+    def _toward(self, obj: _Object, long_axis: bool) -> tuple[int, int]:
+        ox, oy = self.player.x - obj.x, self.player.y - obj.y
+        if abs(ox) > abs(oy) if long_axis else abs(ox) <= abs(oy):
+            return (ox > 0) - (ox < 0), 0
+        return 0, (oy > 0) - (oy < 0)
+
+    def _distance(self, obj: _Object) -> int:
+        return abs(self.player.x - obj.x) + abs(self.player.y - obj.y)
+
+    def _update_cow(self, cow: _Object) -> None:
+        if cow.health <= 0:
+            self.remove(cow)
+        random = self.random
+        if random.uniform() < 0.5:
+            self.move(cow, *DIRECTIONS[random.randint(0, 4)], WALKABLE)
+
+    def _update_zombie(self, zombie: _Object) -> None:
+        if zombie.health <= 0:
+            self.remove(zombie)
+        random = self.random
+        if self._distance(zombie) <= 8 and random.uniform() < 0.9:
+            self.move(zombie, *self._toward(zombie, random.uniform() < 0.8), WALKABLE)
+        else:
+            self.move(zombie, *DIRECTIONS[random.randint(0, 4)], WALKABLE)
+        if self._distance(zombie) <= 1:
+            if zombie.counter:
+                zombie.counter -= 1
+            else:
+                self.damage(self.player, 7 if self.sleeping else 2)
+                zombie.counter = 5
+
+    def _update_skeleton(self, skeleton: _Object) -> None:
+        if skeleton.health <= 0:
+            self.remove(skeleton)
+        random = self.random
+        skeleton.counter = max(0, skeleton.counter - 1)
+        dist = self._distance(skeleton)
+        if dist <= 3:
+            dx, dy = self._toward(skeleton, random.uniform() < 0.6)
+            if self.move(skeleton, -dx, -dy, WALKABLE):
+                return
+        if dist <= 5 and random.uniform() < 0.5:
+            self._shoot(skeleton, *self._toward(skeleton, True))
+        elif dist <= 8 and random.uniform() < 0.3:
+            self.move(skeleton, *self._toward(skeleton, random.uniform() < 0.6), WALKABLE)
+        elif random.uniform() < 0.2:
+            self.move(skeleton, *DIRECTIONS[random.randint(0, 4)], WALKABLE)
+
+    def _shoot(self, skeleton: _Object, dx: int, dy: int) -> None:
+        if skeleton.counter > 0 or (dx == 0 and dy == 0):
+            return
+        x, y = skeleton.x + dx, skeleton.y + dy
+        if self.ids[x, y] or self.mat[x, y] not in ARROW_WALKABLE:
+            return
+        arrow = _Object(ARROW, x, y, 0)
+        arrow.dx, arrow.dy = dx, dy
+        self.add(arrow)
+        skeleton.counter = 4
+
+    def _update_arrow(self, arrow: _Object) -> None:
+        x, y = arrow.x + arrow.dx, arrow.y + arrow.dy
+        target = int(self.ids[x, y])
+        if target:
+            self.damage(self.objects[target], 2)
+            self.remove(arrow)
+            return
+        material = int(self.mat[x, y])
+        if material not in ARROW_WALKABLE:
+            self.remove(arrow)
+            if material in (TABLE, FURNACE):
+                self.mat[x, y] = PATH
+        else:
+            self.move(arrow, arrow.dx, arrow.dy, ARROW_WALKABLE)
+
+    def _update_plant(self, plant: _Object) -> None:
+        plant.counter += 1
+        kinds = self.kinds
+        x, y = plant.x, plant.y
+        if any(kinds[x + dx, y + dy] in (ZOMBIE, SKELETON, COW) for dx, dy in DIRECTIONS):
+            plant.health = max(0, plant.health - 1)
+        if plant.health <= 0:
+            self.remove(plant)
+
+    # ------------------------------------------------------------------ crafter's balancing
+    def _balance(self) -> None:
+        """``CrafterGame._balance_chunk`` over the chunks in crafter's order."""
+        region = self.mat[PAD : PAD + AREA, PAD : PAD + AREA]
+        grass = _chunk_sums(region == GRASS).tolist()
+        path = _chunk_sums(region == PATH).tolist()
+        members: dict[tuple[int, int, int], list[_Object]] = {}
+        for obj in self.objects:
+            if obj is not None and obj.kind in (ZOMBIE, SKELETON, COW):
+                key = ((obj.x - PAD) // CHUNK, (obj.y - PAD) // CHUNK, obj.kind)
+                members.setdefault(key, []).append(obj)
+        light, config = self.daylight, self.config
+        zombies, skeletons, cows = (
+            config.zombie_density,
+            config.skeleton_density,
+            config.cow_density,
+        )
+        for cx, cy in list(self.chunks):
+            space = grass[cx][cy]
+            self._balance_object(
+                cx, cy, members.get((cx, cy, ZOMBIE), []), ZOMBIE, GRASS, 6, 0, 0.3, 0.4,
+                0 if space < 50 else (3.5 - 3 * light) * zombies, (3.5 - 3 * light) * zombies,
+            )  # fmt: skip
+            space = path[cx][cy]
+            self._balance_object(
+                cx, cy, members.get((cx, cy, SKELETON), []), SKELETON, PATH, 7, 7, 0.1, 0.1,
+                0 if space < 6 else 1 * skeletons, 2 * skeletons,
+            )  # fmt: skip
+            space = grass[cx][cy]
+            self._balance_object(
+                cx, cy, members.get((cx, cy, COW), []), COW, GRASS, 5, 5, 0.01, 0.1,
+                0 if space < 30 else 1 * cows, (1.5 + light) * cows,
+            )  # fmt: skip
+
+    def _balance_object(
+        self,
+        cx: int,
+        cy: int,
+        creatures: list[_Object],
+        kind: int,
+        material: int,
+        span_dist: float,
+        despan_dist: float,
+        spawn_prob: float,
+        despawn_prob: float,
+        target_min: float,
+        target_max: float,
+    ) -> None:
+        random = self.random
+        if len(creatures) < int(target_min) and random.uniform() < spawn_prob:
+            x0, y0 = PAD + cx * CHUNK, PAD + cy * CHUNK
+            xs, ys = np.nonzero(
+                self.mat[x0 : min(x0 + CHUNK, PAD + AREA), y0 : min(y0 + CHUNK, PAD + AREA)]
+                == material
+            )
+            i = random.randint(0, len(xs))
+            x, y = x0 + int(xs[i]), y0 + int(ys[i])
+            player = self.player
+            if not self.ids[x, y] and abs(x - player.x) + abs(y - player.y) >= span_dist:
+                self.add(_Object(kind, x, y, 5 if kind == ZOMBIE else 3))
+        elif len(creatures) > int(target_max) and random.uniform() < despawn_prob:
+            obj = creatures[random.randint(0, len(creatures))]
+            if self._distance(obj) >= despan_dist:
+                self.remove(obj)
+
+
+def _chunk_sums(mask: np.ndarray) -> np.ndarray:
+    """Cells of ``mask`` per 12x12 chunk (the last row and column of chunks are 4 wide)."""
+    return np.add.reduceat(np.add.reduceat(mask, CHUNK_STARTS, axis=0), CHUNK_STARTS, axis=1)
+
+
+class CrafterBatchedVectorEnv(CrafterSymbolicVectorEnv):
+    """:class:`~llmgym.envs.crafter.vector.CrafterSymbolicVectorEnv` on array worlds: the same
+    constructor, episodes, draws, observations, rewards, terminations and infos, step for step
+    (``tests/test_crafter_batched.py`` plays both side by side), several times faster."""
+
+    def _make_games(self) -> None:
+        count = self.num_envs
+        self._materials = np.zeros((count, SIZE, SIZE), np.uint8)
+        self._ids = np.zeros((count, SIZE, SIZE), np.int32)
+        self._kinds = np.zeros((count, SIZE, SIZE), np.uint8)
+        self._worlds = [
+            _World(self._materials[i], self._ids[i], self._kinds[i]) for i in range(count)
+        ]
+
+    def _reset_game(self, index: int, world_seed: int, config: CrafterConfig) -> None:
+        self._worlds[index].reset(world_seed, config)
+
+    def _observe_started(self, index: int) -> None:
+        self._observe(np.array([index]))
+
+    def _unlocked(self, index: int) -> Collection[str]:
+        world = self._worlds[index]
+        return {name for name, done in zip(ACHIEVEMENTS, world.unlocked, strict=True) if done}
+
+    def step(
+        self, actions: np.ndarray | Sequence[int]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Advance every game by its action index (0-16)."""
+        actions = self._checked(actions)
+        count = self.num_envs
+        rewards = np.zeros(count, np.float32)
+        terminated = np.zeros(count, bool)
+        truncated = np.zeros(count, bool)
+        finished: list[int] = []
+        for index, (world, action) in enumerate(zip(self._worlds, actions.tolist(), strict=True)):
+            reward, dead, over, _ = world.advance(action)
+            target = self._targets[index]
+            reached = target is not None and world.unlocked[ACHIEVEMENT[target]]
+            ended = dead or (reached and world.config.end_on_target)
+            rewards[index] = reward
+            terminated[index] = ended
+            truncated[index] = over and not ended
+            self._returns[index] += reward
+            self._lengths[index] += 1
+            if ended or over:
+                finished.append(index)
+        self._observe(np.arange(count))
+        return self._finish_step(finished, rewards, terminated, truncated)
+
+    def _observe(self, indices: np.ndarray) -> None:
+        """Write the symbolic observations of the worlds ``indices`` (crafter's local view, as
+        :class:`~llmgym.envs.crafter.symbolic.SymbolicObserver` lays it out)."""
+        worlds = [self._worlds[i] for i in indices.tolist()]
+        xs = np.array([w.player.x for w in worlds])[:, None] + np.arange(VIEW[0]) - VIEW[0] // 2
+        ys = np.array([w.player.y for w in worlds])[:, None] + np.arange(VIEW[1]) - VIEW[1] // 2
+        rows = indices[:, None, None]
+        cells = (rows, xs[:, :, None], ys[:, None, :])
+        out = self._observations[indices]
+        grid = out[:, :_GRID].reshape(len(indices), VIEW[0], VIEW[1], -1)
+        grid[..., : len(MATERIALS)] = _MATERIAL_ONEHOT[self._materials[cells]]
+        grid[..., len(MATERIALS) :] = _KIND_ONEHOT[self._kinds[cells]]
+        base = _GRID
+        out[:, base : base + len(INVENTORY)] = np.array([w.inventory for w in worlds]) / 9.0
+        base += len(INVENTORY)
+        out[:, base : base + len(FACINGS)] = 0.0
+        facing = [FACINGS.index(w.facing) for w in worlds]
+        out[np.arange(len(worlds)), base + np.array(facing)] = 1.0
+        base += len(FACINGS)
+        out[:, base] = [w.daylight for w in worlds]
+        out[:, base + 1] = [float(w.sleeping) for w in worlds]
+        self._observations[indices] = out
