@@ -34,14 +34,16 @@ from llmgym.envs.crafter.worldgen import generate_terrain
 __all__ = ["CrafterBatchedVectorEnv"]
 
 AREA = 64
-PAD = 4
-"""Cells of "outside" around each world: enough for the view (4 to the sides, 3 up and down)
-and for any one step beyond the edge."""
+UPDATE_REACH = 18
+"""Crafter updates the objects within this (Manhattan) distance of the player: 2 * view (9)."""
+PAD = UPDATE_REACH
+"""Cells of "outside" around each world: the player's update reach fits in the arrays, and so
+do the view and any step beyond the edge."""
 SIZE = AREA + 2 * PAD
 CHUNK = 12
 CHUNK_STARTS = np.arange(0, AREA, CHUNK)
-UPDATE_REACH = 18
-"""Crafter updates the objects within this (Manhattan) distance of the player: 2 * view (9)."""
+_REACH = np.arange(1 - UPDATE_REACH, UPDATE_REACH)
+_IN_REACH = np.abs(_REACH)[:, None] + np.abs(_REACH)[None, :] < UPDATE_REACH
 NIGHT_NOISE_DRAWS = (9 * (64 // 9)) * (7 * (64 // 9))
 """The uniform draws of crafter's night renderer at 64x64 (its 9x7 local view of 7-pixel units),
 which a step at night takes from the world's stream."""
@@ -59,7 +61,8 @@ assert CREATURES == ("cow", "zombie", "skeleton", "arrow", "plant")
 
 ITEM = {name: index for index, name in enumerate(INVENTORY)}
 HEALTH, FOOD, DRINK, ENERGY = (ITEM[name] for name in ("health", "food", "drink", "energy"))
-ITEM_MAX = [constants.items[name]["max"] for name in INVENTORY]
+(ITEM_MAX,) = {constants.items[name]["max"] for name in INVENTORY}
+"""Every item's maximum (crafter's are all 9)."""
 ACHIEVEMENT = {name: index for index, name in enumerate(ACHIEVEMENTS)}
 DIRECTIONS = ((-1, 0), (1, 0), (0, -1), (0, 1))
 """Crafter's ``all_dirs`` (and ``random_dir``'s choices), in order."""
@@ -239,14 +242,14 @@ class _World:
         self.step += 1
         self.daylight = _daylight(self.step) if self.config.night else 1.0
         objects = self.objects
-        snapshot = len(objects)
+        snapshot = len(objects)  # what the player adds now waits for the next step
         self._update_player(action)
-        player = self.player
-        px, py = player.x, player.y
-        for index in range(2, snapshot):
+        px, py = self.player.x, self.player.y
+        reach = UPDATE_REACH - 1
+        near = self.ids[px - reach : px + reach + 1, py - reach : py + reach + 1][_IN_REACH]
+        near = np.sort(near[(near > 1) & (near < snapshot)])
+        for index in near.tolist():
             obj = objects[index]
-            if obj is None or abs(obj.x - px) + abs(obj.y - py) >= UPDATE_REACH:
-                continue
             kind = obj.kind
             if kind == ZOMBIE:
                 self._update_zombie(obj)
@@ -282,7 +285,7 @@ class _World:
         tx, ty = player.x + fx, player.y + fy
         material, target = int(self.mat[tx, ty]), int(self.ids[tx, ty])
         if self.sleeping:
-            if inventory[ENERGY] < ITEM_MAX[ENERGY]:
+            if inventory[ENERGY] < ITEM_MAX:
                 action = SLEEP
             else:
                 self.sleeping = False
@@ -300,7 +303,7 @@ class _World:
             else:
                 self._do_material(tx, ty, material)
         elif action == SLEEP:
-            if inventory[ENERGY] < ITEM_MAX[ENERGY]:
+            if inventory[ENERGY] < ITEM_MAX:
                 self.sleeping = True
         elif action in PLACE:
             self._place(PLACE[action], tx, ty, material, target)
@@ -308,11 +311,10 @@ class _World:
             self._make(MAKE[action])
         self._update_life_stats()
         self._degen_or_regen_health()
-        for index, amount in enumerate(inventory):
-            inventory[index] = max(0, min(amount, ITEM_MAX[index]))
-        if inventory[HEALTH] < self.player_last_health:
+        self.inventory = [0 if a < 0 else ITEM_MAX if a > ITEM_MAX else a for a in inventory]
+        if self.inventory[HEALTH] < self.player_last_health:
             self.sleeping = False
-        self.player_last_health = inventory[HEALTH]
+        self.player_last_health = self.inventory[HEALTH]
 
     def _do_object(self, obj: _Object) -> None:
         inventory, achievements = self.inventory, self.achievements
@@ -503,54 +505,49 @@ class _World:
 
     # ------------------------------------------------------------------ crafter's balancing
     def _balance(self) -> None:
-        """``CrafterGame._balance_chunk`` over the chunks in crafter's order."""
+        """``CrafterGame._balance_chunk`` over the chunks in crafter's order. The chunks' target
+        ranges are worked out for all chunks at once (crafter's float operations); only a
+        chunk outside its range draws and runs crafter's spawn or despawn."""
         region = self.mat[PAD : PAD + AREA, PAD : PAD + AREA]
-        grass = _chunk_sums(region == GRASS).tolist()
-        path = _chunk_sums(region == PATH).tolist()
+        grass = _chunk_sums(region == GRASS)
+        path = _chunk_sums(region == PATH)
+        light, config = self.daylight, self.config
+        zombies = (3.5 - 3 * light) * config.zombie_density
+        ranges = {
+            ZOMBIE: (np.where(grass < 50, 0, zombies), np.full(grass.shape, zombies)),
+            SKELETON: (
+                np.where(path < 6, 0, 1 * config.skeleton_density),
+                np.full(path.shape, 2 * config.skeleton_density),
+            ),
+            COW: (
+                np.where(grass < 30, 0, 1 * config.cow_density),
+                np.full(grass.shape, (1.5 + light) * config.cow_density),
+            ),
+        }
+        bounds = {
+            kind: (low.astype(np.int64).tolist(), high.astype(np.int64).tolist())
+            for kind, (low, high) in ranges.items()
+        }
         members: dict[tuple[int, int, int], list[_Object]] = {}
         for obj in self.objects:
             if obj is not None and obj.kind in (ZOMBIE, SKELETON, COW):
                 key = ((obj.x - PAD) // CHUNK, (obj.y - PAD) // CHUNK, obj.kind)
                 members.setdefault(key, []).append(obj)
-        light, config = self.daylight, self.config
-        zombies, skeletons, cows = (
-            config.zombie_density,
-            config.skeleton_density,
-            config.cow_density,
-        )
         for cx, cy in list(self.chunks):
-            space = grass[cx][cy]
-            self._balance_object(
-                cx, cy, members.get((cx, cy, ZOMBIE), []), ZOMBIE, GRASS, 6, 0, 0.3, 0.4,
-                0 if space < 50 else (3.5 - 3 * light) * zombies, (3.5 - 3 * light) * zombies,
-            )  # fmt: skip
-            space = path[cx][cy]
-            self._balance_object(
-                cx, cy, members.get((cx, cy, SKELETON), []), SKELETON, PATH, 7, 7, 0.1, 0.1,
-                0 if space < 6 else 1 * skeletons, 2 * skeletons,
-            )  # fmt: skip
-            space = grass[cx][cy]
-            self._balance_object(
-                cx, cy, members.get((cx, cy, COW), []), COW, GRASS, 5, 5, 0.01, 0.1,
-                0 if space < 30 else 1 * cows, (1.5 + light) * cows,
-            )  # fmt: skip
+            for kind in (ZOMBIE, SKELETON, COW):
+                creatures = members.get((cx, cy, kind), [])
+                low, high = bounds[kind]
+                if len(creatures) < low[cx][cy] or len(creatures) > high[cx][cy]:
+                    self._balance_object(cx, cy, creatures, kind, low[cx][cy], high[cx][cy])
 
     def _balance_object(
-        self,
-        cx: int,
-        cy: int,
-        creatures: list[_Object],
-        kind: int,
-        material: int,
-        span_dist: float,
-        despan_dist: float,
-        spawn_prob: float,
-        despawn_prob: float,
-        target_min: float,
-        target_max: float,
+        self, cx: int, cy: int, creatures: list[_Object], kind: int, low: int, high: int
     ) -> None:
+        """``CrafterGame._balance_object`` for a chunk whose count of ``kind`` is outside
+        ``[low, high]``."""
+        material, span_dist, despan_dist, spawn_prob, despawn_prob = _BALANCE[kind]
         random = self.random
-        if len(creatures) < int(target_min) and random.uniform() < spawn_prob:
+        if len(creatures) < low and random.uniform() < spawn_prob:
             x0, y0 = PAD + cx * CHUNK, PAD + cy * CHUNK
             xs, ys = np.nonzero(
                 self.mat[x0 : min(x0 + CHUNK, PAD + AREA), y0 : min(y0 + CHUNK, PAD + AREA)]
@@ -561,15 +558,31 @@ class _World:
             player = self.player
             if not self.ids[x, y] and abs(x - player.x) + abs(y - player.y) >= span_dist:
                 self.add(_Object(kind, x, y, 5 if kind == ZOMBIE else 3))
-        elif len(creatures) > int(target_max) and random.uniform() < despawn_prob:
+        elif len(creatures) > high and random.uniform() < despawn_prob:
             obj = creatures[random.randint(0, len(creatures))]
             if self._distance(obj) >= despan_dist:
                 self.remove(obj)
 
 
+_BALANCE = {
+    ZOMBIE: (GRASS, 6, 0, 0.3, 0.4),
+    SKELETON: (PATH, 7, 7, 0.1, 0.1),
+    COW: (GRASS, 5, 5, 0.01, 0.1),
+}
+"""Crafter's balancing of each kind: its material, spawn and despawn distances from the
+player, spawn and despawn probabilities."""
+
+
+_CHUNK_OF = (np.arange(AREA)[None, :] // CHUNK == np.arange(len(CHUNK_STARTS))[:, None]).astype(
+    np.float64
+)
+"""Which chunk row (or column) each world row (or column) belongs to."""
+
+
 def _chunk_sums(mask: np.ndarray) -> np.ndarray:
-    """Cells of ``mask`` per 12x12 chunk (the last row and column of chunks are 4 wide)."""
-    return np.add.reduceat(np.add.reduceat(mask, CHUNK_STARTS, axis=0), CHUNK_STARTS, axis=1)
+    """Cells of ``mask`` per 12x12 chunk (the last row and column of chunks are 4 wide), as
+    exact float counts."""
+    return _CHUNK_OF @ mask.astype(np.float64) @ _CHUNK_OF.T
 
 
 class CrafterBatchedVectorEnv(CrafterSymbolicVectorEnv):

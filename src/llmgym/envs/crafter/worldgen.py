@@ -183,26 +183,30 @@ def _biome(biome: str, water: np.ndarray, mountain: np.ndarray) -> tuple:
     return water, mountain, 0.5, GRASS
 
 
-class _Draws:
-    """Crafter's coin flips of one pass over the cells, in its order: drawn ahead from a copy of
-    the world's random stream; :meth:`finish` advances the real stream by exactly the number
-    crafter consumes (a draw only where its short-circuiting ``and`` makes one)."""
-
-    def __init__(self, random: np.random.RandomState, most: int) -> None:
-        self._random = random
-        self._state = random.get_state()
-        self._values = random.random_sample(most).tolist()
-        self._used = 0
-
-    def above(self, threshold: float) -> bool:
-        """Whether the next draw is above ``threshold`` (crafter's ``uniform() > threshold``)."""
-        self._used += 1
-        return self._values[self._used - 1] > threshold
-
-    def finish(self) -> None:
-        """Leave the world's stream where crafter's pass leaves it."""
-        self._random.set_state(self._state)
-        self._random.random_sample(self._used)
+def _first_above(
+    random: np.random.RandomState,
+    cells: np.ndarray,
+    codes: np.ndarray,
+    rules: dict[int, tuple[tuple[float, int], ...]],
+) -> list[tuple[int, int]]:
+    """Crafter's coin flips of one pass over ``cells``, in its order: cell ``i`` tries the
+    rules ``rules[codes[i]]`` (``(threshold, outcome)`` pairs) in turn, one draw each, until a
+    draw ``u > threshold``; the cells with an outcome, ``(cell, outcome)``. The draws come ahead
+    from a copy of the world's stream, which is then advanced by exactly the number crafter
+    consumes (a draw only where its short-circuiting ``and`` makes one)."""
+    state = random.get_state()
+    values = random.random_sample(3 * len(cells)).tolist()
+    used = 0
+    found = []
+    for cell, code in zip(cells.tolist(), codes.tolist(), strict=True):
+        for threshold, outcome in rules[code]:
+            used += 1
+            if values[used - 1] > threshold:
+                found.append((cell, outcome))
+                break
+    random.set_state(state)
+    random.random_sample(used)
+    return found
 
 
 def _place_resources(
@@ -216,29 +220,26 @@ def _place_resources(
 ) -> None:
     """Crafter's coal, iron, diamond, lava and stone in the mountains and trees on land, with
     the same draws (at most three per cell)."""
-    coal = (layers["coal"] > 0).ravel()
-    iron = (layers["iron"] > 0.4).ravel()
-    deep = (mountain > 0.18).ravel()
-    lava = ((mountain > 0.3) & (layers["lava"] > 0.35)).ravel()
-    ore = ore_cell.ravel()
-    cells = np.flatnonzero((ore_cell | tree_cell).ravel())
-    draws = _Draws(random, 3 * len(cells))
+    coal = layers["coal"] > 0
+    iron = layers["iron"] > 0.4
+    deep = mountain > 0.18
+    lava = (mountain > 0.3) & (layers["lava"] > 0.35)
     flat = materials.reshape(-1)
-    coal_t, iron_t = spec.coal_threshold, spec.iron_threshold
-    diamond_t, tree_t = spec.diamond_threshold, spec.tree_threshold
-    for cell in cells.tolist():
-        if not ore[cell]:
-            if draws.above(tree_t):
-                flat[cell] = TREE
-        elif coal[cell] and draws.above(coal_t):
-            flat[cell] = COAL
-        elif iron[cell] and draws.above(iron_t):
-            flat[cell] = IRON
-        elif deep[cell] and draws.above(diamond_t):
-            flat[cell] = DIAMOND
-        else:
-            flat[cell] = LAVA if lava[cell] else STONE
-    draws.finish()
+    cells = np.flatnonzero((ore_cell | tree_cell).ravel())
+    # a tree cell tries the tree; an ore cell tries coal, iron and diamond where they may be
+    codes = np.where(ore_cell, 1 + coal + 2 * iron + 4 * deep, 0).ravel()[cells]
+    ores = (
+        (spec.coal_threshold, COAL),
+        (spec.iron_threshold, IRON),
+        (spec.diamond_threshold, DIAMOND),
+    )
+    rules = {0: ((spec.tree_threshold, TREE),)}
+    for bits in range(8):
+        rules[1 + bits] = tuple(rule for k, rule in enumerate(ores) if bits >> k & 1)
+    ore_cells = np.flatnonzero(ore_cell.ravel())
+    flat[ore_cells] = np.where(lava.ravel()[ore_cells], LAVA, STONE)
+    for cell, material in _first_above(random, cells, codes, rules):
+        flat[cell] = material
 
 
 def _place_creatures(
@@ -254,20 +255,17 @@ def _place_creatures(
     grass_far = walkable & (materials == GRASS) & (distance > 3)
     zombie_far = walkable & (distance > 10)
     tunnel = walkable & (materials == PATH) & tunnels
-    candidates = np.flatnonzero((grass_far | zombie_far | tunnel).ravel())
-    creatures: list[tuple[str, tuple[int, int]]] = []
-    if len(candidates) == 0:
-        return creatures
-    draws = _Draws(random, 3 * len(candidates))
+    cells = np.flatnonzero((grass_far | zombie_far | tunnel).ravel())
+    codes = (1 * grass_far + 2 * zombie_far + 4 * tunnel).ravel()[cells]
+    kinds = (
+        (spec.cow_threshold, "cow"),
+        (spec.zombie_threshold, "zombie"),
+        (spec.skeleton_threshold, "skeleton"),
+    )
+    rules = {
+        bits: tuple(rule for k, rule in enumerate(kinds) if bits >> k & 1) for bits in range(8)
+    }
     height = materials.shape[1]
-    grass_flat, zombie_flat, tunnel_flat = grass_far.ravel(), zombie_far.ravel(), tunnel.ravel()
-    cow_t, zombie_t, skeleton_t = spec.cow_threshold, spec.zombie_threshold, spec.skeleton_threshold
-    for cell in candidates.tolist():
-        if grass_flat[cell] and draws.above(cow_t):
-            creatures.append(("cow", divmod(cell, height)))
-        elif zombie_flat[cell] and draws.above(zombie_t):
-            creatures.append(("zombie", divmod(cell, height)))
-        elif tunnel_flat[cell] and draws.above(skeleton_t):
-            creatures.append(("skeleton", divmod(cell, height)))
-    draws.finish()
-    return creatures
+    return [
+        (kind, divmod(cell, height)) for cell, kind in _first_above(random, cells, codes, rules)
+    ]
