@@ -94,6 +94,19 @@ def _assert_same_play(
     return seen
 
 
+def test_draws_are_randomstates() -> None:
+    """``below`` and ``uniform`` take the same numbers from the same stream as crafter's
+    ``randint(0, n)`` and ``uniform()``."""
+    counts = [1, 2, 3, 4, 4, 5, 7, 8, 9, 13, 64, 100, 144, 1, 4, 1000, 2**20 + 3]
+    for seed in range(20):
+        reference = np.random.RandomState(seed)
+        expected = [reference.randint(0, n) for n in counts] + [reference.uniform()]
+        world = CrafterBatchedVectorEnv(1, seed=0)._worlds[0]
+        world._use_stream(np.random.RandomState(seed))
+        assert [world.below(n) for n in counts] + [world.uniform()] == expected
+        assert world.random.get_state()[2] == reference.get_state()[2]
+
+
 def test_night_noise_draws_are_the_renderers() -> None:
     assert CrafterGame()._night_noise_draws == NIGHT_NOISE_DRAWS
 

@@ -149,7 +149,7 @@ class _World:
 
     def __init__(self, materials: np.ndarray, ids: np.ndarray, kinds: np.ndarray) -> None:
         self.mat, self.ids, self.kinds = materials, ids, kinds
-        self.random = np.random.RandomState(0)
+        self._use_stream(np.random.RandomState(0))
         self.objects: list[_Object | None] = [None]
         self.chunks: dict[tuple[int, int], None] = {}
         self.player = _Object(PLAYER, 0, 0, 0)
@@ -164,10 +164,30 @@ class _World:
         self.player_last_health = self.last_health = 0
         self.hunger = self.thirst = self.fatigue = self.recover = 0.0
 
+    # ------------------------------------------------------------------ crafter's draws
+    def _use_stream(self, random: np.random.RandomState) -> None:
+        self.random = random
+        # ``uniform()`` is ``0.0 + 1.0 * random_sample()``: the same double, for a tenth of the
+        # call's cost
+        self.uniform = random.random_sample
+        self._raw = random._bit_generator.random_raw
+
+    def below(self, count: int) -> int:
+        """``random.randint(0, count)`` of crafter's draws, the same number from the same
+        32-bit outputs (numpy's legacy masked rejection: the low bits of a draw, drawn again
+        while the number is too big; no draw at all for one choice)."""
+        if count == 1:
+            return 0
+        mask = (1 << (count - 1).bit_length()) - 1
+        while True:
+            value = int(self._raw()) & mask
+            if value < count:
+                return value
+
     # ------------------------------------------------------------------ crafter's World
     def reset(self, world_seed: int, config: CrafterConfig) -> None:
         """``CrafterGame.reset``: a fresh world of ``world_seed`` under ``config``."""
-        self.random = np.random.RandomState(world_seed)
+        self._use_stream(np.random.RandomState(world_seed))
         self.config = config
         self.step = 0
         self.daylight = _daylight(0) if config.night else 1.0
@@ -348,7 +368,7 @@ class _World:
         if any(inventory[item] < amount for item, amount in require):
             return
         self.mat[x, y] = leaves
-        if self.random.uniform() <= probability:
+        if self.uniform() <= probability:
             for item, amount, achievement in receive:
                 inventory[item] += amount
                 self.achievements[achievement] += 1
@@ -432,18 +452,16 @@ class _World:
     def _update_cow(self, cow: _Object) -> None:
         if cow.health <= 0:
             self.remove(cow)
-        random = self.random
-        if random.uniform() < 0.5:
-            self.move(cow, *DIRECTIONS[random.randint(0, 4)], WALKABLE)
+        if self.uniform() < 0.5:
+            self.move(cow, *DIRECTIONS[self.below(4)], WALKABLE)
 
     def _update_zombie(self, zombie: _Object) -> None:
         if zombie.health <= 0:
             self.remove(zombie)
-        random = self.random
-        if self._distance(zombie) <= 8 and random.uniform() < 0.9:
-            self.move(zombie, *self._toward(zombie, random.uniform() < 0.8), WALKABLE)
+        if self._distance(zombie) <= 8 and self.uniform() < 0.9:
+            self.move(zombie, *self._toward(zombie, self.uniform() < 0.8), WALKABLE)
         else:
-            self.move(zombie, *DIRECTIONS[random.randint(0, 4)], WALKABLE)
+            self.move(zombie, *DIRECTIONS[self.below(4)], WALKABLE)
         if self._distance(zombie) <= 1:
             if zombie.counter:
                 zombie.counter -= 1
@@ -454,19 +472,18 @@ class _World:
     def _update_skeleton(self, skeleton: _Object) -> None:
         if skeleton.health <= 0:
             self.remove(skeleton)
-        random = self.random
         skeleton.counter = max(0, skeleton.counter - 1)
         dist = self._distance(skeleton)
         if dist <= 3:
-            dx, dy = self._toward(skeleton, random.uniform() < 0.6)
+            dx, dy = self._toward(skeleton, self.uniform() < 0.6)
             if self.move(skeleton, -dx, -dy, WALKABLE):
                 return
-        if dist <= 5 and random.uniform() < 0.5:
+        if dist <= 5 and self.uniform() < 0.5:
             self._shoot(skeleton, *self._toward(skeleton, True))
-        elif dist <= 8 and random.uniform() < 0.3:
-            self.move(skeleton, *self._toward(skeleton, random.uniform() < 0.6), WALKABLE)
-        elif random.uniform() < 0.2:
-            self.move(skeleton, *DIRECTIONS[random.randint(0, 4)], WALKABLE)
+        elif dist <= 8 and self.uniform() < 0.3:
+            self.move(skeleton, *self._toward(skeleton, self.uniform() < 0.6), WALKABLE)
+        elif self.uniform() < 0.2:
+            self.move(skeleton, *DIRECTIONS[self.below(4)], WALKABLE)
 
     def _shoot(self, skeleton: _Object, dx: int, dy: int) -> None:
         if skeleton.counter > 0 or (dx == 0 and dy == 0):
@@ -546,20 +563,19 @@ class _World:
         """``CrafterGame._balance_object`` for a chunk whose count of ``kind`` is outside
         ``[low, high]``."""
         material, span_dist, despan_dist, spawn_prob, despawn_prob = _BALANCE[kind]
-        random = self.random
-        if len(creatures) < low and random.uniform() < spawn_prob:
+        if len(creatures) < low and self.uniform() < spawn_prob:
             x0, y0 = PAD + cx * CHUNK, PAD + cy * CHUNK
             xs, ys = np.nonzero(
                 self.mat[x0 : min(x0 + CHUNK, PAD + AREA), y0 : min(y0 + CHUNK, PAD + AREA)]
                 == material
             )
-            i = random.randint(0, len(xs))
+            i = self.below(len(xs))
             x, y = x0 + int(xs[i]), y0 + int(ys[i])
             player = self.player
             if not self.ids[x, y] and abs(x - player.x) + abs(y - player.y) >= span_dist:
                 self.add(_Object(kind, x, y, 5 if kind == ZOMBIE else 3))
-        elif len(creatures) > high and random.uniform() < despawn_prob:
-            obj = creatures[random.randint(0, len(creatures))]
+        elif len(creatures) > high and self.uniform() < despawn_prob:
+            obj = creatures[self.below(len(creatures))]
             if self._distance(obj) >= despan_dist:
                 self.remove(obj)
 
