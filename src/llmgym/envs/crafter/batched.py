@@ -525,45 +525,49 @@ class _World:
         """``CrafterGame._balance_chunk`` over the chunks in crafter's order. The chunks' target
         ranges are worked out for all chunks at once (crafter's float operations); only a
         chunk outside its range draws and runs crafter's spawn or despawn."""
-        region = self.mat[PAD : PAD + AREA, PAD : PAD + AREA]
-        grass = _chunk_sums(region == GRASS)
-        path = _chunk_sums(region == PATH)
+        block = slice(PAD, PAD + CHUNKS * CHUNK)  # the world and some "outside" after it
+        materials = np.bincount(
+            3 * _CHUNK_INDEX + _COUNTED_MATERIAL[self.mat[block, block]].ravel(),
+            minlength=CHUNKS * CHUNKS * 3,
+        ).reshape(CHUNKS, CHUNKS, 3)
+        kinds = np.bincount(
+            CHUNKS * CHUNKS * self.kinds[block, block].ravel().astype(np.int64) + _CHUNK_INDEX,
+            minlength=CHUNKS * CHUNKS * (PLAYER + 1),
+        ).reshape(PLAYER + 1, CHUNKS, CHUNKS)
+        grass, path = materials[..., 1].tolist(), materials[..., 2].tolist()
+        zombie_count, skeleton_count, cow_count = kinds[[ZOMBIE, SKELETON, COW]].tolist()
         light, config = self.daylight, self.config
-        zombies = (3.5 - 3 * light) * config.zombie_density
-        ranges = {
-            ZOMBIE: (np.where(grass < 50, 0, zombies), np.full(grass.shape, zombies)),
-            SKELETON: (
-                np.where(path < 6, 0, 1 * config.skeleton_density),
-                np.full(path.shape, 2 * config.skeleton_density),
-            ),
-            COW: (
-                np.where(grass < 30, 0, 1 * config.cow_density),
-                np.full(grass.shape, (1.5 + light) * config.cow_density),
-            ),
-        }
-        bounds = {
-            kind: (low.astype(np.int64).tolist(), high.astype(np.int64).tolist())
-            for kind, (low, high) in ranges.items()
-        }
-        members: dict[tuple[int, int, int], list[_Object]] = {}
-        for obj in self.objects:
-            if obj is not None and obj.kind in (ZOMBIE, SKELETON, COW):
-                key = ((obj.x - PAD) // CHUNK, (obj.y - PAD) // CHUNK, obj.kind)
-                members.setdefault(key, []).append(obj)
+        # crafter's target ranges: the same float expressions, truncated by int() as crafter's
+        zombies = int((3.5 - 3 * light) * config.zombie_density)
+        skeletons_low, skeletons_high = (
+            int(1 * config.skeleton_density),
+            int(2 * config.skeleton_density),
+        )
+        cows_low, cows_high = int(1 * config.cow_density), int((1.5 + light) * config.cow_density)
         for cx, cy in list(self.chunks):
-            for kind in (ZOMBIE, SKELETON, COW):
-                creatures = members.get((cx, cy, kind), [])
-                low, high = bounds[kind]
-                if len(creatures) < low[cx][cy] or len(creatures) > high[cx][cy]:
-                    self._balance_object(cx, cy, creatures, kind, low[cx][cy], high[cx][cy])
+            space = grass[cx][cy]
+            count, low = zombie_count[cx][cy], 0 if space < 50 else zombies
+            if count < low or count > zombies:
+                self._balance_object(cx, cy, ZOMBIE, count, low, zombies)
+            count, low = skeleton_count[cx][cy], 0 if path[cx][cy] < 6 else skeletons_low
+            if count < low or count > skeletons_high:
+                self._balance_object(cx, cy, SKELETON, count, low, skeletons_high)
+            count, low = cow_count[cx][cy], 0 if space < 30 else cows_low
+            if count < low or count > cows_high:
+                self._balance_object(cx, cy, COW, count, low, cows_high)
 
-    def _balance_object(
-        self, cx: int, cy: int, creatures: list[_Object], kind: int, low: int, high: int
-    ) -> None:
-        """``CrafterGame._balance_object`` for a chunk whose count of ``kind`` is outside
+    def _chunk_members(self, cx: int, cy: int, kind: int) -> list[_Object]:
+        """The objects of ``kind`` in chunk ``(cx, cy)``, in the order they were added."""
+        x0, y0 = PAD + cx * CHUNK, PAD + cy * CHUNK
+        cells = (slice(x0, min(x0 + CHUNK, PAD + AREA)), slice(y0, min(y0 + CHUNK, PAD + AREA)))
+        ids = np.sort(self.ids[cells][self.kinds[cells] == kind])
+        return [self.objects[index] for index in ids.tolist()]  # type: ignore[misc]
+
+    def _balance_object(self, cx: int, cy: int, kind: int, count: int, low: int, high: int) -> None:
+        """``CrafterGame._balance_object`` for a chunk whose ``count`` of ``kind`` is outside
         ``[low, high]``."""
         material, span_dist, despan_dist, spawn_prob, despawn_prob = _BALANCE[kind]
-        if len(creatures) < low and self.uniform() < spawn_prob:
+        if count < low and self.uniform() < spawn_prob:
             x0, y0 = PAD + cx * CHUNK, PAD + cy * CHUNK
             xs, ys = np.nonzero(
                 self.mat[x0 : min(x0 + CHUNK, PAD + AREA), y0 : min(y0 + CHUNK, PAD + AREA)]
@@ -574,8 +578,8 @@ class _World:
             player = self.player
             if not self.ids[x, y] and abs(x - player.x) + abs(y - player.y) >= span_dist:
                 self.add(_Object(kind, x, y, 5 if kind == ZOMBIE else 3))
-        elif len(creatures) > high and self.uniform() < despawn_prob:
-            obj = creatures[self.below(len(creatures))]
+        elif count > high and self.uniform() < despawn_prob:
+            obj = self._chunk_members(cx, cy, kind)[self.below(count)]
             if self._distance(obj) >= despan_dist:
                 self.remove(obj)
 
@@ -589,16 +593,14 @@ _BALANCE = {
 player, spawn and despawn probabilities."""
 
 
-_CHUNK_OF = (np.arange(AREA)[None, :] // CHUNK == np.arange(len(CHUNK_STARTS))[:, None]).astype(
-    np.float64
-)
-"""Which chunk row (or column) each world row (or column) belongs to."""
-
-
-def _chunk_sums(mask: np.ndarray) -> np.ndarray:
-    """Cells of ``mask`` per 12x12 chunk (the last row and column of chunks are 4 wide), as
-    exact float counts."""
-    return _CHUNK_OF @ mask.astype(np.float64) @ _CHUNK_OF.T
+CHUNKS = len(CHUNK_STARTS)
+_CHUNK_INDEX = (
+    CHUNKS * (np.arange(CHUNKS * CHUNK)[:, None] // CHUNK) + np.arange(CHUNKS * CHUNK) // CHUNK
+).ravel()
+"""Per cell of the chunks' block (row-major), its chunk's index."""
+_COUNTED_MATERIAL = np.zeros(len(MAT) + 1, np.int64)
+_COUNTED_MATERIAL[GRASS], _COUNTED_MATERIAL[PATH] = 1, 2
+"""What a chunk's census counts of a cell's material: 1 grass, 2 path, 0 anything else."""
 
 
 class CrafterBatchedVectorEnv(CrafterSymbolicVectorEnv):
