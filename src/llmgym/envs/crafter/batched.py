@@ -43,7 +43,8 @@ SIZE = AREA + 2 * PAD
 CHUNK = 12
 CHUNK_STARTS = np.arange(0, AREA, CHUNK)
 _REACH = np.arange(1 - UPDATE_REACH, UPDATE_REACH)
-_IN_REACH = np.abs(_REACH)[:, None] + np.abs(_REACH)[None, :] < UPDATE_REACH
+_IN_REACH = np.flatnonzero(np.abs(_REACH)[:, None] + np.abs(_REACH)[None, :] < UPDATE_REACH)
+"""The cells of the square around the player (row-major) that are within reach."""
 NIGHT_NOISE_DRAWS = (9 * (64 // 9)) * (7 * (64 // 9))
 """The uniform draws of crafter's night renderer at 64x64 (its 9x7 local view of 7-pixel units),
 which a step at night takes from the world's stream."""
@@ -159,6 +160,7 @@ class _World:
         self.inventory = [0] * len(INVENTORY)
         self.achievements = [0] * len(ACHIEVEMENTS)
         self.unlocked = [False] * len(ACHIEVEMENTS)
+        self._new: list[str] = []
         self.facing = (0, 1)
         self.sleeping = False
         self.player_last_health = self.last_health = 0
@@ -199,6 +201,7 @@ class _World:
         self.inventory = [constants.items[name]["initial"] for name in INVENTORY]
         self.achievements = [0] * len(ACHIEVEMENTS)
         self.unlocked = [False] * len(ACHIEVEMENTS)
+        self._new = []
         self.facing = (0, 1)
         self.sleeping = False
         self.player_last_health = self.last_health = self.inventory[HEALTH]
@@ -266,8 +269,9 @@ class _World:
         self._update_player(action)
         px, py = self.player.x, self.player.y
         reach = UPDATE_REACH - 1
-        near = self.ids[px - reach : px + reach + 1, py - reach : py + reach + 1][_IN_REACH]
-        near = np.sort(near[(near > 1) & (near < snapshot)])
+        near = self.ids[px - reach : px + reach + 1, py - reach : py + reach + 1].take(_IN_REACH)
+        near = near[(near > 1) & (near < snapshot)]
+        near.sort()
         for index in near.tolist():
             obj = objects[index]
             kind = obj.kind
@@ -288,12 +292,9 @@ class _World:
         health = self.inventory[HEALTH]
         reward = (health - self.last_health) / 10
         self.last_health = health
-        new = []
-        for index, count in enumerate(self.achievements):
-            if count > 0 and not self.unlocked[index]:
-                self.unlocked[index] = True
-                new.append(ACHIEVEMENTS[index])
+        new = sorted(self._new, key=ACHIEVEMENT.__getitem__)
         if new:
+            self._new.clear()
             reward += 1.0
         length = self.config.length
         return reward, health <= 0, bool(length and self.step >= length), new
@@ -309,7 +310,7 @@ class _World:
                 action = SLEEP
             else:
                 self.sleeping = False
-                self.achievements[ACHIEVEMENT["wake_up"]] += 1
+                self._achieve(ACHIEVEMENT["wake_up"])
         if action == NOOP:
             pass
         elif action in MOVES:
@@ -336,25 +337,31 @@ class _World:
             self.sleeping = False
         self.player_last_health = self.inventory[HEALTH]
 
+    def _achieve(self, index: int) -> None:
+        self.achievements[index] += 1
+        if not self.unlocked[index]:
+            self.unlocked[index] = True
+            self._new.append(ACHIEVEMENTS[index])
+
     def _do_object(self, obj: _Object) -> None:
-        inventory, achievements = self.inventory, self.achievements
+        inventory = self.inventory
         damage = max(1, *(value if inventory[item] else 0 for item, value in SWORDS))
         kind = obj.kind
         if kind == PLANT:
             if obj.counter > 300:
                 obj.counter = 0
                 inventory[FOOD] += 4
-                achievements[ACHIEVEMENT["eat_plant"]] += 1
+                self._achieve(ACHIEVEMENT["eat_plant"])
         elif kind in (ZOMBIE, SKELETON, COW):
             obj.health = max(0, obj.health - damage)
             if obj.health <= 0:
                 if kind == ZOMBIE:
-                    achievements[ACHIEVEMENT["defeat_zombie"]] += 1
+                    self._achieve(ACHIEVEMENT["defeat_zombie"])
                 elif kind == SKELETON:
-                    achievements[ACHIEVEMENT["defeat_skeleton"]] += 1
+                    self._achieve(ACHIEVEMENT["defeat_skeleton"])
                 else:
                     inventory[FOOD] += 6
-                    achievements[ACHIEVEMENT["eat_cow"]] += 1
+                    self._achieve(ACHIEVEMENT["eat_cow"])
                     self.hunger = 0
 
     def _do_material(self, x: int, y: int, material: int) -> None:
@@ -371,7 +378,7 @@ class _World:
         if self.uniform() <= probability:
             for item, amount, achievement in receive:
                 inventory[item] += amount
-                self.achievements[achievement] += 1
+                self._achieve(achievement)
 
     def _place(self, info: tuple[Any, ...], x: int, y: int, material: int, target: int) -> None:
         uses, where, placed, achievement = info
@@ -386,7 +393,7 @@ class _World:
             self.mat[x, y] = placed
         else:
             self.add(_Object(PLANT, x, y, 1))
-        self.achievements[achievement] += 1
+        self._achieve(achievement)
 
     def _make(self, info: tuple[Any, ...]) -> None:
         nearby, uses, item, gives, achievement = info
@@ -403,7 +410,7 @@ class _World:
         for name, amount in uses:
             inventory[name] -= amount
         inventory[item] += gives
-        self.achievements[achievement] += 1
+        self._achieve(achievement)
 
     def _update_life_stats(self) -> None:
         inventory, sleeping = self.inventory, self.sleeping

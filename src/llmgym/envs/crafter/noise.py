@@ -39,26 +39,36 @@ _NORM = 103
 _CHUNK = 8192
 
 
-def _wrap64(value: int) -> int:
-    """``value`` as a signed 64-bit integer (two's complement wrap-around)."""
-    value &= _MASK64
-    return value - (1 << 64) if value >> 63 else value
+def _lcg_steps(count: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(a_k, c_k)`` for ``k = 1..count``: ``k`` steps of opensimplex's 64-bit LCG take a seed
+    ``s`` to ``a_k * s + c_k`` (mod 2**64)."""
+    multipliers, increments = [], []
+    a, c = 1, 0
+    for _ in range(count):
+        a = (a * _LCG_MULTIPLIER) & _MASK64
+        c = (c * _LCG_MULTIPLIER + _LCG_INCREMENT) & _MASK64
+        multipliers.append(a)
+        increments.append(c)
+    return np.array(multipliers, np.uint64), np.array(increments, np.uint64)
+
+
+_LCG_MULTIPLIER, _LCG_INCREMENT = 6364136223846793005, 1442695040888963407
+_LCG_A, _LCG_C = _lcg_steps(3 + 256)
 
 
 def permutation(seed: int) -> tuple[np.ndarray, np.ndarray]:
     """The permutation table and 3D gradient index table of ``OpenSimplex(seed)``."""
-    perm = np.zeros(256, dtype=np.int64)
-    grad_index = np.zeros(256, dtype=np.int64)
+    # the LCG's states after 4..259 steps, all at once (uint64 arithmetic wraps mod 2**64),
+    # read as the signed 64-bit integers the scalar code works with
+    states = (_LCG_A[3:] * np.uint64(seed & _MASK64) + _LCG_C[3:]).view(np.int64).tolist()
+    perm = [0] * 256
     source = list(range(256))
-    for _ in range(3):
-        seed = _wrap64(seed * 6364136223846793005 + 1442695040888963407)
-    for i in range(255, -1, -1):
-        seed = _wrap64(seed * 6364136223846793005 + 1442695040888963407)
-        r = (seed + 31) % (i + 1)
+    for state, i in zip(states, range(255, -1, -1), strict=True):
+        r = (state + 31) % (i + 1)
         perm[i] = source[r]
-        grad_index[i] = int((perm[i] % (len(_GRADIENTS3) / 3)) * 3)
         source[r] = source[i]
-    return perm, grad_index
+    table = np.array(perm, dtype=np.int64)
+    return table, (table % (len(_GRADIENTS3) // 3)) * 3
 
 
 class OpenSimplexNoise:
