@@ -27,7 +27,7 @@ import numpy as np
 from llmgym.envs.crafter import ACHIEVEMENTS, ACTIONS
 from llmgym.envs.crafter.config import CrafterConfig
 from llmgym.envs.crafter.game import constants, world_spec
-from llmgym.envs.crafter.symbolic import CREATURES, INVENTORY, MATERIALS, VIEW
+from llmgym.envs.crafter.symbolic import CREATURES, INVENTORY, MATERIALS, SYMBOLIC_SIZE, VIEW
 from llmgym.envs.crafter.vector import CrafterSymbolicVectorEnv
 from llmgym.envs.crafter.worldgen import generate_terrain
 
@@ -112,11 +112,16 @@ MAKE = {
 }
 SWORDS = ((ITEM["wood_sword"], 2), (ITEM["stone_sword"], 3), (ITEM["iron_sword"], 5))
 
-_MATERIAL_ONEHOT = np.zeros((len(MAT) + 1, len(MATERIALS)), np.float32)
+_CELL_ONEHOT = np.zeros((len(MAT) + 1, PLAYER + 1, len(MATERIALS) + len(CREATURES)), np.float32)
 for _channel, _name in enumerate(MATERIALS):
-    _MATERIAL_ONEHOT[MAT[_name], _channel] = 1.0
-_KIND_ONEHOT = np.zeros((PLAYER + 1, len(CREATURES)), np.float32)
-_KIND_ONEHOT[np.arange(1, PLAYER), np.arange(len(CREATURES))] = 1.0
+    _CELL_ONEHOT[MAT[_name], :, _channel] = 1.0
+_CELL_ONEHOT[:, np.arange(1, PLAYER), len(MATERIALS) + np.arange(len(CREATURES))] = 1.0
+_CELL_ONEHOT = _CELL_ONEHOT.reshape((len(MAT) + 1) * (PLAYER + 1), -1)
+"""A cell's channels by ``material * 7 + kind``: its material's one-hot, then its creature's (the
+player and empty cells have none)."""
+_FACING_INDEX = {facing: index for index, facing in enumerate(FACINGS)}
+_VIEW_X = np.arange(VIEW[0]) - VIEW[0] // 2
+_VIEW_Y = np.arange(VIEW[1]) - VIEW[1] // 2
 _GRID = VIEW[0] * VIEW[1] * (len(MATERIALS) + len(CREATURES))
 
 _DAYLIGHT: dict[int, float] = {}
@@ -663,21 +668,18 @@ class CrafterBatchedVectorEnv(CrafterSymbolicVectorEnv):
         """Write the symbolic observations of the worlds ``indices`` (crafter's local view, as
         :class:`~llmgym.envs.crafter.symbolic.SymbolicObserver` lays it out)."""
         worlds = [self._worlds[i] for i in indices.tolist()]
-        xs = np.array([w.player.x for w in worlds])[:, None] + np.arange(VIEW[0]) - VIEW[0] // 2
-        ys = np.array([w.player.y for w in worlds])[:, None] + np.arange(VIEW[1]) - VIEW[1] // 2
-        rows = indices[:, None, None]
-        cells = (rows, xs[:, :, None], ys[:, None, :])
-        out = self._observations[indices]
-        grid = out[:, :_GRID].reshape(len(indices), VIEW[0], VIEW[1], -1)
-        grid[..., : len(MATERIALS)] = _MATERIAL_ONEHOT[self._materials[cells]]
-        grid[..., len(MATERIALS) :] = _KIND_ONEHOT[self._kinds[cells]]
-        base = _GRID
-        out[:, base : base + len(INVENTORY)] = np.array([w.inventory for w in worlds]) / 9.0
-        base += len(INVENTORY)
+        count = len(worlds)
+        xs = np.array([w.player.x for w in worlds])[:, None] + _VIEW_X
+        ys = np.array([w.player.y for w in worlds])[:, None] + _VIEW_Y
+        cells = (indices[:, None, None], xs[:, :, None], ys[:, None, :])
+        codes = self._materials[cells] * np.uint8(PLAYER + 1) + self._kinds[cells]
+        out = np.empty((count, SYMBOLIC_SIZE), np.float32)
+        out[:, :_GRID] = _CELL_ONEHOT[codes].reshape(count, _GRID)
+        base = _GRID + len(INVENTORY)
+        out[:, _GRID:base] = np.array([w.inventory for w in worlds]) / 9.0
         out[:, base : base + len(FACINGS)] = 0.0
-        facing = [FACINGS.index(w.facing) for w in worlds]
-        out[np.arange(len(worlds)), base + np.array(facing)] = 1.0
+        out[np.arange(count), base + np.array([_FACING_INDEX[w.facing] for w in worlds])] = 1.0
         base += len(FACINGS)
         out[:, base] = [w.daylight for w in worlds]
-        out[:, base + 1] = [float(w.sleeping) for w in worlds]
+        out[:, base + 1] = [w.sleeping for w in worlds]
         self._observations[indices] = out
