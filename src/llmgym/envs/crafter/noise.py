@@ -181,7 +181,7 @@ class NoiseGrid:
                 # the permutation lookups only use the low 8 bits of each lattice coordinate
                 keys[slot, points] = ((xsv & 0xFF) << 16) | ((ysv & 0xFF) << 8) | (zsv & 0xFF)
         lattice, self._vertex = np.unique(keys, return_inverse=True)
-        self._vertex = self._vertex.reshape(shape)
+        self._vertex = self._vertex.reshape(shape).astype(np.int32)  # takes faster than int64
         self._lattice = (lattice >> 16, (lattice >> 8) & 0xFF, lattice & 0xFF)
 
     def __len__(self) -> int:
@@ -196,9 +196,9 @@ class NoiseGrid:
         columns = slice(None) if points is None else points
         vertex = self._vertex[:, columns]
         extrapolated = (
-            gx[vertex] * self._dx[:, columns]
-            + gy[vertex] * self._dy[:, columns]
-            + gz[vertex] * self._dz[:, columns]
+            gx.take(vertex) * self._dx[:, columns]
+            + gy.take(vertex) * self._dy[:, columns]
+            + gz.take(vertex) * self._dz[:, columns]
         )
         contribution = np.where(
             self._positive[:, columns], self._weight[:, columns] * extrapolated, 0.0
