@@ -12,9 +12,10 @@ draws noise from the same stream; a step at night advances it by the same count,
 :class:`~llmgym.envs.crafter.game.CrafterGame` does when it skips rendering.
 
 What is vectorised: world generation's noise (:class:`~.noise.NoiseGrid`), the observations,
-the chunk censuses of crafter's creature balancing. What is a Python loop per world: the player's
-action and the creatures near it (crafter updates them one by one, each drawing from the shared
-stream in turn).
+the search for the objects within the player's reach. What is a Python loop per world: the
+player's action and the creatures near it (crafter updates them one by one, each drawing from
+the shared stream in turn), and crafter's creature balancing every 10 steps, from per-chunk
+counts of grass, path and creatures kept up to date as the world changes.
 """
 
 from __future__ import annotations
@@ -212,12 +213,19 @@ class _World:
         self.player_last_health = self.last_health = self.inventory[HEALTH]
         self.hunger = self.thirst = self.fatigue = self.recover = 0
         center = (AREA // 2, AREA // 2)
+        self.census = [[[0] * CHUNKS for _ in range(CHUNKS)] for _ in range(PLAYER + 1)]
         self.player = _Object(PLAYER, center[0] + PAD, center[1] + PAD, 0)
         self.add(self.player)
         materials, creatures = generate_terrain(
             self.random, (AREA, AREA), center, world_spec(config)
         )
         self.mat[PAD : PAD + AREA, PAD : PAD + AREA] = materials
+        block = slice(PAD, PAD + CHUNKS * CHUNK)  # the world and some "outside" after it
+        counted = np.bincount(
+            3 * _CHUNK_INDEX + _COUNTED_MATERIAL[self.mat[block, block]].ravel(),
+            minlength=CHUNKS * CHUNKS * 3,
+        ).reshape(CHUNKS, CHUNKS, 3)
+        self.grass, self.path = counted[..., 1].tolist(), counted[..., 2].tolist()
         health = {"cow": 3, "zombie": 5, "skeleton": 3}
         kind = {"cow": COW, "zombie": ZOMBIE, "skeleton": SKELETON}
         for name, (x, y) in creatures:
@@ -230,7 +238,9 @@ class _World:
         self.objects.append(obj)
         self.ids[obj.x, obj.y] = obj.index
         self.kinds[obj.x, obj.y] = obj.kind
-        self.chunks.setdefault(((obj.x - PAD) // CHUNK, (obj.y - PAD) // CHUNK))
+        cx, cy = (obj.x - PAD) // CHUNK, (obj.y - PAD) // CHUNK
+        self.chunks.setdefault((cx, cy))
+        self.census[obj.kind][cx][cy] += 1
 
     def remove(self, obj: _Object) -> None:
         if obj.removed:
@@ -238,6 +248,7 @@ class _World:
         self.objects[obj.index] = None
         self.ids[obj.x, obj.y] = 0
         self.kinds[obj.x, obj.y] = 0
+        self.census[obj.kind][(obj.x - PAD) // CHUNK][(obj.y - PAD) // CHUNK] -= 1
         obj.removed = True
 
     def move(self, obj: _Object, dx: int, dy: int, walkable: Collection[int]) -> bool:
@@ -252,11 +263,29 @@ class _World:
         self.kinds[x, y] = obj.kind
         self.ids[obj.x, obj.y] = 0
         self.kinds[obj.x, obj.y] = 0
-        chunk = ((x - PAD) // CHUNK, (y - PAD) // CHUNK)
-        if chunk != ((obj.x - PAD) // CHUNK, (obj.y - PAD) // CHUNK):
-            self.chunks.setdefault(chunk)
+        cx, cy = (x - PAD) // CHUNK, (y - PAD) // CHUNK
+        old_cx, old_cy = (obj.x - PAD) // CHUNK, (obj.y - PAD) // CHUNK
+        if cx != old_cx or cy != old_cy:
+            self.chunks.setdefault((cx, cy))
+            census = self.census[obj.kind]
+            census[old_cx][old_cy] -= 1
+            census[cx][cy] += 1
         obj.x, obj.y = x, y
         return True
+
+    def set_material(self, x: int, y: int, material: int) -> None:
+        """Change a cell of the world, keeping the chunks' grass and path counts."""
+        cx, cy = (x - PAD) // CHUNK, (y - PAD) // CHUNK
+        old = self.mat[x, y]
+        if old == GRASS:
+            self.grass[cx][cy] -= 1
+        elif old == PATH:
+            self.path[cx][cy] -= 1
+        if material == GRASS:
+            self.grass[cx][cy] += 1
+        elif material == PATH:
+            self.path[cx][cy] += 1
+        self.mat[x, y] = material
 
     def damage(self, obj: _Object, amount: int) -> None:
         if obj.kind == PLAYER:
@@ -379,7 +408,7 @@ class _World:
         inventory = self.inventory
         if any(inventory[item] < amount for item, amount in require):
             return
-        self.mat[x, y] = leaves
+        self.set_material(x, y, leaves)
         if self.uniform() <= probability:
             for item, amount, achievement in receive:
                 inventory[item] += amount
@@ -395,7 +424,7 @@ class _World:
         for item, amount in uses:
             inventory[item] -= amount
         if placed is not None:
-            self.mat[x, y] = placed
+            self.set_material(x, y, placed)
         else:
             self.add(_Object(PLANT, x, y, 1))
         self._achieve(achievement)
@@ -519,7 +548,7 @@ class _World:
         if material not in ARROW_WALKABLE:
             self.remove(arrow)
             if material in (TABLE, FURNACE):
-                self.mat[x, y] = PATH
+                self.set_material(x, y, PATH)
         else:
             self.move(arrow, arrow.dx, arrow.dy, ARROW_WALKABLE)
 
@@ -534,20 +563,11 @@ class _World:
 
     # ------------------------------------------------------------------ crafter's balancing
     def _balance(self) -> None:
-        """``CrafterGame._balance_chunk`` over the chunks in crafter's order. The chunks' target
-        ranges are worked out for all chunks at once (crafter's float operations); only a
-        chunk outside its range draws and runs crafter's spawn or despawn."""
-        block = slice(PAD, PAD + CHUNKS * CHUNK)  # the world and some "outside" after it
-        materials = np.bincount(
-            3 * _CHUNK_INDEX + _COUNTED_MATERIAL[self.mat[block, block]].ravel(),
-            minlength=CHUNKS * CHUNKS * 3,
-        ).reshape(CHUNKS, CHUNKS, 3)
-        kinds = np.bincount(
-            CHUNKS * CHUNKS * self.kinds[block, block].ravel().astype(np.int64) + _CHUNK_INDEX,
-            minlength=CHUNKS * CHUNKS * (PLAYER + 1),
-        ).reshape(PLAYER + 1, CHUNKS, CHUNKS)
-        grass, path = materials[..., 1].tolist(), materials[..., 2].tolist()
-        zombie_count, skeleton_count, cow_count = kinds[[ZOMBIE, SKELETON, COW]].tolist()
+        """``CrafterGame._balance_chunk`` over the chunks in crafter's order, from the chunks'
+        counts of grass, path and creatures (kept as the world changes); only a chunk outside
+        its target range draws and runs crafter's spawn or despawn."""
+        grass, path = self.grass, self.path
+        zombie_count, skeleton_count, cow_count = (self.census[k] for k in (ZOMBIE, SKELETON, COW))
         light, config = self.daylight, self.config
         # crafter's target ranges: the same float expressions, truncated by int() as crafter's
         zombies = int((3.5 - 3 * light) * config.zombie_density)
