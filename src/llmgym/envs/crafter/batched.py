@@ -42,7 +42,8 @@ PAD = UPDATE_REACH
 do the view and any step beyond the edge."""
 SIZE = AREA + 2 * PAD
 CHUNK = 12
-CHUNK_STARTS = np.arange(0, AREA, CHUNK)
+CHUNKS = -(-AREA // CHUNK)
+"""Chunks per row (and column): crafter's last ones are 4 cells wide."""
 _REACH = np.arange(1 - UPDATE_REACH, UPDATE_REACH)
 _IN_REACH = np.flatnonzero(np.abs(_REACH)[:, None] + np.abs(_REACH)[None, :] < UPDATE_REACH)
 """The cells of the square around the player (row-major) that are within reach."""
@@ -67,8 +68,8 @@ HEALTH, FOOD, DRINK, ENERGY = (ITEM[name] for name in ("health", "food", "drink"
 """Every item's maximum (crafter's are all 9)."""
 ACHIEVEMENT = {name: index for index, name in enumerate(ACHIEVEMENTS)}
 DIRECTIONS = ((-1, 0), (1, 0), (0, -1), (0, 1))
-"""Crafter's ``all_dirs`` (and ``random_dir``'s choices), in order."""
-FACINGS = DIRECTIONS
+"""Crafter's ``all_dirs`` (``random_dir``'s choices), in order; also the symbolic observation's
+facing order."""
 NOOP, DO, SLEEP = ACTIONS.index("noop"), ACTIONS.index("do"), ACTIONS.index("sleep")
 MOVES = {
     ACTIONS.index(f"move_{name}"): d
@@ -120,7 +121,14 @@ _CELL_ONEHOT[:, np.arange(1, PLAYER), len(MATERIALS) + np.arange(len(CREATURES))
 _CELL_ONEHOT = _CELL_ONEHOT.reshape((len(MAT) + 1) * (PLAYER + 1), -1)
 """A cell's channels by ``material * 7 + kind``: its material's one-hot, then its creature's (the
 player and empty cells have none)."""
-_FACING_INDEX = {facing: index for index, facing in enumerate(FACINGS)}
+_FACING_INDEX = {facing: index for index, facing in enumerate(DIRECTIONS)}
+_CHUNK_INDEX = (
+    CHUNKS * (np.arange(CHUNKS * CHUNK)[:, None] // CHUNK) + np.arange(CHUNKS * CHUNK) // CHUNK
+).ravel()
+"""Per cell of the chunks' block (row-major), its chunk's index."""
+_COUNTED_MATERIAL = np.zeros(len(MAT) + 1, np.int64)
+_COUNTED_MATERIAL[GRASS], _COUNTED_MATERIAL[PATH] = 1, 2
+"""What a chunk's census counts of a cell's material: 1 grass, 2 path, 0 anything else."""
 _VIEW_X = np.arange(VIEW[0]) - VIEW[0] // 2
 _VIEW_Y = np.arange(VIEW[1]) - VIEW[1] // 2
 _GRID = VIEW[0] * VIEW[1] * (len(MATERIALS) + len(CREATURES))
@@ -625,16 +633,6 @@ _BALANCE = {
 player, spawn and despawn probabilities."""
 
 
-CHUNKS = len(CHUNK_STARTS)
-_CHUNK_INDEX = (
-    CHUNKS * (np.arange(CHUNKS * CHUNK)[:, None] // CHUNK) + np.arange(CHUNKS * CHUNK) // CHUNK
-).ravel()
-"""Per cell of the chunks' block (row-major), its chunk's index."""
-_COUNTED_MATERIAL = np.zeros(len(MAT) + 1, np.int64)
-_COUNTED_MATERIAL[GRASS], _COUNTED_MATERIAL[PATH] = 1, 2
-"""What a chunk's census counts of a cell's material: 1 grass, 2 path, 0 anything else."""
-
-
 class CrafterBatchedVectorEnv(CrafterSymbolicVectorEnv):
     """:class:`~llmgym.envs.crafter.vector.CrafterSymbolicVectorEnv` on array worlds: the same
     constructor, episodes, draws, observations, rewards, terminations and infos, step for step
@@ -697,9 +695,9 @@ class CrafterBatchedVectorEnv(CrafterSymbolicVectorEnv):
         out[:, :_GRID] = _CELL_ONEHOT[codes].reshape(count, _GRID)
         base = _GRID + len(INVENTORY)
         out[:, _GRID:base] = np.array([w.inventory for w in worlds]) / 9.0
-        out[:, base : base + len(FACINGS)] = 0.0
+        out[:, base : base + len(DIRECTIONS)] = 0.0
         out[np.arange(count), base + np.array([_FACING_INDEX[w.facing] for w in worlds])] = 1.0
-        base += len(FACINGS)
+        base += len(DIRECTIONS)
         out[:, base] = [w.daylight for w in worlds]
         out[:, base + 1] = [w.sleeping for w in worlds]
         self._observations[indices] = out
