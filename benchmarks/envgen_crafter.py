@@ -344,6 +344,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--device", default="cpu", help="torch device: cpu or cuda")
     parser.add_argument(
+        "--crafter-engine",
+        choices=("arrays", "crafter"),
+        default="arrays",
+        help="--obs symbolic on Crafter: 'arrays' steps the games in CrafterBatchedVectorEnv "
+        "(the same games, step for step, several times faster: tests/test_crafter_batched.py), "
+        "'crafter' on crafter's own engine (CrafterSymbolicVectorEnv)",
+    )
+    parser.add_argument(
         "--designer",
         default="offline",
         help="offline, openai:MODEL, replay:FOLDER, curriculum or none",
@@ -447,7 +455,7 @@ class SymbolicTrainer:
         self.args, self.schedule = args, schedule
         self.base = _base_config(args, schedule["length"])
         self.skills = DesignSpec.from_env_id(args.env).skills
-        self._vector = symbolic_vector_class(args.env)
+        self._vector = symbolic_vector_class(args.env, args.crafter_engine)
         self.vec = self._vector(
             schedule["num_envs"],
             self.base,
@@ -516,9 +524,14 @@ class SymbolicTrainer:
         torch.save(self.ppo.net.state_dict(), Path(self.args.out) / "policy.pt")
 
 
-def symbolic_vector_class(env_id: str) -> Any:
-    """The batched vector environment of ``--obs symbolic`` for ``env_id``."""
+def symbolic_vector_class(env_id: str, crafter_engine: str = "arrays") -> Any:
+    """The batched vector environment of ``--obs symbolic`` for ``env_id`` (Crafter's on
+    ``crafter_engine``: ``"arrays"`` or ``"crafter"``)."""
     if env_id == "llmgym/CrafterSymbolic-v0":
+        if crafter_engine == "arrays":
+            from llmgym.envs.crafter.batched import CrafterBatchedVectorEnv
+
+            return CrafterBatchedVectorEnv
         from llmgym.envs.crafter.vector import CrafterSymbolicVectorEnv
 
         return CrafterSymbolicVectorEnv
@@ -527,6 +540,32 @@ def symbolic_vector_class(env_id: str) -> Any:
 
         return HeistSymbolicVectorEnv
     raise SystemExit(f"--obs symbolic: llmgym/CrafterSymbolic-v0 or llmgym/Heist-v0, not {env_id}")
+
+
+def crafter_engine(args: argparse.Namespace) -> str | None:
+    """The engine the run's Crafter games ran on (None where the run plays no symbolic
+    Crafter)."""
+    if args.obs == "symbolic" and args.env == "llmgym/CrafterSymbolic-v0":
+        return str(args.crafter_engine)
+    return None
+
+
+def software() -> dict[str, Any]:
+    """What a run's numbers depend on beyond the code: the versions of torch, numpy, crafter
+    and gymnasium, the CPU instruction set torch's kernels use, and torch's thread count."""
+    from importlib import metadata
+
+    import torch
+
+    versions: dict[str, Any] = {}
+    for package in ("torch", "numpy", "crafter", "gymnasium"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    versions["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
+    versions["torch_threads"] = torch.get_num_threads()
+    return versions
 
 
 def _total_steps(schedule: dict[str, Any]) -> int:
@@ -543,7 +582,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "llmgym/CrafterSymbolic-v0" if args.obs == "symbolic" else ("llmgym/CrafterPixels-v0")
         )
     if args.obs == "symbolic":
-        symbolic_vector_class(args.env)
+        symbolic_vector_class(args.env, args.crafter_engine)
     base_schedule = dict(SCHEDULES[args.schedule])
     if args.obs == "symbolic":
         base_schedule.update(SYMBOLIC_LAYOUT[args.schedule])
@@ -640,6 +679,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "steps_run": trainer.steps_run(),
         "seconds": seconds,
         "timing": trainer.timing(),
+        "crafter_engine": crafter_engine(args),
+        "software": software(),
     }
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     if results_folder:
@@ -666,6 +707,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "seconds": seconds,
                 "steps_per_s": round(results["total_steps"] / seconds, 1),
                 "timing": results["timing"],
+                "crafter_engine": results["crafter_engine"],
+                "software": results["software"],
                 "device": args.device,
                 "command": "python benchmarks/envgen_crafter.py "
                 + " ".join(sys.argv[1:] if argv is None else argv),

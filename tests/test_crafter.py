@@ -19,7 +19,7 @@ from llmgym.envs.crafter import ACHIEVEMENTS, ACTIONS, score
 from llmgym.envs.crafter.config import CrafterConfig
 from llmgym.envs.crafter.env import EVAL_WORLD_SEED_BASE, CrafterEnv
 from llmgym.envs.crafter.game import CrafterGame, crafter_world_seed
-from llmgym.envs.crafter.noise import OpenSimplexNoise, permutation
+from llmgym.envs.crafter.noise import NoiseGrid, OpenSimplexNoise, permutation
 from llmgym.envs.crafter.text import parse_action
 
 
@@ -36,7 +36,7 @@ def crafter_reference(seed: int) -> crafter.Env:
 
 # ---------------------------------------------------------------------- noise and worlds
 @pytest.mark.parametrize("seed", [0, 1, 4242, 2**31 - 2])
-def test_vectorised_noise_equals_opensimplex_bit_for_bit(seed: int) -> None:
+def test_vectorised_and_grid_noise_equal_opensimplex_bit_for_bit(seed: int) -> None:
     reference = opensimplex.OpenSimplex(seed)
     perm, grad = permutation(seed)
     np.testing.assert_array_equal(perm, opensimplex.internals._init(seed)[0])
@@ -48,6 +48,10 @@ def test_vectorised_noise_equals_opensimplex_bit_for_bit(seed: int) -> None:
     ours = OpenSimplexNoise(seed).noise3(x, y, z)
     expected = [reference.noise3(a, b, c) for a, b, c in zip(x, y, z, strict=True)]
     assert ours.tolist() == expected
+    grid = NoiseGrid(x, y, z)
+    assert grid.evaluate(OpenSimplexNoise(seed)).tolist() == expected
+    points = np.arange(0, len(x), 7)
+    assert grid.evaluate(OpenSimplexNoise(seed), points).tolist() == [expected[i] for i in points]
 
 
 def test_world_seed_matches_crafters_hash() -> None:

@@ -104,3 +104,21 @@ def test_a_symbolic_run_is_reproducible(tmp_path) -> None:
         finals.append((results["final"], results["cycles"]))
     assert finals[0] == finals[1]
     assert finals[0][1][0]["designs"][0]["purpose"] == "Practise collect_wood."
+
+
+@pytest.mark.slow
+def test_both_crafter_engines_give_the_same_run(tmp_path) -> None:
+    """PPO on the array engine and on crafter's engine: the same games, so the same run."""
+    runs = []
+    for engine in ("arrays", "crafter"):
+        argv = [*SYMBOLIC_TINY, "--seed", "1", "--designer", "offline", "--results", ""]
+        out = tmp_path / engine
+        assert envgen_crafter.main([*argv, "--crafter-engine", engine, "--out", str(out)]) == 0
+        runs.append(json.loads((out / "results.json").read_text()))
+    arrays, reference = runs
+    assert arrays["crafter_engine"] == "arrays" and reference["crafter_engine"] == "crafter"
+    assert arrays["final"] == reference["final"] and arrays["cycles"] == reference["cycles"]
+    assert set(arrays["software"]) == {
+        "torch", "numpy", "crafter", "gymnasium", "torch_cpu_capability", "torch_threads",
+    }  # fmt: skip
+    assert arrays["software"]["torch_threads"] == 1

@@ -2,8 +2,9 @@
 
 ``llmgym.envs.crafter.score`` and the achievement list need no third-party package; the
 environments themselves (:class:`CrafterEnv`, :class:`CrafterPixelsEnv`,
-:class:`CrafterSymbolicEnv`, :class:`CrafterSymbolicVectorEnv`) need ``crafter``
-(``pip install -e '.[crafter]'``) and are imported on first use.
+:class:`CrafterSymbolicEnv`, :class:`CrafterSymbolicVectorEnv`,
+:class:`CrafterBatchedVectorEnv`) need ``crafter`` (``pip install -e '.[crafter]'``) and are
+imported on first use.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 __all__ = [
     "ACHIEVEMENTS",
     "ACTIONS",
+    "CrafterBatchedVectorEnv",
     "CrafterConfig",
     "CrafterEnv",
     "CrafterPixelsEnv",
@@ -102,6 +104,10 @@ def __getattr__(name: str) -> Any:
         from llmgym.envs.crafter import env
 
         return getattr(env, name)
+    if name == "CrafterBatchedVectorEnv":
+        from llmgym.envs.crafter.batched import CrafterBatchedVectorEnv
+
+        return CrafterBatchedVectorEnv
     if name == "CrafterSymbolicVectorEnv":
         from llmgym.envs.crafter.vector import CrafterSymbolicVectorEnv
 

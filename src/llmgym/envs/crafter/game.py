@@ -45,7 +45,7 @@ if tuple(constants.actions) != ACTIONS or tuple(constants.achievements) != ACHIE
         "than crafter 1.8, which llmgym's Crafter is built for: pip install 'crafter==1.8.*'"
     )
 
-__all__ = ["CrafterGame", "StepResult", "crafter_world_seed"]
+__all__ = ["CrafterGame", "StepResult", "crafter_world_seed", "world_spec"]
 
 _MASK64 = (1 << 64) - 1
 _XXPRIME_1 = 11400714785074694791
@@ -79,6 +79,21 @@ def _scaled_threshold(base: float, factor: float) -> float:
     if factor == 1.0:
         return base
     return max(0.0, 1.0 - (1.0 - base) * factor)
+
+
+def world_spec(config: CrafterConfig) -> WorldSpec:
+    """The world generator's parameters under ``config`` (EnvGen's biome and rarities, the
+    creature densities)."""
+    return WorldSpec(
+        biome=config.target_biome,
+        coal_threshold=config.threshold("coal"),
+        iron_threshold=config.threshold("iron"),
+        diamond_threshold=config.threshold("diamond"),
+        tree_threshold=config.threshold("tree"),
+        cow_threshold=_scaled_threshold(0.985, config.cow_density),
+        zombie_threshold=_scaled_threshold(0.993, config.zombie_density),
+        skeleton_threshold=_scaled_threshold(0.95, config.skeleton_density),
+    )
 
 
 @dataclass
@@ -160,16 +175,7 @@ class CrafterGame:
         env._last_health = env._player.health
         world.add(env._player)
         env._unlocked = set()
-        spec = WorldSpec(
-            biome=config.target_biome,
-            coal_threshold=config.threshold("coal"),
-            iron_threshold=config.threshold("iron"),
-            diamond_threshold=config.threshold("diamond"),
-            tree_threshold=config.threshold("tree"),
-            cow_threshold=_scaled_threshold(0.985, config.cow_density),
-            zombie_threshold=_scaled_threshold(0.993, config.zombie_density),
-            skeleton_threshold=_scaled_threshold(0.95, config.skeleton_density),
-        )
+        spec = world_spec(config)
         generate_world(world, env._player, spec, objects)
         for name, amount in config.inventory.items():
             env._player.inventory[name] = amount

@@ -14,7 +14,7 @@ from typing import TypeAlias
 
 import numpy as np
 
-__all__ = ["OpenSimplexNoise", "permutation"]
+__all__ = ["NoiseGrid", "OpenSimplexNoise", "permutation"]
 
 Vertex: TypeAlias = tuple[np.ndarray, ...]
 """A lattice vertex per point, six arrays: its coordinates ``(xsv, ysv, zsv)`` and the point's
@@ -39,26 +39,36 @@ _NORM = 103
 _CHUNK = 8192
 
 
-def _wrap64(value: int) -> int:
-    """``value`` as a signed 64-bit integer (two's complement wrap-around)."""
-    value &= _MASK64
-    return value - (1 << 64) if value >> 63 else value
+def _lcg_steps(count: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(a_k, c_k)`` for ``k = 1..count``: ``k`` steps of opensimplex's 64-bit LCG take a seed
+    ``s`` to ``a_k * s + c_k`` (mod 2**64)."""
+    multipliers, increments = [], []
+    a, c = 1, 0
+    for _ in range(count):
+        a = (a * _LCG_MULTIPLIER) & _MASK64
+        c = (c * _LCG_MULTIPLIER + _LCG_INCREMENT) & _MASK64
+        multipliers.append(a)
+        increments.append(c)
+    return np.array(multipliers, np.uint64), np.array(increments, np.uint64)
+
+
+_LCG_MULTIPLIER, _LCG_INCREMENT = 6364136223846793005, 1442695040888963407
+_LCG_A, _LCG_C = _lcg_steps(3 + 256)
 
 
 def permutation(seed: int) -> tuple[np.ndarray, np.ndarray]:
     """The permutation table and 3D gradient index table of ``OpenSimplex(seed)``."""
-    perm = np.zeros(256, dtype=np.int64)
-    grad_index = np.zeros(256, dtype=np.int64)
+    # the LCG's states after 4..259 steps, all at once (uint64 arithmetic wraps mod 2**64),
+    # read as the signed 64-bit integers the scalar code works with
+    states = (_LCG_A[3:] * np.uint64(seed & _MASK64) + _LCG_C[3:]).view(np.int64).tolist()
+    perm = [0] * 256
     source = list(range(256))
-    for _ in range(3):
-        seed = _wrap64(seed * 6364136223846793005 + 1442695040888963407)
-    for i in range(255, -1, -1):
-        seed = _wrap64(seed * 6364136223846793005 + 1442695040888963407)
-        r = (seed + 31) % (i + 1)
+    for state, i in zip(states, range(255, -1, -1), strict=True):
+        r = (state + 31) % (i + 1)
         perm[i] = source[r]
-        grad_index[i] = int((perm[i] % (len(_GRADIENTS3) / 3)) * 3)
         source[r] = source[i]
-    return perm, grad_index
+    table = np.array(perm, dtype=np.int64)
+    return table, (table % (len(_GRADIENTS3) // 3)) * 3
 
 
 class OpenSimplexNoise:
@@ -113,120 +123,13 @@ class OpenSimplexNoise:
         return out.reshape(shape)
 
     def _noise3(self, x: np.ndarray, y: np.ndarray, z: np.ndarray) -> np.ndarray:
-        stretch = (x + y + z) * _STRETCH
-        xs, ys, zs = x + stretch, y + stretch, z + stretch
-        xsb, ysb, zsb = np.floor(xs), np.floor(ys), np.floor(zs)
-        squish = (xsb + ysb + zsb) * _SQUISH
-        xins, yins, zins = xs - xsb, ys - ysb, zs - zsb
-        in_sum = xins + yins + zins
-        dx0, dy0, dz0 = x - (xsb + squish), y - (ysb + squish), z - (zsb + squish)
-        # group the points by region (0: lower tetrahedron, 1: octahedron, 2: upper)
-        region = (in_sum > 1).astype(np.int8) + (in_sum >= 2)
-        order = np.argsort(region, kind="stable")
-        bounds = np.searchsorted(region[order], [0, 1, 2, 3])
-        columns = [
-            a[order]
-            for a in (
-                xsb.astype(np.int64), ysb.astype(np.int64), zsb.astype(np.int64),
-                xins, yins, zins, in_sum, dx0, dy0, dz0,
-            )
-        ]  # fmt: skip
+        order, regions = _region_vertices(x, y, z)
         values = np.empty_like(x)
-        for index, method in enumerate((self._lower, self._middle, self._upper)):
-            lo, hi = bounds[index], bounds[index + 1]
-            if hi > lo:
-                values[lo:hi] = method(*(column[lo:hi] for column in columns))
+        for lo, hi, vertices in regions:
+            values[lo:hi] = self._sum_contributions(vertices)
         out = np.empty_like(x)
         out[order] = values
         return out / _NORM
-
-    # The three regions of the stretched-cube super-cell. Each adds up the contributions of the
-    # region's own lattice vertices and of two extra vertices chosen per point, with the scalar
-    # code's float operations in its order (its branches turned into ``np.where``). A vertex is
-    # ``(xsv, ysv, zsv, dx, dy, dz)``: its lattice coordinates and the point's offset from it.
-
-    def _lower(
-        self,
-        xsb: np.ndarray,
-        ysb: np.ndarray,
-        zsb: np.ndarray,
-        xins: np.ndarray,
-        yins: np.ndarray,
-        zins: np.ndarray,
-        in_sum: np.ndarray,
-        dx0: np.ndarray,
-        dy0: np.ndarray,
-        dz0: np.ndarray,
-    ) -> np.ndarray:
-        """Inside the tetrahedron at (0,0,0)."""
-        base = (xsb, ysb, zsb, dx0, dy0, dz0)
-        a_point, a_score, b_point, b_score = _two_closest((1, 2, 4), xins, yins, zins, np.greater)
-        wins = 1 - in_sum
-        origin_close = (wins > a_score) | (wins > b_score)
-        closest = np.where(b_score > a_score, b_point, a_point)
-        extra = _select(
-            origin_close,
-            _lower_extra_with_origin(base, closest),
-            _lower_extra_without_origin(base, a_point | b_point),
-        )
-        return self._sum_contributions([base, *_vertices(base, _NEXT_TO_ORIGIN), *extra])
-
-    def _upper(
-        self,
-        xsb: np.ndarray,
-        ysb: np.ndarray,
-        zsb: np.ndarray,
-        xins: np.ndarray,
-        yins: np.ndarray,
-        zins: np.ndarray,
-        in_sum: np.ndarray,
-        dx0: np.ndarray,
-        dy0: np.ndarray,
-        dz0: np.ndarray,
-    ) -> np.ndarray:
-        """Inside the tetrahedron at (1,1,1)."""
-        base = (xsb, ysb, zsb, dx0, dy0, dz0)
-        a_point, a_score, b_point, b_score = _two_closest((6, 5, 3), xins, yins, zins, np.less)
-        wins = 3 - in_sum
-        corner_close = (wins < a_score) | (wins < b_score)
-        closest = np.where(b_score < a_score, b_point, a_point)
-        extra = _select(
-            corner_close,
-            _upper_extra_with_corner(base, closest),
-            _upper_extra_without_corner(base, a_point & b_point),
-        )
-        vertices = _vertices(base, (*_NEXT_TO_CORNER, (1, 1, 1)))
-        return self._sum_contributions([*vertices, *extra])
-
-    def _middle(
-        self,
-        xsb: np.ndarray,
-        ysb: np.ndarray,
-        zsb: np.ndarray,
-        xins: np.ndarray,
-        yins: np.ndarray,
-        zins: np.ndarray,
-        in_sum: np.ndarray,
-        dx0: np.ndarray,
-        dy0: np.ndarray,
-        dz0: np.ndarray,
-    ) -> np.ndarray:
-        """Inside the octahedron between the two tetrahedra."""
-        base = (xsb, ysb, zsb, dx0, dy0, dz0)
-        w = np.where
-        a_point, a_far, b_point, b_far = _middle_two_closest(xins, yins, zins)
-        same_side = a_far == b_far
-        extra = _select(
-            same_side & a_far,
-            _middle_extra_far(base, a_point & b_point),
-            _select(
-                same_side & ~a_far,
-                _middle_extra_near(base, a_point | b_point),
-                _middle_extra_split(base, w(a_far, a_point, b_point), w(a_far, b_point, a_point)),
-            ),
-        )
-        vertices = _vertices(base, (*_NEXT_TO_ORIGIN, *_NEXT_TO_CORNER))
-        return self._sum_contributions([*vertices, *extra])
 
     def _sum_contributions(self, vertices: Sequence[Vertex]) -> np.ndarray:
         """The vertices' contributions added up in order (the scalar code's order of sums)."""
@@ -234,6 +137,200 @@ class OpenSimplexNoise:
         for vertex in vertices[1:]:
             value = value + self._contribution(*vertex)
         return value
+
+
+class NoiseGrid:
+    """OpenSimplex noise at fixed points, for any seed, a few gathers per point.
+
+    Which lattice vertices a point adds up, and with which weights, depends on the point alone;
+    a seed only chooses the gradient at each lattice vertex. The geometry is worked out once
+    (by the same code as :meth:`OpenSimplexNoise.noise3`), and :meth:`evaluate` then does per
+    point only what depends on the seed, with the same float operations in the same order:
+    ``OpenSimplexNoise(seed).noise3(x, y, z)`` equals ``NoiseGrid(x, y, z).evaluate(seed)``.
+    """
+
+    _SLOTS = 8  # the octahedron adds up 8 vertices, the two tetrahedra 6
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, z: np.ndarray | float) -> None:
+        x, y, z = (
+            a.ravel()
+            for a in np.broadcast_arrays(
+                np.asarray(x, dtype=np.float64),
+                np.asarray(y, dtype=np.float64),
+                np.asarray(z, dtype=np.float64),
+            )
+        )
+        count = len(x)
+        shape = (self._SLOTS, count)
+        keys = np.zeros(shape, np.int64)
+        self._dx, self._dy, self._dz = np.zeros(shape), np.zeros(shape), np.zeros(shape)
+        self._weight = np.zeros(shape)
+        self._positive = np.zeros(shape, bool)
+        self._octahedron = np.zeros(count, bool)
+        order, regions = _region_vertices(x, y, z)
+        for lo, hi, vertices in regions:
+            points = order[lo:hi]
+            self._octahedron[points] = len(vertices) == self._SLOTS
+            for slot, vertex in enumerate(vertices):
+                xsv, ysv, zsv, dx, dy, dz = (np.broadcast_to(a, (hi - lo,)) for a in vertex)
+                attn = 2 - dx * dx - dy * dy - dz * dz
+                squared = attn * attn
+                self._weight[slot, points] = squared * squared
+                self._positive[slot, points] = attn > 0
+                self._dx[slot, points], self._dy[slot, points], self._dz[slot, points] = dx, dy, dz
+                # the permutation lookups only use the low 8 bits of each lattice coordinate
+                keys[slot, points] = ((xsv & 0xFF) << 16) | ((ysv & 0xFF) << 8) | (zsv & 0xFF)
+        lattice, self._vertex = np.unique(keys, return_inverse=True)
+        self._vertex = self._vertex.reshape(shape).astype(np.int32)  # takes faster than int64
+        self._lattice = (lattice >> 16, (lattice >> 8) & 0xFF, lattice & 0xFF)
+
+    def __len__(self) -> int:
+        return len(self._octahedron)
+
+    def evaluate(self, noise: OpenSimplexNoise, points: np.ndarray | None = None) -> np.ndarray:
+        """The noise of ``noise``'s seed at the grid's ``points`` (indices; all when None)."""
+        perm, grad_index = noise._perm, noise._grad_index
+        lx, ly, lz = self._lattice
+        index = grad_index[(perm[(perm[lx] + ly) & 0xFF] + lz) & 0xFF]
+        gx, gy, gz = _GRADIENTS3[index], _GRADIENTS3[index + 1], _GRADIENTS3[index + 2]
+        columns = slice(None) if points is None else points
+        vertex = self._vertex[:, columns]
+        extrapolated = (
+            gx.take(vertex) * self._dx[:, columns]
+            + gy.take(vertex) * self._dy[:, columns]
+            + gz.take(vertex) * self._dz[:, columns]
+        )
+        contribution = np.where(
+            self._positive[:, columns], self._weight[:, columns] * extrapolated, 0.0
+        )
+        value = contribution[0]
+        for slot in range(1, 6):
+            value = value + contribution[slot]
+        octahedron = self._octahedron[columns]
+        value = np.where(octahedron, (value + contribution[6]) + contribution[7], value)
+        return value / _NORM
+
+
+def _region_vertices(
+    x: np.ndarray, y: np.ndarray, z: np.ndarray
+) -> tuple[np.ndarray, list[tuple[int, int, list[Vertex]]]]:
+    """The points grouped by region of the stretched-cube super-cell, and the vertices whose
+    contributions each point adds up, in the scalar code's order: ``(order, regions)``, where
+    ``order`` sorts the points by region and each region is ``(lo, hi, vertices)`` over the
+    sorted points ``lo:hi``."""
+    stretch = (x + y + z) * _STRETCH
+    xs, ys, zs = x + stretch, y + stretch, z + stretch
+    xsb, ysb, zsb = np.floor(xs), np.floor(ys), np.floor(zs)
+    squish = (xsb + ysb + zsb) * _SQUISH
+    xins, yins, zins = xs - xsb, ys - ysb, zs - zsb
+    in_sum = xins + yins + zins
+    dx0, dy0, dz0 = x - (xsb + squish), y - (ysb + squish), z - (zsb + squish)
+    # group the points by region (0: lower tetrahedron, 1: octahedron, 2: upper)
+    region = (in_sum > 1).astype(np.int8) + (in_sum >= 2)
+    order = np.argsort(region, kind="stable")
+    bounds = np.searchsorted(region[order], [0, 1, 2, 3])
+    columns = [
+        a[order]
+        for a in (
+            xsb.astype(np.int64), ysb.astype(np.int64), zsb.astype(np.int64),
+            xins, yins, zins, in_sum, dx0, dy0, dz0,
+        )
+    ]  # fmt: skip
+    regions = []
+    for index, method in enumerate((_lower, _middle, _upper)):
+        lo, hi = int(bounds[index]), int(bounds[index + 1])
+        if hi > lo:
+            regions.append((lo, hi, method(*(column[lo:hi] for column in columns))))
+    return order, regions
+
+
+# The three regions of the stretched-cube super-cell. Each adds up the contributions of the
+# region's own lattice vertices and of two extra vertices chosen per point, with the scalar
+# code's float operations in its order (its branches turned into ``np.where``). A vertex is
+# ``(xsv, ysv, zsv, dx, dy, dz)``: its lattice coordinates and the point's offset from it.
+
+
+def _lower(
+    xsb: np.ndarray,
+    ysb: np.ndarray,
+    zsb: np.ndarray,
+    xins: np.ndarray,
+    yins: np.ndarray,
+    zins: np.ndarray,
+    in_sum: np.ndarray,
+    dx0: np.ndarray,
+    dy0: np.ndarray,
+    dz0: np.ndarray,
+) -> np.ndarray:
+    """Inside the tetrahedron at (0,0,0)."""
+    base = (xsb, ysb, zsb, dx0, dy0, dz0)
+    a_point, a_score, b_point, b_score = _two_closest((1, 2, 4), xins, yins, zins, np.greater)
+    wins = 1 - in_sum
+    origin_close = (wins > a_score) | (wins > b_score)
+    closest = np.where(b_score > a_score, b_point, a_point)
+    extra = _select(
+        origin_close,
+        _lower_extra_with_origin(base, closest),
+        _lower_extra_without_origin(base, a_point | b_point),
+    )
+    return [base, *_vertices(base, _NEXT_TO_ORIGIN), *extra]
+
+
+def _upper(
+    xsb: np.ndarray,
+    ysb: np.ndarray,
+    zsb: np.ndarray,
+    xins: np.ndarray,
+    yins: np.ndarray,
+    zins: np.ndarray,
+    in_sum: np.ndarray,
+    dx0: np.ndarray,
+    dy0: np.ndarray,
+    dz0: np.ndarray,
+) -> np.ndarray:
+    """Inside the tetrahedron at (1,1,1)."""
+    base = (xsb, ysb, zsb, dx0, dy0, dz0)
+    a_point, a_score, b_point, b_score = _two_closest((6, 5, 3), xins, yins, zins, np.less)
+    wins = 3 - in_sum
+    corner_close = (wins < a_score) | (wins < b_score)
+    closest = np.where(b_score < a_score, b_point, a_point)
+    extra = _select(
+        corner_close,
+        _upper_extra_with_corner(base, closest),
+        _upper_extra_without_corner(base, a_point & b_point),
+    )
+    vertices = _vertices(base, (*_NEXT_TO_CORNER, (1, 1, 1)))
+    return [*vertices, *extra]
+
+
+def _middle(
+    xsb: np.ndarray,
+    ysb: np.ndarray,
+    zsb: np.ndarray,
+    xins: np.ndarray,
+    yins: np.ndarray,
+    zins: np.ndarray,
+    in_sum: np.ndarray,
+    dx0: np.ndarray,
+    dy0: np.ndarray,
+    dz0: np.ndarray,
+) -> np.ndarray:
+    """Inside the octahedron between the two tetrahedra."""
+    base = (xsb, ysb, zsb, dx0, dy0, dz0)
+    w = np.where
+    a_point, a_far, b_point, b_far = _middle_two_closest(xins, yins, zins)
+    same_side = a_far == b_far
+    extra = _select(
+        same_side & a_far,
+        _middle_extra_far(base, a_point & b_point),
+        _select(
+            same_side & ~a_far,
+            _middle_extra_near(base, a_point | b_point),
+            _middle_extra_split(base, w(a_far, a_point, b_point), w(a_far, b_point, a_point)),
+        ),
+    )
+    vertices = _vertices(base, (*_NEXT_TO_ORIGIN, *_NEXT_TO_CORNER))
+    return [*vertices, *extra]
 
 
 _NEXT_TO_ORIGIN = ((1, 0, 0), (0, 1, 0), (0, 0, 1))

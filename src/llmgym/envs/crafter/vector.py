@@ -9,7 +9,7 @@ observations are those of ``llmgym/CrafterSymbolic-v0``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -90,8 +90,7 @@ class CrafterSymbolicVectorEnv(gym.vector.VectorEnv):
         self._designs: list[CrafterConfig] = []
         self.set_designs(designs)
         self._rng = np.random.default_rng(seed)
-        self._games = [CrafterGame() for _ in range(num_envs)]
-        self._observer = SymbolicObserver()
+        self._make_games()
         self._observations = np.zeros((num_envs, SYMBOLIC_SIZE), np.float32)
         self._targets: list[str | None] = [None] * num_envs
         self.design_indices = np.full(num_envs, -1, np.int64)
@@ -116,6 +115,11 @@ class CrafterSymbolicVectorEnv(gym.vector.VectorEnv):
         """Replace the designs (validated now; they take effect at each game's next reset)."""
         self._designs = [self.config.merged(_config_dict(design)) for design in designs]
 
+    def _make_games(self) -> None:
+        """Create the ``num_envs`` games (their episodes start at :meth:`reset`)."""
+        self._games = [CrafterGame() for _ in range(self.num_envs)]
+        self._observer = SymbolicObserver()
+
     # ------------------------------------------------------------------ episodes
     def _start(self, index: int) -> None:
         config, design = self.config, -1
@@ -123,8 +127,7 @@ class CrafterSymbolicVectorEnv(gym.vector.VectorEnv):
             design = int(self._rng.integers(len(self._designs)))
             config = self._designs[design]
         task = int(self._rng.integers(TRAIN_SEEDS))
-        game = self._games[index]
-        game.reset(crafter_world_seed(task), config)
+        self._reset_game(index, crafter_world_seed(task), config)
         if config.target == "task":
             target: str | None = str(self._rng.choice(ACHIEVEMENTS))
         else:
@@ -134,7 +137,19 @@ class CrafterSymbolicVectorEnv(gym.vector.VectorEnv):
         self.task_indices[index] = task
         self._returns[index] = 0.0
         self._lengths[index] = 0
-        self._observer.observe(game, self._observations[index])
+        self._observe_started(index)
+
+    def _reset_game(self, index: int, world_seed: int, config: CrafterConfig) -> None:
+        """Start game ``index``'s new episode in the world of ``world_seed``."""
+        self._games[index].reset(world_seed, config)
+
+    def _observe_started(self, index: int) -> None:
+        """Write game ``index``'s first observation of its new episode."""
+        self._observer.observe(self._games[index], self._observations[index])
+
+    def _unlocked(self, index: int) -> Collection[str]:
+        """The achievements game ``index`` has unlocked in its current episode."""
+        return self._games[index].unlocked
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -150,14 +165,7 @@ class CrafterSymbolicVectorEnv(gym.vector.VectorEnv):
         self, actions: np.ndarray | Sequence[int]
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Advance every game by its action index (0-16)."""
-        actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,) or not np.issubdtype(actions.dtype, np.integer):
-            raise ValueError(
-                f"actions must be {self.num_envs} integers, got an array of shape "
-                f"{actions.shape} and dtype {actions.dtype}"
-            )
-        if actions.min() < 0 or actions.max() >= len(ACTIONS):
-            raise ValueError(f"action indices must be in 0-{len(ACTIONS) - 1}, got {actions}")
+        actions = self._checked(actions)
         count = self.num_envs
         rewards = np.zeros(count, np.float32)
         terminated = np.zeros(count, bool)
@@ -176,6 +184,28 @@ class CrafterSymbolicVectorEnv(gym.vector.VectorEnv):
             self._observer.observe(game, self._observations[index])
             if ended or result.over:
                 finished.append(index)
+        return self._finish_step(finished, rewards, terminated, truncated)
+
+    def _checked(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
+        """``actions`` as an array of ``num_envs`` action indices, or a ValueError."""
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,) or not np.issubdtype(actions.dtype, np.integer):
+            raise ValueError(
+                f"actions must be {self.num_envs} integers, got an array of shape "
+                f"{actions.shape} and dtype {actions.dtype}"
+            )
+        if actions.min() < 0 or actions.max() >= len(ACTIONS):
+            raise ValueError(f"action indices must be in 0-{len(ACTIONS) - 1}, got {actions}")
+        return actions
+
+    def _finish_step(
+        self,
+        finished: list[int],
+        rewards: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """The step's return, after the finished games' final infos and their resets."""
         infos: dict[str, Any] = {}
         if finished:
             infos = self._final_infos(finished)
@@ -191,7 +221,7 @@ class CrafterSymbolicVectorEnv(gym.vector.VectorEnv):
         achievements = np.zeros((count, len(ACHIEVEMENTS)), bool)
         for index in finished:
             final_obs[index] = self._observations[index]
-            unlocked = self._games[index].unlocked
+            unlocked = self._unlocked(index)
             achievements[index] = [name in unlocked for name in ACHIEVEMENTS]
         return {
             "final_obs": final_obs,

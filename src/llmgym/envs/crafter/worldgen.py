@@ -15,6 +15,7 @@ for constant.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
@@ -22,13 +23,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from llmgym.envs.crafter.noise import OpenSimplexNoise
+from llmgym.envs.crafter.noise import NoiseGrid, OpenSimplexNoise
 
 if TYPE_CHECKING:  # crafter ships no types: these name what the values are
     from crafter.engine import World
     from crafter.objects import Player
 
-__all__ = ["WorldSpec", "generate_world"]
+__all__ = ["WorldSpec", "generate_terrain", "generate_world"]
 
 
 @dataclass(frozen=True)
@@ -69,23 +70,27 @@ _LAYERS: dict[str, tuple[_Coordinate, _Coordinate, int]] = {
 }
 
 
+@functools.cache
+def _grid(name: str, area: tuple[int, int]) -> NoiseGrid:
+    """The geometry of noise layer ``name`` at every cell of an ``area`` world, cells in
+    row-major order (``x * height + y``)."""
+    xs, ys = (a.ravel().astype(np.float64) for a in np.indices(area))
+    x_of, y_of, z = _LAYERS[name]
+    return NoiseGrid(x_of(xs), y_of(ys), float(z))
+
+
 def _layers(noise: OpenSimplexNoise, names: list[str], mask: np.ndarray) -> dict[str, np.ndarray]:
-    """Noise layers ``names`` at the cells of ``mask`` (zero elsewhere), in one vectorised call.
+    """Noise layers ``names`` at the cells of ``mask`` (zero elsewhere).
 
     Each is ``simplex(x, y, z, size)`` of crafter's ``_simplex`` before weighting, with the
     coordinates computed by the same float operations (``(2 * x) / 3``, ``(y / 5) / 3``).
     Crafter only evaluates a layer where its rules consult it; values elsewhere are not needed.
     """
-    xs, ys = np.nonzero(mask)
-    xs, ys = xs.astype(np.float64), ys.astype(np.float64)
-    x = np.concatenate([_LAYERS[n][0](xs) for n in names])
-    y = np.concatenate([_LAYERS[n][1](ys) for n in names])
-    z = np.repeat(np.array([float(_LAYERS[n][2]) for n in names]), len(xs))
-    values = noise.noise3(x, y, z).reshape(len(names), len(xs))
+    cells = np.flatnonzero(mask)
     layers = {}
-    for name, row in zip(names, values, strict=True):
+    for name in names:
         layer = np.zeros(mask.shape)
-        layer[mask] = row
+        layer.reshape(-1)[cells] = _grid(name, mask.shape).evaluate(noise, cells)
         layers[name] = layer
     return layers
 
@@ -95,12 +100,32 @@ def generate_world(world: World, player: Player, spec: WorldSpec, objects: Modul
 
     ``objects`` is the ``crafter.objects`` module (creatures are crafter's own classes).
     """
-    random = world.random
+    materials, creatures = generate_terrain(
+        world.random, tuple(world.area), (int(player.pos[0]), int(player.pos[1])), spec
+    )
+    world._mat_map[:, :] = materials
+    for kind, pos in creatures:
+        if kind == "cow":
+            world.add(objects.Cow(world, pos))
+        elif kind == "zombie":
+            world.add(objects.Zombie(world, pos, player))
+        else:
+            world.add(objects.Skeleton(world, pos, player))
+
+
+def generate_terrain(
+    random: np.random.RandomState,
+    area: tuple[int, int],
+    player_pos: tuple[int, int],
+    spec: WorldSpec,
+) -> tuple[np.ndarray, list[tuple[str, tuple[int, int]]]]:
+    """Crafter's world for the stream ``random`` (a reset world's, left where crafter leaves
+    it): the material ids (``area``, crafter's ids) and the creatures crafter adds, in its
+    order, as ``(kind, (x, y))`` with kind ``"cow"``, ``"zombie"`` or ``"skeleton"``."""
     noise = OpenSimplexNoise(random.randint(0, 2**31 - 1))
-    area = tuple(world.area)
     everywhere = np.ones(area, dtype=bool)
     layers = _layers(noise, ["start", "water15", "water5", "mountain15", "mountain5"], everywhere)
-    px, py = (int(v) for v in player.pos)
+    px, py = player_pos
     xs = np.arange(area[0])[:, None]
     ys = np.arange(area[1])[None, :]
     distance = np.sqrt((xs - px) ** 2 + (ys - py) ** 2)
@@ -130,9 +155,8 @@ def generate_world(world: World, player: Player, spec: WorldSpec, objects: Modul
     ore_cell = is_mountain & ~cave & ~htunnel & ~vtunnel
     tree_cell = rest & ~sand & ~wet & (layers["tree"] > 0)
     _place_resources(random, spec, materials, layers, mountain, ore_cell, tree_cell)
-    world._mat_map[:, :] = materials
-
-    _place_creatures(world, player, spec, objects, materials, htunnel | vtunnel, distance)
+    creatures = _place_creatures(random, spec, materials, htunnel | vtunnel, distance)
+    return materials, creatures
 
 
 def _fields(layers: dict[str, np.ndarray], distance: np.ndarray) -> tuple:
@@ -159,26 +183,30 @@ def _biome(biome: str, water: np.ndarray, mountain: np.ndarray) -> tuple:
     return water, mountain, 0.5, GRASS
 
 
-class _Draws:
-    """Crafter's coin flips of one pass over the cells, in its order: drawn ahead from a copy of
-    the world's random stream; :meth:`finish` advances the real stream by exactly the number
-    crafter consumes (a draw only where its short-circuiting ``and`` makes one)."""
-
-    def __init__(self, random: np.random.RandomState, most: int) -> None:
-        self._random = random
-        self._state = random.get_state()
-        self._values = random.random_sample(most).tolist()
-        self._used = 0
-
-    def above(self, threshold: float) -> bool:
-        """Whether the next draw is above ``threshold`` (crafter's ``uniform() > threshold``)."""
-        self._used += 1
-        return self._values[self._used - 1] > threshold
-
-    def finish(self) -> None:
-        """Leave the world's stream where crafter's pass leaves it."""
-        self._random.set_state(self._state)
-        self._random.random_sample(self._used)
+def _first_above(
+    random: np.random.RandomState,
+    cells: np.ndarray,
+    codes: np.ndarray,
+    rules: dict[int, tuple[tuple[float, int], ...]],
+) -> list[tuple[int, int]]:
+    """Crafter's coin flips of one pass over ``cells``, in its order: cell ``i`` tries the
+    rules ``rules[codes[i]]`` (``(threshold, outcome)`` pairs) in turn, one draw each, until a
+    draw ``u > threshold``; the cells with an outcome, ``(cell, outcome)``. The draws come ahead
+    from a copy of the world's stream, which is then advanced by exactly the number crafter
+    consumes (a draw only where its short-circuiting ``and`` makes one)."""
+    state = random.get_state()
+    values = random.random_sample(3 * len(cells)).tolist()
+    used = 0
+    found = []
+    for cell, code in zip(cells.tolist(), codes.tolist(), strict=True):
+        for threshold, outcome in rules[code]:
+            used += 1
+            if values[used - 1] > threshold:
+                found.append((cell, outcome))
+                break
+    random.set_state(state)
+    random.random_sample(used)
+    return found
 
 
 def _place_resources(
@@ -192,59 +220,52 @@ def _place_resources(
 ) -> None:
     """Crafter's coal, iron, diamond, lava and stone in the mountains and trees on land, with
     the same draws (at most three per cell)."""
-    coal = (layers["coal"] > 0).ravel()
-    iron = (layers["iron"] > 0.4).ravel()
-    deep = (mountain > 0.18).ravel()
-    lava = ((mountain > 0.3) & (layers["lava"] > 0.35)).ravel()
-    ore = ore_cell.ravel()
-    cells = np.flatnonzero((ore_cell | tree_cell).ravel())
-    draws = _Draws(random, 3 * len(cells))
+    coal = layers["coal"] > 0
+    iron = layers["iron"] > 0.4
+    deep = mountain > 0.18
+    lava = (mountain > 0.3) & (layers["lava"] > 0.35)
     flat = materials.reshape(-1)
-    coal_t, iron_t = spec.coal_threshold, spec.iron_threshold
-    diamond_t, tree_t = spec.diamond_threshold, spec.tree_threshold
-    for cell in cells.tolist():
-        if not ore[cell]:
-            if draws.above(tree_t):
-                flat[cell] = TREE
-        elif coal[cell] and draws.above(coal_t):
-            flat[cell] = COAL
-        elif iron[cell] and draws.above(iron_t):
-            flat[cell] = IRON
-        elif deep[cell] and draws.above(diamond_t):
-            flat[cell] = DIAMOND
-        else:
-            flat[cell] = LAVA if lava[cell] else STONE
-    draws.finish()
+    cells = np.flatnonzero((ore_cell | tree_cell).ravel())
+    # a tree cell tries the tree; an ore cell tries coal, iron and diamond where they may be
+    codes = np.where(ore_cell, 1 + coal + 2 * iron + 4 * deep, 0).ravel()[cells]
+    ores = (
+        (spec.coal_threshold, COAL),
+        (spec.iron_threshold, IRON),
+        (spec.diamond_threshold, DIAMOND),
+    )
+    rules = {0: ((spec.tree_threshold, TREE),)}
+    for bits in range(8):
+        rules[1 + bits] = tuple(rule for k, rule in enumerate(ores) if bits >> k & 1)
+    ore_cells = np.flatnonzero(ore_cell.ravel())
+    flat[ore_cells] = np.where(lava.ravel()[ore_cells], LAVA, STONE)
+    for cell, material in _first_above(random, cells, codes, rules):
+        flat[cell] = material
 
 
 def _place_creatures(
-    world: World,
-    player: Player,
+    random: np.random.RandomState,
     spec: WorldSpec,
-    objects: ModuleType,
     materials: np.ndarray,
     tunnels: np.ndarray,
     distance: np.ndarray,
-) -> None:
+) -> list[tuple[str, tuple[int, int]]]:
     """Crafter's ``_set_object`` pass: cows, zombies and skeletons, in the same order and with the
     same draws."""
     walkable = (materials == GRASS) | (materials == SAND) | (materials == PATH)
     grass_far = walkable & (materials == GRASS) & (distance > 3)
     zombie_far = walkable & (distance > 10)
     tunnel = walkable & (materials == PATH) & tunnels
-    candidates = np.flatnonzero((grass_far | zombie_far | tunnel).ravel())
-    if len(candidates) == 0:
-        return
-    draws = _Draws(world.random, 3 * len(candidates))
-    height = world.area[1]
-    grass_flat, zombie_flat, tunnel_flat = grass_far.ravel(), zombie_far.ravel(), tunnel.ravel()
-    cow_t, zombie_t, skeleton_t = spec.cow_threshold, spec.zombie_threshold, spec.skeleton_threshold
-    for cell in candidates.tolist():
-        pos = divmod(cell, height)
-        if grass_flat[cell] and draws.above(cow_t):
-            world.add(objects.Cow(world, pos))
-        elif zombie_flat[cell] and draws.above(zombie_t):
-            world.add(objects.Zombie(world, pos, player))
-        elif tunnel_flat[cell] and draws.above(skeleton_t):
-            world.add(objects.Skeleton(world, pos, player))
-    draws.finish()
+    cells = np.flatnonzero((grass_far | zombie_far | tunnel).ravel())
+    codes = (1 * grass_far + 2 * zombie_far + 4 * tunnel).ravel()[cells]
+    kinds = (
+        (spec.cow_threshold, "cow"),
+        (spec.zombie_threshold, "zombie"),
+        (spec.skeleton_threshold, "skeleton"),
+    )
+    rules = {
+        bits: tuple(rule for k, rule in enumerate(kinds) if bits >> k & 1) for bits in range(8)
+    }
+    height = materials.shape[1]
+    return [
+        (kind, divmod(cell, height)) for cell, kind in _first_above(random, cells, codes, rules)
+    ]

@@ -1,0 +1,126 @@
+"""Steps per CPU second of the batched array Crafter against the vector env it replaces and
+against crafter itself, in one run.
+
+    python benchmarks/crafter_batched_speed.py  # -> benchmarks/results/crafter_batched_speed.json
+
+On one core (``pin_to_one_core``), random actions, episodes reset as they end (a random agent's
+episodes last about 200 steps, so world generation is part of every figure):
+
+* ``crafter``: ``crafter.Env`` (its own world generator and 64x64 frames), one game;
+* ``vector``: ``CrafterSymbolicVectorEnv``, 16 games on crafter's engine (what the PPO loop used);
+* ``batched``: ``CrafterBatchedVectorEnv``, 16 games in arrays (the same play, step for step:
+  ``tests/test_crafter_batched.py``), and 64 games.
+
+The sides take turns in short rounds so that a change in the machine's load touches all of them;
+times are CPU seconds of this process (``time.process_time``), and the load average before and
+after is recorded with them (on a shared machine every figure falls as the load rises, so only
+the ratios of one run compare).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import crafter
+import numpy as np
+from bench_utils import pin_to_one_core, write_json
+
+from llmgym.envs.crafter.batched import CrafterBatchedVectorEnv
+from llmgym.envs.crafter.vector import CrafterSymbolicVectorEnv
+
+TARGET = 5.0
+"""The issue's target: the batched env at >= 5x the vector env's steps per CPU second."""
+
+
+class Side:
+    """One environment, stepped with random actions for a CPU-time budget at a time."""
+
+    def __init__(self, make: Any, num_envs: int, seed: int) -> None:
+        self.num_envs = num_envs
+        self.env = make()
+        self.rng = np.random.default_rng(seed)
+        self.steps = 0
+        self.seconds = 0.0
+        if isinstance(self.env, crafter.Env):
+            self.env.reset()
+        else:
+            self.env.reset(seed=seed)
+
+    def run(self, seconds: float) -> None:
+        started = time.process_time()
+        while time.process_time() - started < seconds:
+            if isinstance(self.env, crafter.Env):
+                _, _, done, _ = self.env.step(int(self.rng.integers(17)))
+                if done:
+                    self.env.reset()
+            else:
+                self.env.step(self.rng.integers(17, size=self.num_envs))
+            self.steps += self.num_envs
+        self.seconds += time.process_time() - started
+
+    @property
+    def steps_per_second(self) -> float:
+        return self.steps / self.seconds
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=8.0, help="CPU seconds per side")
+    parser.add_argument("--rounds", type=int, default=8, help="alternating rounds")
+    parser.add_argument("--json", default="benchmarks/results/crafter_batched_speed.json")
+    args = parser.parse_args(argv)
+    pin_to_one_core()
+    load_before = os.getloadavg()[0]
+    sides = {
+        "crafter": Side(lambda: crafter.Env(seed=0), 1, 0),
+        "vector_16": Side(lambda: CrafterSymbolicVectorEnv(16, seed=0), 16, 0),
+        "batched_16": Side(lambda: CrafterBatchedVectorEnv(16, seed=0), 16, 0),
+        "batched_64": Side(lambda: CrafterBatchedVectorEnv(64, seed=0), 64, 0),
+    }
+    for _ in range(args.rounds):
+        for side in sides.values():
+            side.run(args.seconds / args.rounds)
+    load_after = os.getloadavg()[0]
+    speed = {name: round(side.steps_per_second, 1) for name, side in sides.items()}
+    ratios = {
+        "batched_16_over_vector_16": round(speed["batched_16"] / speed["vector_16"], 2),
+        "batched_64_over_vector_16": round(speed["batched_64"] / speed["vector_16"], 2),
+        "batched_16_over_crafter": round(speed["batched_16"] / speed["crafter"], 2),
+        "vector_16_over_crafter": round(speed["vector_16"] / speed["crafter"], 2),
+    }
+    for name, value in speed.items():
+        print(f"{name:>12}: {value:10.1f} steps/s ({sides[name].steps} steps)")
+    for name, value in ratios.items():
+        print(f"{name}: {value}x")
+    print(f"load average (1 min) before {load_before:.2f}, after {load_after:.2f}")
+    meets = ratios["batched_16_over_vector_16"] >= TARGET
+    print("meets the 5x target:", "yes" if meets else "NO")
+    write_json(
+        args.json,
+        {
+            "benchmark": "crafter_batched_speed",
+            "crafter_version": getattr(crafter, "__version__", "1.8.3"),
+            "numpy_version": np.__version__,
+            "cpu_seconds_per_side": args.seconds,
+            "rounds": args.rounds,
+            "steps_per_cpu_second": speed,
+            "steps": {name: side.steps for name, side in sides.items()},
+            "ratios": ratios,
+            "target_batched_over_vector": TARGET,
+            "meets_target": meets,
+            "load_average_1m_before": round(load_before, 2),
+            "load_average_1m_after": round(load_after, 2),
+        },
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,139 @@
+"""The batched array Crafter plays CrafterSymbolic-v0's games step for step: the same
+observations, rewards, terminations, truncations and infos as ``CrafterSymbolicVectorEnv``
+(crafter's own engine) for the same seeds, actions, configs and EnvGen designs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("crafter")
+
+from llmgym.envs.crafter import ACTIONS
+from llmgym.envs.crafter.batched import NIGHT_NOISE_DRAWS, CrafterBatchedVectorEnv
+from llmgym.envs.crafter.env import _CrafterEnvBase
+from llmgym.envs.crafter.game import CrafterGame
+from llmgym.envs.crafter.vector import CrafterSymbolicVectorEnv
+
+DESIGNS = list(_CrafterEnvBase.skill_practice.values())
+"""EnvGen-style designs: every knob (biomes, rarities, densities, starting inventories)."""
+
+STRESS = {
+    "target_biome": "mountain",
+    "zombie_density": 3.0,
+    "skeleton_density": 4.0,
+    "cow_density": 3.0,
+    "diamond_rarity": "very common",
+    "inventory": {
+        "sapling": 9, "wood": 9, "stone": 9, "coal": 9, "iron": 9,
+        "wood_pickaxe": 1, "stone_pickaxe": 1, "iron_pickaxe": 1, "wood_sword": 1,
+    },
+}  # fmt: skip
+"""Everything at once: crafting, placing, mining every ore, fights, skeletons' arrows."""
+
+
+def _actions(rng: np.random.Generator, count: int, bias: str) -> np.ndarray:
+    """Random actions; ``bias`` favours sleeping (nights, waking, hurt sleepers) or planting
+    and waiting (ripe plants, eaten plants) or doing and placing (tables, furnaces, tools)."""
+    weights = np.ones(len(ACTIONS))
+    if bias == "sleep":
+        weights[ACTIONS.index("sleep")] = 30
+    elif bias == "plant":
+        weights[ACTIONS.index("noop")] = 20
+        weights[ACTIONS.index("place_plant")] = 4
+        weights[ACTIONS.index("do")] = 6
+    elif bias == "craft":
+        weights[ACTIONS.index("do")] = 6
+        weights[ACTIONS.index("place_table")] = 3
+        weights[ACTIONS.index("place_furnace")] = 3
+    return rng.choice(len(ACTIONS), size=count, p=weights / weights.sum())
+
+
+def _assert_same_play(
+    count: int,
+    steps: int,
+    seed: int,
+    config: dict[str, Any] | None = None,
+    designs: list[dict[str, Any]] | None = None,
+    ratio: float = 0.0,
+    bias: str = "uniform",
+) -> dict[str, int]:
+    """Play both vector envs side by side; return what happened (episodes, achievements)."""
+    envs = [
+        cls(count, config, designs=designs or (), ratio=ratio, seed=seed)
+        for cls in (CrafterSymbolicVectorEnv, CrafterBatchedVectorEnv)
+    ]
+    reference, batched = envs
+    first, _ = reference.reset()
+    np.testing.assert_array_equal(batched.reset()[0], first)
+    rng = np.random.default_rng(seed)
+    seen = {"episodes": 0, "achievements": 0, "night_steps": 0}
+    for step in range(steps):
+        actions = _actions(rng, count, bias)
+        expected, got = reference.step(actions), batched.step(actions)
+        names = ("obs", "reward", "terminated", "truncated")
+        for name, want, have in zip(names, expected[:4], got[:4], strict=True):
+            np.testing.assert_array_equal(have, want, err_msg=f"{name} at step {step}")
+        want_info, have_info = expected[4], got[4]
+        assert have_info.keys() == want_info.keys(), step
+        for key, want in want_info.items():
+            have = have_info[key]
+            if isinstance(want, dict):
+                for part in want:
+                    np.testing.assert_array_equal(have[part], want[part], err_msg=f"{key}/{part}")
+            else:
+                np.testing.assert_array_equal(have, want, err_msg=f"{key} at step {step}")
+        if "_episode" in want_info:
+            seen["episodes"] += int(want_info["_episode"].sum())
+            seen["achievements"] += int(want_info["achievements"].sum())
+        seen["night_steps"] += int((expected[0][:, -2] < 0.5).sum())
+    np.testing.assert_array_equal(batched.task_indices, reference.task_indices)
+    np.testing.assert_array_equal(batched.design_indices, reference.design_indices)
+    return seen
+
+
+def test_draws_are_randomstates() -> None:
+    """``below`` and ``uniform`` take the same numbers from the same stream as crafter's
+    ``randint(0, n)`` and ``uniform()``."""
+    counts = [1, 2, 3, 4, 4, 5, 7, 8, 9, 13, 64, 100, 144, 1, 4, 1000, 2**20 + 3]
+    for seed in range(20):
+        reference = np.random.RandomState(seed)
+        expected = [reference.randint(0, n) for n in counts] + [reference.uniform()]
+        world = CrafterBatchedVectorEnv(1, seed=0)._worlds[0]
+        world._use_stream(np.random.RandomState(seed))
+        assert [world.below(n) for n in counts] + [world.uniform()] == expected
+        assert world.random.get_state()[2] == reference.get_state()[2]
+
+
+def test_night_noise_draws_are_the_renderers() -> None:
+    assert CrafterGame()._night_noise_draws == NIGHT_NOISE_DRAWS
+
+
+def test_same_play_as_crafters_engine_short() -> None:
+    seen = _assert_same_play(4, 400, seed=0, designs=DESIGNS, ratio=0.5)
+    assert seen["episodes"] > 0 and seen["night_steps"] > 0
+    _assert_same_play(3, 250, seed=1, config=STRESS, bias="craft")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("seed", "config", "ratio", "bias"),
+    [
+        (10, None, 0.0, "uniform"),
+        (11, None, 0.0, "sleep"),
+        (12, None, 0.0, "plant"),
+        (13, {"night": False}, 0.7, "craft"),
+        (14, {"target": "task"}, 0.5, "uniform"),
+        (15, STRESS, 0.0, "craft"),
+        (16, {**STRESS, "length": 300}, 0.0, "sleep"),
+        (17, {"target_biome": "beaches", "zombie_density": 0.0}, 1.0, "plant"),
+    ],
+)
+def test_same_play_as_crafters_engine_long(
+    seed: int, config: dict[str, Any] | None, ratio: float, bias: str
+) -> None:
+    """Thousands of steps per world, over many episodes and EnvGen designs."""
+    seen = _assert_same_play(8, 2500, seed, config, DESIGNS, ratio, bias)
+    assert seen["episodes"] >= 8 and seen["achievements"] > 0
