@@ -114,11 +114,11 @@ MAKE = {
 }
 SWORDS = ((ITEM["wood_sword"], 2), (ITEM["stone_sword"], 3), (ITEM["iron_sword"], 5))
 
-_CELL_ONEHOT = np.zeros((len(MAT) + 1, PLAYER + 1, len(MATERIALS) + len(CREATURES)), np.float32)
+_cells = np.zeros((len(MAT) + 1, PLAYER + 1, len(MATERIALS) + len(CREATURES)), np.float32)
 for _channel, _name in enumerate(MATERIALS):
-    _CELL_ONEHOT[MAT[_name], :, _channel] = 1.0
-_CELL_ONEHOT[:, np.arange(1, PLAYER), len(MATERIALS) + np.arange(len(CREATURES))] = 1.0
-_CELL_ONEHOT = _CELL_ONEHOT.reshape((len(MAT) + 1) * (PLAYER + 1), -1)
+    _cells[MAT[_name], :, _channel] = 1.0
+_cells[:, np.arange(1, PLAYER), len(MATERIALS) + np.arange(len(CREATURES))] = 1.0
+_CELL_ONEHOT = _cells.reshape((len(MAT) + 1) * (PLAYER + 1), -1)
 """A cell's channels by ``material * 7 + kind``: its material's one-hot, then its creature's (the
 player and empty cells have none)."""
 _FACING_INDEX = {facing: index for index, facing in enumerate(DIRECTIONS)}
@@ -295,6 +295,12 @@ class _World:
             self.path[cx][cy] += 1
         self.mat[x, y] = material
 
+    def _object(self, object_id: int) -> _Object:
+        """The live object with this id (cells' ``ids`` name only live ones)."""
+        obj = self.objects[object_id]
+        assert obj is not None, f"cell names removed object {object_id}"
+        return obj
+
     def damage(self, obj: _Object, amount: int) -> None:
         if obj.kind == PLAYER:
             self.inventory[HEALTH] = max(0, self.inventory[HEALTH] - amount)
@@ -362,7 +368,7 @@ class _World:
                 inventory[HEALTH] = 0
         elif action == DO:
             if target:
-                self._do_object(self.objects[target])
+                self._do_object(self._object(target))
             else:
                 self._do_material(tx, ty, material)
         elif action == SLEEP:
@@ -549,7 +555,7 @@ class _World:
         x, y = arrow.x + arrow.dx, arrow.y + arrow.dy
         target = int(self.ids[x, y])
         if target:
-            self.damage(self.objects[target], 2)
+            self.damage(self._object(target), 2)
             self.remove(arrow)
             return
         material = int(self.mat[x, y])
@@ -601,7 +607,7 @@ class _World:
         x0, y0 = PAD + cx * CHUNK, PAD + cy * CHUNK
         cells = (slice(x0, min(x0 + CHUNK, PAD + AREA)), slice(y0, min(y0 + CHUNK, PAD + AREA)))
         ids = np.sort(self.ids[cells][self.kinds[cells] == kind])
-        return [self.objects[index] for index in ids.tolist()]  # type: ignore[misc]
+        return [self._object(index) for index in ids.tolist()]
 
     def _balance_object(self, cx: int, cy: int, kind: int, count: int, low: int, high: int) -> None:
         """``CrafterGame._balance_object`` for a chunk whose ``count`` of ``kind`` is outside

@@ -261,7 +261,7 @@ def _lower(
     dx0: np.ndarray,
     dy0: np.ndarray,
     dz0: np.ndarray,
-) -> np.ndarray:
+) -> list[Vertex]:
     """Inside the tetrahedron at (0,0,0)."""
     base = (xsb, ysb, zsb, dx0, dy0, dz0)
     a_point, a_score, b_point, b_score = _two_closest((1, 2, 4), xins, yins, zins, np.greater)
@@ -287,7 +287,7 @@ def _upper(
     dx0: np.ndarray,
     dy0: np.ndarray,
     dz0: np.ndarray,
-) -> np.ndarray:
+) -> list[Vertex]:
     """Inside the tetrahedron at (1,1,1)."""
     base = (xsb, ysb, zsb, dx0, dy0, dz0)
     a_point, a_score, b_point, b_score = _two_closest((6, 5, 3), xins, yins, zins, np.less)
@@ -314,7 +314,7 @@ def _middle(
     dx0: np.ndarray,
     dy0: np.ndarray,
     dz0: np.ndarray,
-) -> np.ndarray:
+) -> list[Vertex]:
     """Inside the octahedron between the two tetrahedra."""
     base = (xsb, ysb, zsb, dx0, dy0, dz0)
     w = np.where

@@ -16,10 +16,10 @@ for constant.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -52,6 +52,7 @@ WATER, GRASS, STONE, PATH, SAND, TREE, LAVA, COAL, IRON, DIAMOND = range(1, 11)
 
 
 _Coordinate = Callable[[np.ndarray], np.ndarray]
+_Outcome = TypeVar("_Outcome")
 _LAYERS: dict[str, tuple[_Coordinate, _Coordinate, int]] = {
     # name: (x, y, z) as crafter's ``_simplex`` computes them from the cell (x, y) and a size
     "start": (lambda x: x / 3, lambda y: y / 3, 8),
@@ -187,8 +188,8 @@ def _first_above(
     random: np.random.RandomState,
     cells: np.ndarray,
     codes: np.ndarray,
-    rules: dict[int, tuple[tuple[float, int], ...]],
-) -> list[tuple[int, int]]:
+    rules: Mapping[int, tuple[tuple[float, _Outcome], ...]],
+) -> list[tuple[int, _Outcome]]:
     """Crafter's coin flips of one pass over ``cells``, in its order: cell ``i`` tries the
     rules ``rules[codes[i]]`` (``(threshold, outcome)`` pairs) in turn, one draw each, until a
     draw ``u > threshold``; the cells with an outcome, ``(cell, outcome)``. The draws come ahead
@@ -233,7 +234,7 @@ def _place_resources(
         (spec.iron_threshold, IRON),
         (spec.diamond_threshold, DIAMOND),
     )
-    rules = {0: ((spec.tree_threshold, TREE),)}
+    rules: dict[int, tuple[tuple[float, int], ...]] = {0: ((spec.tree_threshold, TREE),)}
     for bits in range(8):
         rules[1 + bits] = tuple(rule for k, rule in enumerate(ores) if bits >> k & 1)
     ore_cells = np.flatnonzero(ore_cell.ravel())
