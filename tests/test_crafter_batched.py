@@ -9,7 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-pytest.importorskip("crafter")
+from tests.extras import need
+
+need("crafter")
 
 from llmgym.envs.crafter import ACTIONS
 from llmgym.envs.crafter.batched import NIGHT_NOISE_DRAWS, CrafterBatchedVectorEnv
