@@ -585,6 +585,7 @@ def serving_scale() -> str:
     if not data:
         return f"{NOT_MEASURED} (run `python benchmarks/serving_scale.py`)"
     runs = {(r["env_id"], r["sessions"], r["workers"]): r for r in data["runs"]}
+    failed = [r for r in data["runs"] if "error" in r]
     rows = [
         "| environment | sessions | 1 worker: steps/s | p50 ms | 2 workers: steps/s | p50 ms "
         "| 2 / 1 |",
@@ -592,7 +593,7 @@ def serving_scale() -> str:
     ]
     for (env_id, sessions, workers), one in runs.items():
         two = runs.get((env_id, sessions, 2))
-        if workers != 1 or two is None:
+        if workers != 1 or two is None or "error" in one or "error" in two:
             continue
         capped = f" (of {one['capped_from']}: what fits)" if "capped_from" in one else ""
         rows.append(
@@ -645,6 +646,11 @@ def serving_scale() -> str:
             f"{data['machine']['cpus']} cores shared by the server and its clients, load "
             f"average {before:.1f} before the run and {after:.1f} after "
             "(`benchmarks/results/serving_scale.json`)."
+        )
+        + "".join(
+            f"\n\nNot got: {short_name(r['env_id'])} with {r['workers']} worker(s) at "
+            f"{r['sessions']} sessions ({r['error']})."
+            for r in failed
         )
     )
 

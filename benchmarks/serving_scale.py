@@ -377,6 +377,9 @@ def scale_run(
     try:
         server.wait_ready(workers)
         result = drive(server.url, env_id, sessions, processes, seconds, warmup, server.process.pid)
+    except (OSError, RuntimeError) as error:  # a run that fails is reported as not got
+        print(f"{env_id} workers={workers} sessions={sessions}: not got ({error!r})", flush=True)
+        return {"env_id": env_id, "workers": workers, "sessions": sessions, "error": repr(error)}
     finally:
         server.stop()
     row = {"env_id": env_id, "workers": workers, "sessions": sessions, **result}
@@ -478,7 +481,9 @@ def main() -> None:
             by_workers = {
                 r["workers"]: r["steps_per_s"]
                 for r in runs
-                if r["env_id"] == env_id and r.get("capped_from", r["sessions"]) == sessions
+                if r["env_id"] == env_id
+                and r.get("capped_from", r["sessions"]) == sessions
+                and "error" not in r
             }
             if 1 in by_workers and 2 in by_workers:
                 ratios[f"{env_id}@{sessions}"] = by_workers[2] / by_workers[1]
