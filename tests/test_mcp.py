@@ -10,6 +10,7 @@ import contextlib
 import json
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -320,7 +321,11 @@ def test_limits_apply_token_quota_and_session_end() -> None:
                 )
                 assert second.status_code == 429 and second.headers["Retry-After"]
                 assert second.json()["error"]["data"]["error"] == "quota_exceeded"
-            assert http.get("/health").json()["sessions"] == 0  # the client's DELETE closed it
+            # the client's DELETE closes it; the server releases the slot in the background
+            deadline = time.monotonic() + 30
+            while http.get("/health").json()["sessions"] and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            assert http.get("/health").json()["sessions"] == 0
             async with connected(f"{live.url}/mcp/wordle", auth) as again:
                 assert (await again.call_tool("reset", {})).structuredContent["task_id"]
 
