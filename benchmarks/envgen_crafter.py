@@ -4,6 +4,7 @@
     python benchmarks/envgen_crafter.py                        # CPU-sized, offline designer
     python benchmarks/envgen_crafter.py --designer none        # plain PPO, same total steps
     python benchmarks/envgen_crafter.py --schedule paper --obs symbolic --seed 0 --designer offline
+    python benchmarks/envgen_crafter.py --schedule paper --obs symbolic --designer frontier
     python benchmarks/envgen_crafter.py --schedule paper --designer openai:gpt-4o --device cuda
     python benchmarks/envgen_crafter.py --env llmgym/HeistPixels-v0                # Heist
 
@@ -15,8 +16,11 @@ paper's 1.96M steps in under half an hour on one CPU core (``benchmarks/ppo_prof
 measures why: per-step framework overhead, not the network, is what a CPU pays for with
 stable-baselines3 at this scale).
 
-Designers: ``offline`` (llmgym's rule-based designer, adapting to the per-skill success),
-``openai:MODEL``, ``replay:FOLDER`` (a recorded run), ``curriculum`` (a fixed easy-to-hard
+Designers: ``offline`` (llmgym's rule-based designer: the weakest skills), ``frontier`` (the
+weakest skills whose prerequisites the agent achieves; its choices and their reasons are printed
+per cycle and kept in ``results.json``), ``openai:MODEL`` (EnvGen's prompt for Crafter; every
+prompt and reply is recorded in ``--out``/designer), ``replay:FOLDER`` (the designs of a recorded
+run, call by call, without a model), ``curriculum`` (a fixed easy-to-hard
 sequence of practice environments that ignores the agent's success, the paper's easy-to-hard
 baseline) and ``none`` (plain PPO in the original game for the same steps).
 
@@ -354,9 +358,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--designer",
         default="offline",
-        help="offline, openai:MODEL, replay:FOLDER, curriculum or none",
+        help="offline, frontier, openai:MODEL, replay:FOLDER (a recorded run's folder or its "
+        "designer/ folder), curriculum or none",
     )
-    parser.add_argument("--base-url", help="chat-completions API root for openai:MODEL")
+    parser.add_argument(
+        "--base-url",
+        help="chat-completions API root for openai:MODEL (default: $OPENAI_BASE_URL; the key "
+        "is $OPENAI_API_KEY)",
+    )
+    parser.add_argument(
+        "--prompt",
+        choices=("auto", "envgen", "generic"),
+        default="auto",
+        help="openai:MODEL's prompt: EnvGen's (auto for Crafter) or llmgym's generic one",
+    )
     parser.add_argument("--schedule", choices=sorted(SCHEDULES), default="cpu")
     parser.add_argument("--cycles", type=int, help="override the schedule's cycles")
     parser.add_argument("--gen-steps", type=int, help="steps in designed environments per cycle")
@@ -568,6 +583,12 @@ def software() -> dict[str, Any]:
     return versions
 
 
+def _show_choices(args: argparse.Namespace, cycle: int, choices: dict[str, Any] | None) -> None:
+    """Print what the designer chose for ``cycle`` and why (designers that say so)."""
+    if choices is not None and not args.quiet:
+        print(f"designs for cycle {cycle}: {choices['summary']}", flush=True)
+
+
 def _total_steps(schedule: dict[str, Any]) -> int:
     return (
         schedule["cycles"] * (schedule["gen_steps"] + schedule["orig_steps"])
@@ -634,8 +655,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             n=args.n_designs,
             run_folder=log,
             base_url=args.base_url,
+            prompt=args.prompt,
         )
     designs = designer.propose() if designer else []
+    choices = designer.choices if designer else None
+    _show_choices(args, 1, choices)
     trainer: SB3Trainer | SymbolicTrainer
     if args.obs == "symbolic":
         trainer = SymbolicTrainer(args, schedule, designs)
@@ -649,13 +673,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         trainer.learn(schedule["orig_steps"], ratio=0.0)
         stats = trainer.evaluate(spec.skills, seed=10_000 * cycle)
         cycles.append(
-            {"cycle": cycle, "designs": [d.to_dict() for d in designs], "eval": stats.to_dict()}
+            {
+                "cycle": cycle,
+                "designs": [d.to_dict() for d in designs],
+                **({"choices": choices} if choices is not None else {}),
+                "eval": stats.to_dict(),
+            }
         )
         if not args.quiet:
             top = sorted(stats.rates.items(), key=lambda item: -item[1][0])[:5]
             print(f"cycle {cycle}: " + ", ".join(f"{k} {m:.0f}%" for k, (m, _) in top), flush=True)
         if designer and cycle < schedule["cycles"]:
             designs = designer.propose(None if args.designer == "curriculum" else stats)
+            choices = designer.choices
+            _show_choices(args, cycle + 1, choices)
             trainer.set_designs(designs)
 
     episodes: list[set[str]] = []
@@ -700,10 +731,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "score": results["final"]["score"],
                 "final_episodes": results["final"]["episodes"],
                 "success": rates,
-                "cycles": [
-                    {"cycle": c["cycle"], "designs": c["designs"], "eval": c["eval"]}
-                    for c in cycles
-                ],
+                "cycles": cycles,
                 "seconds": seconds,
                 "steps_per_s": round(results["total_steps"] / seconds, 1),
                 "timing": results["timing"],

@@ -28,8 +28,10 @@ class DesignSpec:
 
     Built from the registered class alone (:meth:`from_env_id`), so any registered environment
     with a config works: its docstring's *Description*, its ``skills`` (``("success",)`` when it
-    declares none), ``config_class`` and its JSON Schema, ``design_notes``, ``skill_practice``
-    and ``skill_requirements`` (each skill's prerequisite skills, the game's tech tree).
+    declares none), ``config_class`` and its JSON Schema, ``design_notes``, ``skill_practice``,
+    ``skill_requirements`` (each skill's prerequisite skills, the game's tech tree) and
+    ``skill_practice_requirements`` (the skills that yield what a skill's practice world hands
+    over, such as its starting tools).
     """
 
     env_id: str
@@ -40,6 +42,7 @@ class DesignSpec:
     notes: str = ""
     practice: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     requirements: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    practice_requirements: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
     @classmethod
     def from_env_id(cls, env_id: str) -> DesignSpec:
@@ -60,6 +63,7 @@ class DesignSpec:
             notes=str(getattr(env_class, "design_notes", "") or ""),
             practice=dict(getattr(env_class, "skill_practice", {}) or {}),
             requirements=dict(getattr(env_class, "skill_requirements", {}) or {}),
+            practice_requirements=dict(getattr(env_class, "skill_practice_requirements", {}) or {}),
         )
 
     @property

@@ -33,15 +33,21 @@ def _label(name: str) -> str:
     return name.replace("_", " ")
 
 
+def _item_sources() -> dict[str, str]:
+    """The achievement that yields each item: the one that collects or makes it."""
+    gives = {
+        item: f"collect_{item}" for info in constants.collect.values() for item in info["receive"]
+    }
+    gives.update({item: f"make_{item}" for item in constants.make})
+    return gives
+
+
 def _recipe_requirements() -> dict[str, tuple[str, ...]]:
     """Each achievement's prerequisite achievements in crafter's recipes (``data.yaml``):
     collecting needs the required tool, placing the items it uses, making the items it uses and
     the placed table or furnace nearby; an item comes from the achievement that collects or
     makes it. Eating, fighting and waking up have no recipe."""
-    gives = {
-        item: f"collect_{item}" for info in constants.collect.values() for item in info["receive"]
-    }
-    gives.update({item: f"make_{item}" for item in constants.make})
+    gives = _item_sources()
     needs: dict[str, list[str]] = {}
     for info in constants.collect.values():
         for item in info["receive"]:
@@ -52,6 +58,19 @@ def _recipe_requirements() -> dict[str, tuple[str, ...]]:
         nearby = [f"place_{station}" for station in info["nearby"]]
         needs[f"make_{name}"] = [gives[item] for item in info["uses"]] + nearby
     return {skill: tuple(dict.fromkeys(needs[skill])) for skill in ACHIEVEMENTS if needs.get(skill)}
+
+
+def _practice_requirements(practice: dict[str, dict[str, Any]]) -> dict[str, tuple[str, ...]]:
+    """For each skill, the achievements that yield the items its practice world hands over (a
+    world that starts the agent with a stone sword practises what comes after the sword)."""
+    gives = _item_sources()
+    handed = {
+        skill: tuple(
+            dict.fromkeys(gives[i] for i in config.get("inventory", {}) if gives[i] != skill)
+        )
+        for skill, config in practice.items()
+    }
+    return {skill: needs for skill, needs in handed.items() if needs}
 
 
 class _CrafterEnvBase(TextEnv[CrafterConfig, ObsT, ActT]):
@@ -131,6 +150,9 @@ class _CrafterEnvBase(TextEnv[CrafterConfig, ObsT, ActT]):
         "wake_up": {"zombie_density": 0.0, "skeleton_density": 0.0},
     }
     skill_requirements: ClassVar[dict[str, tuple[str, ...]]] = _recipe_requirements()
+    skill_practice_requirements: ClassVar[dict[str, tuple[str, ...]]] = _practice_requirements(
+        skill_practice
+    )
     renders_pixels: ClassVar[bool] = False
 
     _target: str | None = None
