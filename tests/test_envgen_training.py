@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 from pathlib import Path
 
@@ -122,3 +123,82 @@ def test_both_crafter_engines_give_the_same_run(tmp_path) -> None:
         "torch", "numpy", "crafter", "gymnasium", "torch_cpu_capability", "torch_threads",
     }  # fmt: skip
     assert arrays["software"]["torch_threads"] == 1
+
+
+@pytest.mark.slow
+def test_the_frontier_designer_shows_its_choices_and_a_replay_repeats_the_run(
+    tmp_path, capsys
+) -> None:
+    """``--designer frontier``: each cycle's choices (skills, their success and their
+    prerequisites') are printed and kept in results.json and the result file of the arm
+    ``ppo-envgen-frontier``; ``--designer replay:FOLDER`` re-runs the recorded designs exactly:
+    the same environments, so the same run."""
+    quiet = [a for a in SYMBOLIC_TINY if a != "--quiet"]
+    results_folder = tmp_path / "results"
+    argv = [*quiet, "--seed", "2", "--designer", "frontier", "--results", str(results_folder)]
+    assert envgen_crafter.main([*argv, "--out", str(tmp_path / "frontier")]) == 0
+    printed = capsys.readouterr().out
+    assert "designs for cycle 1: practise: collect_wood 0% (no prerequisites)" in printed
+    assert "designs for cycle 2: " in printed
+    results = json.loads((tmp_path / "frontier" / "results.json").read_text())
+    for cycle in results["cycles"]:
+        targets = [t["skill"] for t in cycle["choices"]["targets"]]
+        assert [d["purpose"].split(":")[0] for d in cycle["designs"]] == [
+            f"Practise {targets[k % len(targets)]}" for k in range(4)
+        ]
+        assert f"designs for cycle {cycle['cycle']}: {cycle['choices']['summary']}" in printed
+    (saved,) = results_folder.glob("*.json")
+    assert saved.name == "craftersymbolic-ppo-envgen-frontier-custom-seed2.json"
+    assert json.loads(saved.read_text())["arm"] == "ppo-envgen-frontier"
+    assert json.loads(saved.read_text())["cycles"] == results["cycles"]
+
+    replay = [*SYMBOLIC_TINY, "--seed", "2", "--designer", f"replay:{tmp_path / 'frontier'}"]
+    assert envgen_crafter.main([*replay, "--out", str(tmp_path / "replay"), "--results", ""]) == 0
+    replayed = json.loads((tmp_path / "replay" / "results.json").read_text())
+    assert replayed["cycles"] == results["cycles"] and replayed["final"] == results["final"]
+
+
+@pytest.mark.slow
+def test_the_llm_arm_against_a_local_server_recorded_then_replayed(tmp_path) -> None:
+    """``--designer openai:MODEL`` against a real local chat server speaking EnvGen's reply
+    format: every prompt and reply is recorded in the run folder; ``replay:`` of that folder
+    makes the same designs without a server, and so the same run."""
+    from tests.chat_server import ChatServer
+
+    calls = itertools.count(1)
+
+    def model(messages: list[dict]) -> str:
+        call = next(calls)
+        biome = ("mountain", "grassland", "beaches")[call % 3]
+        env = {
+            "environment_settings": {"target_biome": biome, "coal_rarity": "very common"},
+            "inventory_settings": {"wood": call, "wood_pickaxe": 1},
+        }
+        block = "```json\n" + json.dumps(env, indent=4) + "\n```"
+        return "\n".join(f"Environment {k}:\n{block}\nTeaches mining." for k in (1, 2, 3, 4))
+
+    record = [*SYMBOLIC_TINY, "--seed", "1", "--out", str(tmp_path / "llm"), "--results", ""]
+    with ChatServer(model) as server:
+        argv = [*record, "--designer", "openai:gpt-4-1106-preview", "--base-url", server.base_url]
+        assert envgen_crafter.main(argv) == 0
+        requests = [r["body"]["messages"] for r in server.requests]
+    assert len(requests) == 2 and requests[0][0]["content"].startswith(
+        'You are a environment designer agent for a game called "Crafter".'
+    )
+    events = [
+        json.loads(line)
+        for line in (tmp_path / "llm" / "designer" / "events.jsonl").read_text().splitlines()
+    ]
+    assert [e["content"] for e in events if e["event"] == "prompt"] == [
+        messages[-1]["content"] for messages in requests
+    ]
+    assert len([e for e in events if e["event"] == "reply"]) == 2
+    recorded = json.loads((tmp_path / "llm" / "results.json").read_text())
+    first, second = (cycle["designs"] for cycle in recorded["cycles"])
+    assert first != second and all(d["purpose"] == "Teaches mining." for d in first)
+
+    replay = [*SYMBOLIC_TINY, "--seed", "1", "--out", str(tmp_path / "replay"), "--results", ""]
+    folder = tmp_path / "llm" / "designer"
+    assert envgen_crafter.main([*replay, "--designer", f"replay:{folder}"]) == 0
+    replayed = json.loads((tmp_path / "replay" / "results.json").read_text())
+    assert replayed["cycles"] == recorded["cycles"] and replayed["final"] == recorded["final"]
