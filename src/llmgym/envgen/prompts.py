@@ -25,6 +25,14 @@ from llmgym.envgen.parsing import (
     validate_overrides,
 )
 from llmgym.envgen.spec import DesignSpec, SkillStats
+from llmgym.envs.crafter.config import (
+    BIOMES,
+    MATERIAL_ITEMS,
+    RARITIES,
+    RARITY_LEVELS,
+    TOOL_ITEMS,
+    CrafterConfig,
+)
 
 __all__ = [
     "PROMPT_STYLES",
@@ -147,27 +155,11 @@ class GenericPrompt:
 
 _NUMBERS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 
-_ENVGEN_PARAMETERS = {
-    "target_biome": ("grassland", "mountain", "beaches", "natural"),
-    "coal_rarity": ("very common", "common", "rare"),
-    "iron_rarity": ("very common", "common", "rare"),
-    "diamond_rarity": ("very common", "common", "rare"),
-    "tree_rarity": ("very common", "common", "rare"),
+_ENVGEN_PARAMETERS: dict[str, tuple[str, ...]] = {
+    "target_biome": (*BIOMES[1:], BIOMES[0]),  # EnvGen lists "natural" last
+    **{f"{resource}_rarity": RARITY_LEVELS for resource in RARITIES},
 }
-_ENVGEN_ITEMS = {
-    "sapling": 9,
-    "wood": 9,
-    "stone": 9,
-    "coal": 9,
-    "iron": 9,
-    "diamond": 9,
-    "wood_pickaxe": 1,
-    "stone_pickaxe": 1,
-    "iron_pickaxe": 1,
-    "wood_sword": 1,
-    "stone_sword": 1,
-    "iron_sword": 1,
-}
+_ENVGEN_ITEMS = {**dict.fromkeys(MATERIAL_ITEMS, 9), **dict.fromkeys(TOOL_ITEMS, 1)}
 _ENVGEN_SECTIONS = ("environment_settings", "inventory_settings")
 
 _ENVGEN_CONSTRAINTS = """\
@@ -228,7 +220,7 @@ def _envgen_scores(spec: DesignSpec, stats: SkillStats) -> str:
     )
 
 
-def to_envgen(config: Mapping[str, Any]) -> dict[str, Any]:
+def _to_envgen(config: Mapping[str, Any]) -> dict[str, Any]:
     """A Crafter design's overrides in EnvGen's form: the inventory under
     ``inventory_settings``, every other knob under ``environment_settings``."""
     settings = {k: v for k, v in config.items() if k != "inventory"}
@@ -282,7 +274,7 @@ class EnvGenPrompt(GenericPrompt):
                 f"{_ENVGEN_DEFAULTS}\n\n{output}: \n\n{_ENVGEN_TEMPLATE}\n"
             )
         shown = "".join(
-            f"Environment {k}:\n```json\n{json.dumps(to_envgen(d.config), indent=4)}\n```\n"
+            f"Environment {k}:\n```json\n{json.dumps(_to_envgen(d.config), indent=4)}\n```\n"
             for k, d in enumerate(previous, start=1)
         )
         learnt_in = ""
@@ -458,8 +450,6 @@ def prompt_style(spec: DesignSpec, name: str = "auto") -> GenericPrompt:
     Raises:
         ValueError: For an unknown style, or ``envgen`` for an environment that is not Crafter.
     """
-    from llmgym.envs.crafter.config import CrafterConfig
-
     crafter = issubclass(spec.config_class, CrafterConfig)
     if name == "auto":
         name = "envgen" if crafter else "generic"
