@@ -150,8 +150,8 @@ class GenericPrompt:
 
 
 # EnvGen's Crafter prompt ---------------------------------------------------------------------
-# The text below is EnvGen's (aszala/EnvGen, environment_generation/*.py); only the number of
-# environments and the list of skills are filled in.
+# The text below is EnvGen's (aszala/EnvGen, environment_generation/*.py, Copyright (c) 2024
+# Abhay Zala, MIT License); only the number of environments and the list of skills are filled in.
 
 _NUMBERS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 
