@@ -584,22 +584,38 @@ def serving_scale() -> str:
     data = load("serving_scale.json")
     if not data:
         return f"{NOT_MEASURED} (run `python benchmarks/serving_scale.py`)"
-    runs = {(r["env_id"], r["sessions"], r["workers"]): r for r in data["runs"]}
     failed = [r for r in data["runs"] if "error" in r]
     rows = [
         "| environment | sessions | 1 worker: steps/s | p50 ms | 2 workers: steps/s | p50 ms "
-        "| 2 / 1 |",
-        "|---|---|---|---|---|---|---|",
+        "| 2 / 1 | bound 2s/(s+c) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for (env_id, sessions, workers), one in runs.items():
-        two = runs.get((env_id, sessions, 2))
-        if workers != 1 or two is None or "error" in one or "error" in two:
-            continue
-        capped = f" (of {one['capped_from']}: what fits)" if "capped_from" in one else ""
+    for key, ratio in data["ratio_2_to_1_worker"].items():
+        env_id, requested = key.rsplit("@", 1)
+        pair = {
+            workers: [
+                r
+                for r in data["runs"]
+                if r["env_id"] == env_id
+                and r["workers"] == workers
+                and r.get("capped_from", r["sessions"]) == int(requested)
+                and "error" not in r
+            ]
+            for workers in (1, 2)
+        }
+        one, two = pair[1], pair[2]
+        sessions = one[0]["sessions"]
+        capped = f" (of {requested}: what fits)" if sessions != int(requested) else ""
+        server = statistics.median(r["server_cpu_ms_per_step"] for r in one + two)
+        client = statistics.median(r["client_cpu_ms_per_step"] for r in one + two)
+        medians = data["median_steps_per_s"][key]
+        # the bound holds for single-threaded workers; SciWorld's sessions are processes
+        bound = f"{2 * server / (server + client):.2f}x" if env_id in data["target_envs"] else "—"
         rows.append(
-            f"| {short_name(env_id)} | {sessions}{capped} | {sig(one['steps_per_s'])} | "
-            f"{one['p50_ms']:.1f} | {sig(two['steps_per_s'])} | {two['p50_ms']:.1f} | "
-            f"{two['steps_per_s'] / one['steps_per_s']:.2f}x |"
+            f"| {short_name(env_id)} | {sessions}{capped} | {sig(medians['1'])} | "
+            f"{statistics.median(r['p50_ms'] for r in one):.1f} | {sig(medians['2'])} | "
+            f"{statistics.median(r['p50_ms'] for r in two):.1f} | {ratio:.2f}x | "
+            f"{bound} |"
         )
     cpu: dict[str, list[float]] = {}
     for run in data["runs"]:
@@ -640,12 +656,16 @@ def serving_scale() -> str:
         + (
             f"\n\n2 workers against 1 (target: at least {data['target_ratio']:g}x for "
             f"{', '.join(short_name(e) for e in data['target_envs'])}): {'; '.join(targets)}."
-            f"{hop_text} Each run measured {data['seconds']:g} s after a warm-up; the server's "
-            "CPU per step counts every process of the server (workers, and the child processes "
-            "of SciWorld's sessions); memory is the proportional set size a session adds. "
-            f"{data['machine']['cpus']} cores shared by the server and its clients, load "
-            f"average {before:.1f} before the run and {after:.1f} after "
-            "(`benchmarks/results/serving_scale.json`)."
+            f"{hop_text} Each run measured {data['seconds']:g} s after a warm-up, "
+            f"{data['repeats']} runs of each worker count in alternating pairs (one pair for "
+            "SciWorld), medians shown. The server's CPU per step (s) counts every process of the "
+            "server (workers, and the child processes of SciWorld's sessions); the clients' (c) "
+            "is the lean load generator's own; with both on the same cores, 2 workers can give "
+            "at most 2s/(s+c) times 1 worker's steps/s (the bound column, from the medians). "
+            "Memory is the proportional set size a session adds. "
+            f"{data['machine']['cpus']} cores shared by the server and its clients, run at "
+            f"niceness {data['niceness']} with load average {before:.1f} before and "
+            f"{after:.1f} after (`benchmarks/results/serving_scale.json`)."
         )
         + "".join(
             f"\n\nNot got: {short_name(r['env_id'])} with {r['workers']} worker(s) at "
