@@ -46,6 +46,11 @@ run's result (arm, seed, schedule, steps, score, per-achievement success) to
 one (a run with an overridden knob writes it only where ``--results`` says), from which
 ``python docs/generate.py`` builds the table in docs/envgen.md. Paper-schedule runs go to
 ``benchmarks/results/envgen/paper/``; ``benchmarks/envgen_paper_table.py`` aggregates them.
+
+Run as a program, the script pins portable float kernels before numpy and torch load
+(``benchmarks/portable_kernels.py``: the same numbers on every x86-64 machine with AVX2;
+``benchmarks/envgen_reproducibility.py`` measures what they remove and cost) and records them in
+the run's JSON; ``--fast-kernels`` lets the CPU choose its own.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -42,7 +43,7 @@ RUN = [
 
 SETTINGS: dict[str, tuple[str, dict[str, str]]] = {
     "this machine": ("this machine's own choices (the reference)", {}),
-    "this machine again": ("the same, in a new process (a random PYTHONHASHSEED each)", {}),
+    "this machine again": ("this machine again, in a new process (another random hash seed)", {}),
     "aten-default": (
         "ATen's kernels without AVX2 (a CPU below AVX2; AVX-512 likewise picks other ones)",
         {"ATEN_CPU_CAPABILITY": "default"},
@@ -61,8 +62,8 @@ SETTINGS: dict[str, tuple[str, dict[str, str]]] = {
         "2 OpenMP, MKL and OpenBLAS threads (the script sets torch's to 1)",
         {"OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2"},
     ),
-    "hashseed-0": ("PYTHONHASHSEED=0", {"PYTHONHASHSEED": "0"}),
-    "hashseed-1": ("PYTHONHASHSEED=1", {"PYTHONHASHSEED": "1"}),
+    "hashseed-0": ("a fixed hash seed (str hashes: set and dict order)", {"PYTHONHASHSEED": "0"}),
+    "hashseed-1": ("another fixed hash seed", {"PYTHONHASHSEED": "1"}),
 }
 """Each setting: what it emulates and the environment variables that do it."""
 
@@ -160,7 +161,7 @@ def main() -> int:
         {
             "benchmark": "envgen_reproducibility",
             "command": "python benchmarks/envgen_reproducibility.py",
-            "run": "python benchmarks/envgen_crafter.py " + " ".join(RUN),
+            "run": shlex.join(["python", "benchmarks/envgen_crafter.py", *RUN]),
             "portable_kernels": PORTABLE_KERNELS,
             "software": {k: v for k, v in fast_reference["software"].items() if k != "kernels"},
             "settings_that_change_a_run": changes,
