@@ -39,7 +39,7 @@ RUN = [
     "--cycles", "2", "--gen-steps", "2048", "--orig-steps", "2048", "--final-steps", "4096",
     "--eval-episodes", "4", "--length", "300", "--quiet", "--results", "",
 ]  # fmt: skip
-"""A short run of the loop the paper's runs use (12,288 steps, about 10 s of CPU time)."""
+"""A short run of the loop the paper's runs use (12,288 steps, seconds of CPU time)."""
 
 SETTINGS: dict[str, tuple[str, dict[str, str]]] = {
     "this machine": ("this machine's own choices (the reference)", {}),
