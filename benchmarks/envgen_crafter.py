@@ -46,6 +46,11 @@ run's result (arm, seed, schedule, steps, score, per-achievement success) to
 one (a run with an overridden knob writes it only where ``--results`` says), from which
 ``python docs/generate.py`` builds the table in docs/envgen.md. Paper-schedule runs go to
 ``benchmarks/results/envgen/paper/``; ``benchmarks/envgen_paper_table.py`` aggregates them.
+
+Run as a program, the script pins portable float kernels before numpy and torch load
+(``benchmarks/portable_kernels.py``: the same numbers on every x86-64 machine with AVX2;
+``benchmarks/envgen_reproducibility.py`` measures what they remove and cost) and records them in
+the run's JSON; ``--fast-kernels`` lets the CPU choose its own.
 """
 
 from __future__ import annotations
@@ -62,10 +67,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_utils, also when the tests load us
+import portable_kernels
+
+if __name__ == "__main__" and "--fast-kernels" not in sys.argv[1:]:
+    portable_kernels.pin()  # before numpy and torch are imported: they read the pins once
+
 from llmgym.core.registry import optional_import
 
 sb3 = optional_import("stable_baselines3", extra="train", package="stable-baselines3")
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_utils, also when the tests load us
 
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
@@ -395,6 +405,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="folder for the run's result JSON (default: benchmarks/results/envgen for a named "
         "schedule, none when a schedule knob is overridden; empty: none)",
     )
+    parser.add_argument(
+        "--fast-kernels",
+        action="store_true",
+        help="let torch and MKL choose float kernels by this CPU (AVX-512 where it has it) "
+        "instead of the portable ones (portable_kernels.PORTABLE_KERNELS: the same numbers on "
+        "every x86 machine with AVX2; pinned only when this script is run as a program)",
+    )
     parser.add_argument("--quiet", action="store_true")
     return parser.parse_args(argv)
 
@@ -565,9 +582,10 @@ def crafter_engine(args: argparse.Namespace) -> str | None:
     return None
 
 
-def software() -> dict[str, Any]:
+def software(portable: bool = True) -> dict[str, Any]:
     """What a run's numbers depend on beyond the code: the versions of torch, numpy, crafter
-    and gymnasium, the CPU instruction set torch's kernels use, and torch's thread count."""
+    and gymnasium, the CPU instruction set torch's kernels use, torch's thread count and the
+    float kernels (portable or fast, :func:`portable_kernels.settings`)."""
     from importlib import metadata
 
     import torch
@@ -580,6 +598,7 @@ def software() -> dict[str, Any]:
             versions[package] = None
     versions["torch_cpu_capability"] = torch.backends.cpu.get_cpu_capability()
     versions["torch_threads"] = torch.get_num_threads()
+    versions["kernels"] = portable_kernels.settings(portable)
     return versions
 
 
@@ -711,7 +730,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seconds": seconds,
         "timing": trainer.timing(),
         "crafter_engine": crafter_engine(args),
-        "software": software(),
+        "software": software(portable=not args.fast_kernels),
     }
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     if results_folder:

@@ -203,21 +203,52 @@ def markdown(game: str) -> str:
 
 def _reruns(game: str) -> str:
     """How runs repeated later (``paper/rerun/``, same command and seed) compare with the
-    committed run they repeat."""
-    runs = load_runs(game)
+    committed run they repeat: bitwise (the same per-cycle and final per-skill success, so the
+    same score), or by how much the score differs against the spread of the arm's seeds."""
+    runs, arms = load_runs(game), summary(game)["arms"]
     lines = []
     for path in sorted((PAPER_RUNS / RERUN).glob("*.json")):
         again = json.loads(path.read_text())
         first = runs.get(again["arm"], {}).get(again["seed"])
         if again["env"] != GAMES[game]["env"] or first is None:
             continue
-        same = "the same score" if again["score"] == first["score"] else "a different score"
         lines.append(
             f"{GAMES[game]['arms'][again['arm']]}, seed {again['seed']}, run again at commit "
             f"{again['commit'][:7]}: {again['score']:.2f} against the committed "
-            f"{first['score']:.2f} (commit {first['commit'][:7]}): {same}."
+            f"{first['score']:.2f} (commit {first['commit'][:7]}): "
+            f"{_rerun_agreement(again, first, arms[again['arm']])}."
         )
     return "Reproduced: " + " ".join(lines) if lines else ""
+
+
+def _rerun_agreement(again: dict[str, Any], first: dict[str, Any], arm: dict[str, Any]) -> str:
+    """``bitwise equal`` or the score's difference against the arm's spread, with the first
+    cycle whose evaluation differs and the recorded software that differs."""
+    evals = [cycle.get("eval") for cycle in first["cycles"]]
+    differing = [
+        index + 1
+        for index, (mine, theirs) in enumerate(
+            zip([cycle.get("eval") for cycle in again["cycles"]], evals, strict=True)
+        )
+        if mine != theirs
+    ]
+    if again["score"] == first["score"] and again["success"] == first["success"] and not differing:
+        return "bitwise equal (every per-cycle and final per-skill success)"
+    spread = (
+        f"the arm's spread: std {arm['std']:.2f} over {len(arm['seeds'])} seeds"
+        if arm["std"] is not None
+        else "the arm has no spread yet (one seed)"
+    )
+    text = f"{again['score'] - first['score']:+.2f} ({spread})"
+    if differing:
+        text += f", its cycle-{differing[0]} evaluation already different"
+    software = again.get("software") or {}
+    changed = [
+        f"{key} {first['software'][key]} then {value}"
+        for key, value in software.items()
+        if key in (first.get("software") or {}) and first["software"][key] != value
+    ]
+    return text + (f"; recorded software differing: {', '.join(changed)}" if changed else "")
 
 
 def _skill_differences(envgen: dict[str, Any], ppo: dict[str, Any], most: int = 4) -> str:

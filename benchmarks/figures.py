@@ -1149,3 +1149,55 @@ def originals_webarena() -> str:
         f"{sig(data['seconds_per_step_median'])} s on llmgym's served wiki "
         f"{_machine_note(data, 'webarena_original.json')}."
     )
+
+
+def envgen_reproducibility() -> str:
+    """Which emulated machine differences change a short EnvGen training run, with the CPU's
+    own (fast) float kernels and with the portable ones (``envgen_reproducibility.py``)."""
+    data = load("envgen_reproducibility.json")
+    if not data:
+        return "Not measured yet: `python benchmarks/envgen_reproducibility.py`."
+
+    def cell(row: dict[str, Any]) -> str:
+        if row["bitwise_equal"]:
+            return "bitwise equal"
+        first = row["first_cycle_differing"]
+        return (
+            f"score {row['score_difference']:+.2f}, parameters up to "
+            f"{row['largest_parameter_difference']:.1e} apart"
+            + (f", per-skill success differing from cycle {first} on" if first else "")
+        )
+
+    rows = [
+        "| emulates | environment | fast kernels (the CPU's choice) | portable kernels |",
+        "|---|---|---|---|",
+    ]
+    for name, fast in data["fast"].items():
+        if name == "this machine":
+            continue
+        environment = " ".join(f"`{k}={v}`" for k, v in fast["environment"].items()) or "—"
+        rows.append(
+            f"| {fast['emulates']} | {environment} | {cell(fast)} | "
+            f"{cell(data['portable'][name])} |"
+        )
+    software = data["software"]
+    against = data["portable_against_fast_on_this_machine"]
+    cpu = data["mean_cpu_seconds"]
+    policy = {
+        mode: statistics.fmean(row["timing"]["act"] + row["timing"]["update"] for row in rows)
+        for mode, rows in ((mode, data[mode].values()) for mode in ("fast", "portable"))
+    }
+    summary = (
+        "Each row against the same kernels' run under this machine's own settings "
+        f"({software['torch_cpu_capability']}, torch {software['torch']}, numpy "
+        f"{software['numpy']}); `{data['run']}`. "
+        f"Portable against fast kernels on this machine: "
+        f"{'bitwise equal' if against['bitwise_equal'] else cell(against)}. "
+        f"CPU time of a run (environment, acting and updates; mean over the settings): "
+        f"{cpu['fast']:.1f} s with the fast kernels, {cpu['portable']:.1f} s with the portable "
+        f"ones ({data['portable_cpu_cost']:+.0%}); acting and updates alone (the policy's "
+        f"share, larger in this short run's 4 games per policy call than at the paper's "
+        f"layout): {policy['fast']:.1f} s against {policy['portable']:.1f} s "
+        f"({policy['portable'] / policy['fast'] - 1:+.0%})."
+    )
+    return "\n".join(rows) + "\n\n" + summary

@@ -102,6 +102,28 @@ def test_a_rerun_is_compared_with_the_run_it_repeats(runs, tmp_path) -> None:
     text = envgen_paper_table.markdown("crafter")
     assert (
         "Reproduced: PPO (`--designer none`), seed 1, run again at commit fedcba9: 12.00 against "
-        "the committed 12.00 (commit 0123456): the same score." in text
+        "the committed 12.00 (commit 0123456): bitwise equal (every per-cycle and final "
+        "per-skill success)." in text
     )
     assert envgen_paper_table.summary("crafter")["arms"]["ppo"]["scores"] == runs["ppo"]
+
+
+def test_a_rerun_that_differs_is_measured_against_the_arms_spread(runs, tmp_path) -> None:
+    rerun = tmp_path / envgen_paper_table.RERUN
+    rerun.mkdir()
+    first = json.loads((tmp_path / "ppo-envgen-offline-1.json").read_text())
+    first["software"] = {"torch": "2.13.0", "torch_cpu_capability": "AVX2"}
+    (tmp_path / "ppo-envgen-offline-1.json").write_text(json.dumps(first))
+    again = _run("ppo-envgen-offline", 1, 15.25, wood=50.0)
+    again["commit"] = "fedcba9876543210"
+    again["cycles"][1]["eval"] = {"collect_wood": {"mean": 42.0, "std": 1.0}}
+    again["software"] = {"torch": "2.13.0", "torch_cpu_capability": "AVX512"}
+    (rerun / "ppo-envgen-offline-1.json").write_text(json.dumps(again))
+    text = envgen_paper_table.markdown("crafter")
+    spread = statistics.stdev(runs["ppo-envgen-offline"])
+    assert (
+        "PPO + EnvGen (offline designer), seed 1, run again at commit fedcba9: 15.25 against the "
+        f"committed 15.50 (commit 0123456): -0.25 (the arm's spread: std {spread:.2f} over 2 "
+        "seeds), its cycle-2 evaluation already different; recorded software differing: "
+        "torch_cpu_capability AVX2 then AVX512." in text
+    )

@@ -121,8 +121,43 @@ def test_both_crafter_engines_give_the_same_run(tmp_path) -> None:
     assert arrays["final"] == reference["final"] and arrays["cycles"] == reference["cycles"]
     assert set(arrays["software"]) == {
         "torch", "numpy", "crafter", "gymnasium", "torch_cpu_capability", "torch_threads",
+        "kernels",
     }  # fmt: skip
     assert arrays["software"]["torch_threads"] == 1
+    assert arrays["software"]["kernels"]["kernels"] == "portable"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fast", [False, True])
+def test_run_as_a_program_the_script_pins_portable_kernels_unless_told(tmp_path, fast) -> None:
+    """Run as a program it sets portable_kernels.PORTABLE_KERNELS before torch is imported (whatever
+    the caller's environment says) and records them; --fast-kernels leaves the caller's."""
+    import os
+    import subprocess
+    import sys
+
+    from benchmarks.portable_kernels import PORTABLE_KERNELS
+
+    env = {**os.environ, "ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "AUTO"}
+    env.pop("ONEDNN_MAX_CPU_ISA", None)
+    env.pop("NPY_DISABLE_CPU_FEATURES", None)
+    argv = [*SYMBOLIC_TINY, "--designer", "none", "--results", "", "--out", str(tmp_path)]
+    command = [sys.executable, str(SCRIPT), *argv, *(["--fast-kernels"] if fast else [])]
+    subprocess.run(command, env=env, check=True, capture_output=True)
+    kernels = json.loads((tmp_path / "results.json").read_text())["software"]["kernels"]
+    if fast:
+        assert kernels["kernels"] == "fast" and kernels["pinned"] is False
+        assert kernels["environment"] == {
+            "ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "AUTO", "ONEDNN_MAX_CPU_ISA": None,
+            "NPY_DISABLE_CPU_FEATURES": None,
+        }  # fmt: skip
+        assert kernels["torch_cpu_capability"] == "DEFAULT"
+    else:
+        assert kernels["kernels"] == "portable" and kernels["environment"] == PORTABLE_KERNELS
+        import torch
+
+        avx2 = torch.backends.cpu.get_cpu_capability() != "DEFAULT"
+        assert kernels["pinned"] is avx2
 
 
 @pytest.mark.slow
