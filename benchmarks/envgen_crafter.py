@@ -126,10 +126,37 @@ def arm(designer: str) -> str:
     return f"ppo-envgen-{designer.split(':')[0]}"
 
 
-def result_name(env_id: str, designer: str, schedule: str, seed: int) -> str:
-    """``crafterpixels-ppo-envgen-offline-cpu-seed0.json``: one file per run."""
+def result_name(env_id: str, designer: str, schedule: str, seed: int, variant: str = "") -> str:
+    """``crafterpixels-ppo-envgen-offline-cpu-seed0.json``: one file per run; a ``variant`` of
+    the agent (``--variant``) comes before the schedule: ``craftersymbolic-ppo-conv-paper-seed0``.
+    """
     env = env_id.split("/")[-1].split("-")[0].lower()
-    return f"{env}-{arm(designer)}-{schedule}-seed{seed}.json"
+    agent = f"-{variant}" if variant else ""
+    return f"{env}-{arm(designer)}{agent}-{schedule}-seed{seed}.json"
+
+
+PPO_SETTINGS: dict[str, Any] = {
+    "policy": "mlp",
+    "conv_channels": (32, 32),
+    "hidden": 256,
+    "layers": 2,
+    "layer_norm": False,
+    "learning_rate": 3e-4,
+    "anneal_lr": False,
+    "gamma": 0.95,
+    "gae_lambda": 0.65,
+    "n_epochs": 3,
+    "n_minibatches": 8,
+    "ent_coef": 0.01,
+    "vf_coef": 0.5,
+    "clip_range": 0.2,
+    "max_grad_norm": 0.5,
+    "norm_value": False,
+}
+"""The symbolic path's agent: the policy network (``ppo_torch.make_policy``) and PPO settings,
+the paper's; each has a ``--`` flag of the same name (``--anneal-lr`` lowers the learning rate
+linearly to 0 over the run, ``--layer-norm`` normalises the trunk's layers, ``--norm-value``
+standardises the value head's targets)."""
 
 
 CRAFTER_STAGES: tuple[tuple[str, ...], ...] = (
@@ -380,8 +407,54 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="folder for the run's result JSON (default: benchmarks/results/envgen for a named "
         "schedule, none when a schedule knob is overridden; empty: none)",
     )
+    agent = parser.add_argument_group(
+        "symbolic agent (--obs symbolic; defaults: PPO_SETTINGS, every value in the run JSON)"
+    )
+    agent.add_argument(
+        "--policy",
+        choices=("mlp", "conv"),
+        help="mlp: a flat MLP; conv: conv layers over Crafter's local map grid beside an MLP "
+        "input of inventory and status (CrafterSymbolic-v0 only)",
+    )
+    agent.add_argument(
+        "--conv-channels",
+        type=lambda text: tuple(int(part) for part in text.split(",")),
+        help="--policy conv: output channels per 3x3 conv layer, comma-separated (32,32)",
+    )
+    for name, kind in (
+        ("hidden", int),
+        ("layers", int),
+        ("learning_rate", float),
+        ("gamma", float),
+        ("gae_lambda", float),
+        ("n_epochs", int),
+        ("n_minibatches", int),
+        ("ent_coef", float),
+        ("vf_coef", float),
+        ("clip_range", float),
+        ("max_grad_norm", float),
+    ):
+        agent.add_argument("--" + name.replace("_", "-"), type=kind)
+    for flag in ("--anneal-lr", "--layer-norm", "--norm-value"):
+        agent.add_argument(flag, action="store_true", default=None)
+    agent.add_argument(
+        "--variant",
+        default="",
+        help="a name for a non-default agent, put in the result JSON's file name "
+        "(craftersymbolic-ppo-VARIANT-paper-seed0.json); required for a named schedule's "
+        "default results folder when the agent differs from PPO_SETTINGS",
+    )
     parser.add_argument("--quiet", action="store_true")
     return parser.parse_args(argv)
+
+
+def ppo_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """:data:`PPO_SETTINGS` with the run's ``--`` overrides."""
+    settings = dict(PPO_SETTINGS)
+    for key in settings:
+        if getattr(args, key, None) is not None:
+            settings[key] = getattr(args, key)
+    return settings
 
 
 class SB3Trainer:
@@ -448,7 +521,7 @@ class SymbolicTrainer:
         self, args: argparse.Namespace, schedule: dict[str, Any], designs: Sequence[Design]
     ) -> None:
         import torch
-        from ppo_torch import PPO
+        from ppo_torch import PPO, GridLayout
 
         if args.device == "cpu":
             torch.set_num_threads(1)
@@ -462,13 +535,25 @@ class SymbolicTrainer:
             designs=_with_base(designs, self.base),
             seed=args.seed,
         )
+        settings = dict(args.ppo)
+        layout = None
+        if settings["policy"] == "conv":
+            if args.env != "llmgym/CrafterSymbolic-v0":
+                raise SystemExit(f"--policy conv: llmgym/CrafterSymbolic-v0 only, not {args.env}")
+            from llmgym.envs.crafter.symbolic import CREATURES, MATERIALS, VIEW
+
+            layout = GridLayout(VIEW[0], VIEW[1], len(MATERIALS) + len(CREATURES))
+        anneal = settings.pop("anneal_lr")
         self.ppo = PPO(
             self.vec.single_observation_space.shape[0],
             int(self.vec.single_action_space.n),
             schedule["num_envs"],
             n_steps=schedule["n_steps"],
+            anneal_steps=_total_steps(schedule) if anneal else 0,
+            layout=layout,
             device=args.device,
             seed=args.seed,
+            **settings,
         )
         self.progress = None
         if not args.quiet:
@@ -568,6 +653,13 @@ def software() -> dict[str, Any]:
     return versions
 
 
+def _agent(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The symbolic path's agent as the run JSON records it (None on pixels: SB3's CNN)."""
+    if args.obs != "symbolic":
+        return None
+    return {"variant": args.variant, **args.ppo, "conv_channels": list(args.ppo["conv_channels"])}
+
+
 def _total_steps(schedule: dict[str, Any]) -> int:
     return (
         schedule["cycles"] * (schedule["gen_steps"] + schedule["orig_steps"])
@@ -602,16 +694,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         schedule["length"] = args.length or None
     schedule_name = args.schedule if schedule == base_schedule else "custom"
     args.base_overrides = schedule.get("base", {})
+    args.ppo = ppo_settings(args)
+    if args.obs == "pixels" and (args.ppo != PPO_SETTINGS or args.variant):
+        raise SystemExit("--policy, the PPO settings and --variant are --obs symbolic's")
     results_folder = args.results
     if results_folder is None:
         results_folder = ""
-        if schedule_name != "custom":
+        if schedule_name != "custom" and (args.ppo == PPO_SETTINGS or args.variant):
             paper = schedule_name in ("paper", "heist")
             results_folder = str(RESULTS / "paper" if paper else RESULTS)
     if args.out is None:
         args.out = str(
             Path("runs/envgen")
-            / Path(result_name(args.env, args.designer, schedule_name, args.seed)).stem
+            / Path(
+                result_name(args.env, args.designer, schedule_name, args.seed, args.variant)
+            ).stem
         )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -679,13 +776,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "steps_run": trainer.steps_run(),
         "seconds": seconds,
         "timing": trainer.timing(),
+        "agent": _agent(args),
         "crafter_engine": crafter_engine(args),
         "software": software(),
     }
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     if results_folder:
         write_json(
-            Path(results_folder) / result_name(args.env, args.designer, schedule_name, args.seed),
+            Path(results_folder)
+            / result_name(args.env, args.designer, schedule_name, args.seed, args.variant),
             {
                 "benchmark": "envgen",
                 "env": args.env,
@@ -707,6 +806,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "seconds": seconds,
                 "steps_per_s": round(results["total_steps"] / seconds, 1),
                 "timing": results["timing"],
+                "agent": results["agent"],
                 "crafter_engine": results["crafter_engine"],
                 "software": results["software"],
                 "device": args.device,
