@@ -9,7 +9,7 @@
 
 Two training paths. ``--obs pixels`` (default; the paper's setting): stable-baselines3 PPO with
 its CNN on ``CrafterPixels-v0`` frames (``--device cuda`` for a GPU). ``--obs symbolic``: the
-small PyTorch PPO of ``benchmarks/ppo_torch.py`` (an MLP) on ``CrafterSymbolic-v0``'s vectors,
+small PyTorch PPO of ``benchmarks/ppo_torch.py`` on ``CrafterSymbolic-v0``'s vectors,
 all games stepped in one process by ``CrafterSymbolicVectorEnv`` — the path that runs the
 paper's 1.96M steps in under half an hour on one CPU core (``benchmarks/ppo_profile.py``
 measures why: per-step framework overhead, not the network, is what a CPU pays for with
@@ -19,6 +19,13 @@ Designers: ``offline`` (llmgym's rule-based designer, adapting to the per-skill 
 ``openai:MODEL``, ``replay:FOLDER`` (a recorded run), ``curriculum`` (a fixed easy-to-hard
 sequence of practice environments that ignores the agent's success, the paper's easy-to-hard
 baseline) and ``none`` (plain PPO in the original game for the same steps).
+
+The symbolic path's agent: by default the paper's (an MLP, the PPO settings below:
+``ppo_torch.PPO_SETTINGS``); ``--policy conv`` reads Crafter's local map grid with conv layers,
+and every PPO setting has a flag (``--learning-rate``, ``--anneal-lr``, ``--norm-value``,
+``--layer-norm``, ``--ent-coef``, ...). The run JSON records the agent (``agent``), and
+``--variant NAME`` puts a name for it in the result file's name;
+``benchmarks/envgen_agent_table.py`` tables the variants tried.
 
 For each cycle: train in the designed environments, train in the original game, evaluate the
 per-skill success (Crafter's 22 achievements) in the original game, and give it to the designer
@@ -66,6 +73,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # bench_utils, also wh
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 from bench_utils import write_json  # noqa: E402
+from ppo_torch import PPO_SETTINGS  # noqa: E402
 from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv  # noqa: E402
 
@@ -133,30 +141,6 @@ def result_name(env_id: str, designer: str, schedule: str, seed: int, variant: s
     env = env_id.split("/")[-1].split("-")[0].lower()
     agent = f"-{variant}" if variant else ""
     return f"{env}-{arm(designer)}{agent}-{schedule}-seed{seed}.json"
-
-
-PPO_SETTINGS: dict[str, Any] = {
-    "policy": "mlp",
-    "conv_channels": (32, 32),
-    "hidden": 256,
-    "layers": 2,
-    "layer_norm": False,
-    "learning_rate": 3e-4,
-    "anneal_lr": False,
-    "gamma": 0.95,
-    "gae_lambda": 0.65,
-    "n_epochs": 3,
-    "n_minibatches": 8,
-    "ent_coef": 0.01,
-    "vf_coef": 0.5,
-    "clip_range": 0.2,
-    "max_grad_norm": 0.5,
-    "norm_value": False,
-}
-"""The symbolic path's agent: the policy network (``ppo_torch.make_policy``) and PPO settings,
-the paper's; each has a ``--`` flag of the same name (``--anneal-lr`` lowers the learning rate
-linearly to 0 over the run, ``--layer-norm`` normalises the trunk's layers, ``--norm-value``
-standardises the value head's targets)."""
 
 
 CRAFTER_STAGES: tuple[tuple[str, ...], ...] = (
@@ -421,6 +405,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         type=lambda text: tuple(int(part) for part in text.split(",")),
         help="--policy conv: output channels per 3x3 conv layer, comma-separated (32,32)",
     )
+    agent.add_argument("--conv-stride", type=int, help="--policy conv: the last conv's stride")
     for name, kind in (
         ("hidden", int),
         ("layers", int),
@@ -449,7 +434,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def ppo_settings(args: argparse.Namespace) -> dict[str, Any]:
-    """:data:`PPO_SETTINGS` with the run's ``--`` overrides."""
+    """``ppo_torch.PPO_SETTINGS`` (the paper's) with the run's ``--`` overrides (each setting
+    has a flag of its name)."""
     settings = dict(PPO_SETTINGS)
     for key in settings:
         if getattr(args, key, None) is not None:
@@ -514,7 +500,7 @@ class SB3Trainer:
 
 
 class SymbolicTrainer:
-    """The small PyTorch PPO (``ppo_torch.py``, an MLP) on Crafter's symbolic observation, all
+    """The small PyTorch PPO (``ppo_torch.py``, ``--policy``) on the symbolic observation, all
     games stepped in one process by ``CrafterSymbolicVectorEnv``."""
 
     def __init__(
@@ -601,7 +587,7 @@ class SymbolicTrainer:
         return self.ppo.num_timesteps
 
     def close(self) -> None:
-        """Save the policy (``policy.pt`` in ``--out``: the MLP's ``state_dict``)."""
+        """Save the policy (``policy.pt`` in ``--out``: the network's ``state_dict``)."""
         import torch
 
         if self.progress is not None:

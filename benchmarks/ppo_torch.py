@@ -28,6 +28,28 @@ import numpy as np
 import torch
 from torch import nn
 
+PPO_SETTINGS: dict[str, Any] = {
+    "policy": "mlp",
+    "conv_channels": (32, 32),
+    "conv_stride": 1,
+    "hidden": 256,
+    "layers": 2,
+    "layer_norm": False,
+    "learning_rate": 3e-4,
+    "anneal_lr": False,
+    "gamma": 0.95,
+    "gae_lambda": 0.65,
+    "n_epochs": 3,
+    "n_minibatches": 8,
+    "ent_coef": 0.01,
+    "vf_coef": 0.5,
+    "clip_range": 0.2,
+    "max_grad_norm": 0.5,
+    "norm_value": False,
+}
+"""The paper's agent as :class:`PPO`'s keywords (``anneal_lr`` aside: ``anneal_steps`` is the
+run's length when it is set): an MLP with the paper's PPO settings."""
+
 EpisodeCallback = Callable[[dict[str, Any]], None]
 """Called with ``{"return", "length", "achievements", "design"}`` for every finished episode."""
 
@@ -85,7 +107,8 @@ class GridLayout:
 
 
 class GridActorCritic(nn.Module):
-    """Conv layers (3x3, ReLU, same padding) over the grid, their output flattened and joined
+    """Conv layers (3x3, ReLU, same padding; the last with stride ``conv_stride``, which shrinks
+    what the trunk's first layer reads) over the grid, their output flattened and joined
     with the flat features, then an MLP trunk (``hidden`` units x ``layers``) with policy and
     value heads. The first conv on one-hot cells is a learned embedding of each cell's contents
     mixed with its neighbours'; weight sharing across cells is what the MLP lacks."""
@@ -96,6 +119,7 @@ class GridActorCritic(nn.Module):
         n_actions: int,
         layout: GridLayout,
         conv_channels: tuple[int, ...] = (32, 32),
+        conv_stride: int = 1,
         hidden: int = 256,
         layers: int = 2,
         layer_norm: bool = False,
@@ -103,12 +127,14 @@ class GridActorCritic(nn.Module):
         super().__init__()
         self.layout = layout
         convs: list[nn.Module] = []
-        channels = layout.channels
-        for out_channels in conv_channels:
-            convs += [nn.Conv2d(channels, out_channels, 3, padding=1), nn.ReLU()]
+        channels, width, height = layout.channels, layout.width, layout.height
+        for index, out_channels in enumerate(conv_channels):
+            stride = conv_stride if index == len(conv_channels) - 1 else 1
+            convs += [nn.Conv2d(channels, out_channels, 3, stride, padding=1), nn.ReLU()]
             channels = out_channels
+            width, height = (width - 1) // stride + 1, (height - 1) // stride + 1
         self.convs = nn.Sequential(*convs, nn.Flatten())
-        size = channels * layout.width * layout.height + obs_size - layout.size
+        size = channels * width * height + obs_size - layout.size
         self.trunk = _mlp(size, hidden, layers, layer_norm)
         self.policy = nn.Linear(hidden, n_actions)
         self.value = nn.Linear(hidden, 1)
@@ -137,6 +163,7 @@ def make_policy(
     layer_norm: bool = False,
     layout: GridLayout | None = None,
     conv_channels: tuple[int, ...] = (32, 32),
+    conv_stride: int = 1,
 ) -> nn.Module:
     """The actor-critic ``name`` (one of :data:`POLICIES`); ``conv`` needs the grid's ``layout``."""
     if name == "mlp":
@@ -145,7 +172,7 @@ def make_policy(
         if layout is None:
             raise ValueError("policy 'conv' needs the observation's grid layout")
         return GridActorCritic(
-            obs_size, n_actions, layout, conv_channels, hidden, layers, layer_norm
+            obs_size, n_actions, layout, conv_channels, conv_stride, hidden, layers, layer_norm
         )
     raise ValueError(f"policy must be one of {', '.join(POLICIES)}, not {name!r}")
 
@@ -191,6 +218,7 @@ class PPO:
         layer_norm: bool = False,
         layout: GridLayout | None = None,
         conv_channels: tuple[int, ...] = (32, 32),
+        conv_stride: int = 1,
         device: str = "cpu",
         seed: int = 0,
     ) -> None:
@@ -198,7 +226,8 @@ class PPO:
         (per rollout); 0 keeps it constant. ``norm_value``: the value head predicts returns
         standardised by their running mean and deviation (Moon et al.'s PPO on Crafter), so
         that its loss keeps one scale as returns grow. ``policy``, ``hidden``, ``layers``,
-        ``layer_norm``, ``layout`` and ``conv_channels`` are :func:`make_policy`'s."""
+        ``layer_norm``, ``layout``, ``conv_channels`` and ``conv_stride`` are
+        :func:`make_policy`'s."""
         torch.manual_seed(seed)
         self.device = torch.device(device)
         self.net = make_policy(
@@ -210,6 +239,7 @@ class PPO:
             layer_norm=layer_norm,
             layout=layout,
             conv_channels=conv_channels,
+            conv_stride=conv_stride,
         ).to(self.device)
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=learning_rate, eps=1e-5)
         self.learning_rate, self.anneal_steps = learning_rate, anneal_steps

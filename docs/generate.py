@@ -217,6 +217,7 @@ BLOCKS: tuple[tuple[Path, str, Callable[[], str]], ...] = (
     (DOCS / "envgen.md", "envgen-profile", figures.ppo_profile),
     (DOCS / "envgen.md", "envgen-paper-crafter", lambda: figures.envgen_paper("crafter")),
     (DOCS / "envgen.md", "envgen-paper-heist", lambda: figures.envgen_paper("heist")),
+    (DOCS / "envgen.md", "envgen-agent", figures.envgen_agent),
     (DOCS / "agentevol.md", "agentevol", figures.agentevol_run),
     (DOCS / "originals.md", "originals-bird", figures.originals_bird),
     (DOCS / "originals.md", "originals-webshop", figures.originals_webshop),

@@ -129,13 +129,14 @@ def test_a_conv_agent_records_its_settings(tmp_path) -> None:
     """``--policy conv`` and the PPO knobs reach the run, its JSON and its result file's name."""
     argv = [
         *SYMBOLIC_TINY, "--designer", "none", "--policy", "conv", "--conv-channels", "8,8",
-        "--layer-norm", "--norm-value", "--anneal-lr", "--ent-coef", "0.02",
+        "--conv-stride", "2", "--layer-norm", "--norm-value", "--anneal-lr", "--ent-coef", "0.02",
         "--variant", "conv-test", "--out", str(tmp_path / "run"), "--results", str(tmp_path),
     ]  # fmt: skip
     assert envgen_crafter.main(argv) == 0
     written = json.loads((tmp_path / "craftersymbolic-ppo-conv-test-custom-seed0.json").read_text())
     agent = written["agent"]
     assert agent["policy"] == "conv" and agent["conv_channels"] == [8, 8]
+    assert agent["conv_stride"] == 2
     assert agent["layer_norm"] and agent["norm_value"] and agent["anneal_lr"]
     assert agent["ent_coef"] == 0.02 and agent["gamma"] == 0.95 and agent["variant"] == "conv-test"
     assert 0.0 <= written["score"] <= 100.0

@@ -11,10 +11,10 @@ import pytest
 from tests.extras import need
 
 need("torch")
-import torch  # noqa: E402
+import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-from ppo_torch import PPO, GridLayout, make_policy  # noqa: E402
+from ppo_torch import PPO, GridLayout, make_policy
 
 LAYOUT = GridLayout(9, 7, 17)
 OBS_SIZE = LAYOUT.size + 22
