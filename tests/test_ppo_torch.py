@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 from pathlib import Path
 
@@ -14,7 +15,7 @@ need("torch")
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-from ppo_torch import PPO, GridLayout, make_policy
+from ppo_torch import PPO, PPO_SETTINGS, GridLayout, make_policy
 
 LAYOUT = GridLayout(9, 7, 17)
 OBS_SIZE = LAYOUT.size + 22
@@ -54,3 +55,15 @@ def test_value_normalisation_tracks_every_return_seen() -> None:
     assert variance == pytest.approx(pooled.var(), rel=1e-4)
     assert torch.allclose(targets, (batches[-1] - mean) / np.sqrt(variance), atol=1e-4)
     assert torch.allclose(ppo._unscaled(targets), batches[-1], atol=1e-4)
+
+
+def test_the_paper_settings_are_ppos_defaults() -> None:
+    """``PPO_SETTINGS`` (what a run records as the paper's agent) is what ``PPO()`` builds."""
+    defaults = {
+        name: parameter.default
+        for name, parameter in inspect.signature(PPO).parameters.items()
+        if parameter.default is not inspect.Parameter.empty
+    }
+    settings = {key: value for key, value in PPO_SETTINGS.items() if key != "anneal_lr"}
+    assert settings == {key: defaults[key] for key in settings}
+    assert defaults["anneal_steps"] == 0 and not PPO_SETTINGS["anneal_lr"]
