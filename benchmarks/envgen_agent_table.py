@@ -79,6 +79,10 @@ def rows() -> list[dict[str, Any]]:
                 "mean": statistics.fmean(scores),
                 "sd": statistics.stdev(scores) if len(scores) > 1 else None,
                 "minutes": statistics.fmean(run["seconds"] for run in runs) / 60,
+                "cpu_minutes": {
+                    part: statistics.fmean(run["timing"][part] for run in runs) / 60
+                    for part in ("env", "act", "update")
+                },
             }
         )
     return table
@@ -93,18 +97,21 @@ def markdown() -> str:
         "annealed over that budget where annealed), so their scores are lower than a full run's "
         "and only compare variants; 1,960,000 steps is the paper's schedule. Minutes of wall "
         "clock per run on the shared 2-core machine (one thread; the engine is "
-        "`--crafter-engine`, `arrays` the faster). "
+        "`--crafter-engine`, `arrays` the faster), and the training process's CPU minutes "
+        "per run in the game, acting and the update (`timing`), less blurred by the load. "
         f"The paper's PPO: {PAPER_PPO[0]} +/- {PAPER_PPO[1]} at 1.96M steps.",
         "",
-        "| variant | steps | settings (vs the paper's MLP) | seeds | score | minutes | engine |",
-        "|---|---|---|---|---|---|---|",
+        "| variant | steps | settings (vs the paper's MLP) | seeds | score | minutes | engine "
+        "| CPU minutes: env / act / update |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for row in rows():
         sd = f" +/- {row['sd']:.1f}" if row["sd"] is not None else ""
         seeds = ",".join(str(seed) for seed in row["seeds"])
         lines.append(
             f"| {row['variant']} | {row['steps']:,} | {row['settings']} | {seeds} "
-            f"| {row['mean']:.1f}{sd} | {row['minutes']:.1f} | {row['engine']} |"
+            f"| {row['mean']:.1f}{sd} | {row['minutes']:.1f} | {row['engine']} "
+            f"| {' / '.join(f'{value:.1f}' for value in row['cpu_minutes'].values())} |"
         )
     return "\n".join(lines) + "\n"
 
