@@ -10,7 +10,7 @@
 
 Two training paths. ``--obs pixels`` (default; the paper's setting): stable-baselines3 PPO with
 its CNN on ``CrafterPixels-v0`` frames (``--device cuda`` for a GPU). ``--obs symbolic``: the
-small PyTorch PPO of ``benchmarks/ppo_torch.py`` (an MLP) on ``CrafterSymbolic-v0``'s vectors,
+small PyTorch PPO of ``benchmarks/ppo_torch.py`` on ``CrafterSymbolic-v0``'s vectors,
 all games stepped in one process by ``CrafterSymbolicVectorEnv`` — the path that runs the
 paper's 1.96M steps in under half an hour on one CPU core (``benchmarks/ppo_profile.py``
 measures why: per-step framework overhead, not the network, is what a CPU pays for with
@@ -23,6 +23,13 @@ prompt and reply is recorded in ``--out``/designer), ``replay:FOLDER`` (the desi
 run, call by call, without a model), ``curriculum`` (a fixed easy-to-hard
 sequence of practice environments that ignores the agent's success, the paper's easy-to-hard
 baseline) and ``none`` (plain PPO in the original game for the same steps).
+
+The symbolic path's agent: by default the paper's (an MLP, the PPO settings below:
+``ppo_torch.PPO_SETTINGS``); ``--policy conv`` reads Crafter's local map grid with conv layers,
+and every PPO setting has a flag (``--learning-rate``, ``--anneal-lr``, ``--norm-value``,
+``--layer-norm``, ``--ent-coef``, ...). The run JSON records the agent (``agent``), and
+``--variant NAME`` puts a name for it in the result file's name;
+``benchmarks/envgen_agent_table.py`` tables the variants tried.
 
 For each cycle: train in the designed environments, train in the original game, evaluate the
 per-skill success (Crafter's 22 achievements) in the original game, and give it to the designer
@@ -80,6 +87,7 @@ sb3 = optional_import("stable_baselines3", extra="train", package="stable-baseli
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
 from bench_utils import write_json  # noqa: E402
+from ppo_torch import PPO_SETTINGS  # noqa: E402
 from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv  # noqa: E402
 
@@ -140,10 +148,13 @@ def arm(designer: str) -> str:
     return f"ppo-envgen-{designer.split(':')[0]}"
 
 
-def result_name(env_id: str, designer: str, schedule: str, seed: int) -> str:
-    """``crafterpixels-ppo-envgen-offline-cpu-seed0.json``: one file per run."""
+def result_name(env_id: str, designer: str, schedule: str, seed: int, variant: str = "") -> str:
+    """``crafterpixels-ppo-envgen-offline-cpu-seed0.json``: one file per run; a ``variant`` of
+    the agent (``--variant``) comes before the schedule: ``craftersymbolic-ppo-conv-paper-seed0``.
+    """
     env = env_id.split("/")[-1].split("-")[0].lower()
-    return f"{env}-{arm(designer)}-{schedule}-seed{seed}.json"
+    agent = f"-{variant}" if variant else ""
+    return f"{env}-{arm(designer)}{agent}-{schedule}-seed{seed}.json"
 
 
 CRAFTER_STAGES: tuple[tuple[str, ...], ...] = (
@@ -412,8 +423,56 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "instead of the portable ones (portable_kernels.PORTABLE_KERNELS: the same numbers on "
         "every x86 machine with AVX2; pinned only when this script is run as a program)",
     )
+    agent = parser.add_argument_group(
+        "symbolic agent (--obs symbolic; defaults: PPO_SETTINGS, every value in the run JSON)"
+    )
+    agent.add_argument(
+        "--policy",
+        choices=("mlp", "conv"),
+        help="mlp: a flat MLP; conv: conv layers over Crafter's local map grid beside an MLP "
+        "input of inventory and status (CrafterSymbolic-v0 only)",
+    )
+    agent.add_argument(
+        "--conv-channels",
+        type=lambda text: tuple(int(part) for part in text.split(",")),
+        help="--policy conv: output channels per 3x3 conv layer, comma-separated (32,32)",
+    )
+    agent.add_argument("--conv-stride", type=int, help="--policy conv: the last conv's stride")
+    for name, kind in (
+        ("hidden", int),
+        ("layers", int),
+        ("learning_rate", float),
+        ("gamma", float),
+        ("gae_lambda", float),
+        ("n_epochs", int),
+        ("n_minibatches", int),
+        ("ent_coef", float),
+        ("vf_coef", float),
+        ("clip_range", float),
+        ("max_grad_norm", float),
+    ):
+        agent.add_argument("--" + name.replace("_", "-"), type=kind)
+    for flag in ("--anneal-lr", "--layer-norm", "--norm-value"):
+        agent.add_argument(flag, action="store_true", default=None)
+    agent.add_argument(
+        "--variant",
+        default="",
+        help="a name for a non-default agent, put in the result JSON's file name "
+        "(craftersymbolic-ppo-VARIANT-paper-seed0.json); required for a named schedule's "
+        "default results folder when the agent differs from PPO_SETTINGS",
+    )
     parser.add_argument("--quiet", action="store_true")
     return parser.parse_args(argv)
+
+
+def ppo_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """``ppo_torch.PPO_SETTINGS`` (the paper's) with the run's ``--`` overrides (each setting
+    has a flag of its name)."""
+    settings = dict(PPO_SETTINGS)
+    for key in settings:
+        if getattr(args, key, None) is not None:
+            settings[key] = getattr(args, key)
+    return settings
 
 
 class SB3Trainer:
@@ -473,14 +532,14 @@ class SB3Trainer:
 
 
 class SymbolicTrainer:
-    """The small PyTorch PPO (``ppo_torch.py``, an MLP) on Crafter's symbolic observation, all
+    """The small PyTorch PPO (``ppo_torch.py``, ``--policy``) on the symbolic observation, all
     games stepped in one process by ``CrafterSymbolicVectorEnv``."""
 
     def __init__(
         self, args: argparse.Namespace, schedule: dict[str, Any], designs: Sequence[Design]
     ) -> None:
         import torch
-        from ppo_torch import PPO
+        from ppo_torch import PPO, GridLayout
 
         if args.device == "cpu":
             torch.set_num_threads(1)
@@ -494,13 +553,25 @@ class SymbolicTrainer:
             designs=_with_base(designs, self.base),
             seed=args.seed,
         )
+        settings = dict(args.ppo)
+        layout = None
+        if settings["policy"] == "conv":
+            if args.env != "llmgym/CrafterSymbolic-v0":
+                raise SystemExit(f"--policy conv: llmgym/CrafterSymbolic-v0 only, not {args.env}")
+            from llmgym.envs.crafter.symbolic import CREATURES, MATERIALS, VIEW
+
+            layout = GridLayout(VIEW[0], VIEW[1], len(MATERIALS) + len(CREATURES))
+        anneal = settings.pop("anneal_lr")
         self.ppo = PPO(
             self.vec.single_observation_space.shape[0],
             int(self.vec.single_action_space.n),
             schedule["num_envs"],
             n_steps=schedule["n_steps"],
+            anneal_steps=_total_steps(schedule) if anneal else 0,
+            layout=layout,
             device=args.device,
             seed=args.seed,
+            **settings,
         )
         self.progress = None
         if not args.quiet:
@@ -548,7 +619,7 @@ class SymbolicTrainer:
         return self.ppo.num_timesteps
 
     def close(self) -> None:
-        """Save the policy (``policy.pt`` in ``--out``: the MLP's ``state_dict``)."""
+        """Save the policy (``policy.pt`` in ``--out``: the network's ``state_dict``)."""
         import torch
 
         if self.progress is not None:
@@ -608,6 +679,13 @@ def _show_choices(args: argparse.Namespace, cycle: int, choices: dict[str, Any] 
         print(f"designs for cycle {cycle}: {choices['summary']}", flush=True)
 
 
+def _agent(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The symbolic path's agent as the run JSON records it (None on pixels: SB3's CNN)."""
+    if args.obs != "symbolic":
+        return None
+    return {"variant": args.variant, **args.ppo, "conv_channels": list(args.ppo["conv_channels"])}
+
+
 def _total_steps(schedule: dict[str, Any]) -> int:
     return (
         schedule["cycles"] * (schedule["gen_steps"] + schedule["orig_steps"])
@@ -642,16 +720,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         schedule["length"] = args.length or None
     schedule_name = args.schedule if schedule == base_schedule else "custom"
     args.base_overrides = schedule.get("base", {})
+    args.ppo = ppo_settings(args)
+    if args.obs == "pixels" and (args.ppo != PPO_SETTINGS or args.variant):
+        raise SystemExit("--policy, the PPO settings and --variant are --obs symbolic's")
     results_folder = args.results
     if results_folder is None:
         results_folder = ""
-        if schedule_name != "custom":
+        if schedule_name != "custom" and (args.ppo == PPO_SETTINGS or args.variant):
             paper = schedule_name in ("paper", "heist")
             results_folder = str(RESULTS / "paper" if paper else RESULTS)
     if args.out is None:
         args.out = str(
             Path("runs/envgen")
-            / Path(result_name(args.env, args.designer, schedule_name, args.seed)).stem
+            / Path(
+                result_name(args.env, args.designer, schedule_name, args.seed, args.variant)
+            ).stem
         )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -729,13 +812,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "steps_run": trainer.steps_run(),
         "seconds": seconds,
         "timing": trainer.timing(),
+        "agent": _agent(args),
         "crafter_engine": crafter_engine(args),
         "software": software(portable=not args.fast_kernels),
     }
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
     if results_folder:
         write_json(
-            Path(results_folder) / result_name(args.env, args.designer, schedule_name, args.seed),
+            Path(results_folder)
+            / result_name(args.env, args.designer, schedule_name, args.seed, args.variant),
             {
                 "benchmark": "envgen",
                 "env": args.env,
@@ -754,6 +839,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "seconds": seconds,
                 "steps_per_s": round(results["total_steps"] / seconds, 1),
                 "timing": results["timing"],
+                "agent": results["agent"],
                 "crafter_engine": results["crafter_engine"],
                 "software": results["software"],
                 "device": args.device,

@@ -284,6 +284,13 @@ def envgen_paper(game: str) -> str:
     return envgen_paper_table.markdown(game)
 
 
+def envgen_agent() -> str:
+    """The symbolic Crafter agent's variants (``benchmarks/envgen_agent_table.py``)."""
+    from benchmarks import envgen_agent_table
+
+    return envgen_agent_table.markdown()
+
+
 def ppo_profile() -> str:
     """Where a PPO step's time goes (``benchmarks/ppo_profile.py``), torch PPO vs SB3."""
     data = load("ppo_profile.json")

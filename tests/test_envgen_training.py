@@ -237,3 +237,36 @@ def test_the_llm_arm_against_a_local_server_recorded_then_replayed(tmp_path) -> 
     assert envgen_crafter.main([*replay, "--designer", f"replay:{folder}"]) == 0
     replayed = json.loads((tmp_path / "replay" / "results.json").read_text())
     assert replayed["cycles"] == recorded["cycles"] and replayed["final"] == recorded["final"]
+
+
+@pytest.mark.slow
+def test_a_conv_agent_records_its_settings(tmp_path) -> None:
+    """``--policy conv`` and the PPO knobs reach the run, its JSON and its result file's name."""
+    argv = [
+        *SYMBOLIC_TINY, "--designer", "none", "--policy", "conv", "--conv-channels", "8,8",
+        "--conv-stride", "2", "--layer-norm", "--norm-value", "--anneal-lr", "--ent-coef", "0.02",
+        "--variant", "conv-test", "--out", str(tmp_path / "run"), "--results", str(tmp_path),
+    ]  # fmt: skip
+    assert envgen_crafter.main(argv) == 0
+    written = json.loads((tmp_path / "craftersymbolic-ppo-conv-test-custom-seed0.json").read_text())
+    agent = written["agent"]
+    assert agent["policy"] == "conv" and agent["conv_channels"] == [8, 8]
+    assert agent["conv_stride"] == 2
+    assert agent["layer_norm"] and agent["norm_value"] and agent["anneal_lr"]
+    assert agent["ent_coef"] == 0.02 and agent["gamma"] == 0.95 and agent["variant"] == "conv-test"
+    assert 0.0 <= written["score"] <= 100.0
+
+
+def test_the_conv_policy_is_crafters_alone() -> None:
+    with pytest.raises(SystemExit, match="--policy conv: llmgym/CrafterSymbolic-v0 only"):
+        envgen_crafter.main(
+            ["--obs", "symbolic", "--env", "llmgym/Heist-v0", "--policy", "conv", "--quiet",
+             "--schedule", "heist", "--gen-steps", "16", "--final-steps", "16", "--results", ""]
+        )  # fmt: skip
+
+
+def test_a_default_agent_keeps_the_committed_result_names() -> None:
+    args = envgen_crafter.parse_args(["--obs", "symbolic"])
+    assert envgen_crafter.ppo_settings(args) == envgen_crafter.PPO_SETTINGS
+    name = envgen_crafter.result_name("llmgym/CrafterSymbolic-v0", "none", "paper", 2)
+    assert name == "craftersymbolic-ppo-paper-seed2.json"
