@@ -20,7 +20,7 @@ counts of grass, path and creatures kept up to date as the world changes.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import numpy as np
@@ -663,19 +663,30 @@ class CrafterBatchedVectorEnv(CrafterSymbolicVectorEnv):
         world = self._worlds[index]
         return {name for name, done in zip(ACHIEVEMENTS, world.unlocked, strict=True) if done}
 
-    def _advance(self, index: int, action: int) -> tuple[float, bool, bool, bool]:
-        world = self._worlds[index]
-        reward, dead, over, _ = world.advance(action)
-        target = self._targets[index]
-        target_ends = (
-            target is not None
-            and bool(world.unlocked[ACHIEVEMENT[target]])
-            and world.config.end_on_target
-        )
-        return reward, dead, over, target_ends
-
-    def _observe_stepped(self) -> None:
-        self._observe(np.arange(self.num_envs))
+    def step(
+        self, actions: np.ndarray | Sequence[int]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Advance every game by its action index (0-16)."""
+        actions = self._checked(actions)
+        count = self.num_envs
+        rewards = np.zeros(count, np.float32)
+        terminated = np.zeros(count, bool)
+        truncated = np.zeros(count, bool)
+        finished: list[int] = []
+        for index, (world, action) in enumerate(zip(self._worlds, actions.tolist(), strict=True)):
+            reward, dead, over, _ = world.advance(action)
+            target = self._targets[index]
+            reached = target is not None and world.unlocked[ACHIEVEMENT[target]]
+            ended = dead or (reached and world.config.end_on_target)
+            rewards[index] = reward
+            terminated[index] = ended
+            truncated[index] = over and not ended
+            self._returns[index] += reward
+            self._lengths[index] += 1
+            if ended or over:
+                finished.append(index)
+        self._observe(np.arange(count))
+        return self._finish_step(finished, rewards, terminated, truncated)
 
     def _observe(self, indices: np.ndarray) -> None:
         """Write the symbolic observations of the worlds ``indices`` (crafter's local view, as

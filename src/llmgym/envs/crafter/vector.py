@@ -171,32 +171,20 @@ class CrafterSymbolicVectorEnv(gym.vector.VectorEnv):
         terminated = np.zeros(count, bool)
         truncated = np.zeros(count, bool)
         finished: list[int] = []
-        for index, action in enumerate(actions.tolist()):
-            reward, dead, over, target_ends = self._advance(index, action)
-            ended = dead or target_ends
-            rewards[index] = reward
+        for index, (game, action) in enumerate(zip(self._games, actions.tolist(), strict=True)):
+            result = game.step(action, render=False)
+            target = self._targets[index]
+            reached = target is not None and target in game.unlocked
+            ended = result.dead or (reached and game.config.end_on_target)
+            rewards[index] = result.reward
             terminated[index] = ended
-            truncated[index] = over and not ended
-            self._returns[index] += reward
+            truncated[index] = result.over and not ended
+            self._returns[index] += result.reward
             self._lengths[index] += 1
-            if ended or over:
+            self._observer.observe(game, self._observations[index])
+            if ended or result.over:
                 finished.append(index)
-        self._observe_stepped()
         return self._finish_step(finished, rewards, terminated, truncated)
-
-    def _advance(self, index: int, action: int) -> tuple[float, bool, bool, bool]:
-        """Step game ``index``: its reward, whether the player died, whether the episode ran
-        out of steps, and whether its target is reached and ends the episode."""
-        game = self._games[index]
-        result = game.step(action, render=False)
-        target = self._targets[index]
-        target_ends = target is not None and target in game.unlocked and game.config.end_on_target
-        self._observer.observe(game, self._observations[index])
-        return result.reward, result.dead, result.over, target_ends
-
-    def _observe_stepped(self) -> None:
-        """Fill the observations of every game after a step (here each game's is filled as it
-        steps)."""
 
     def _checked(self, actions: np.ndarray | Sequence[int]) -> np.ndarray:
         """``actions`` as an array of ``num_envs`` action indices, or a ValueError."""
