@@ -15,6 +15,11 @@ offline designer's first call followed the tech tree (it practised the first ski
 declaration order: coal, diamond, drink, iron for Crafter); they form an arm of their own.
 Runs under ``paper/rerun/`` repeat a committed run (same command and seed) to show that it
 reproduces.
+
+The experiment with the conv agent (``crafter-conv``: ``--policy conv --conv-stride 2
+--layer-norm --norm-value --anneal-lr --variant conv-s2-tuned``, ten seeds per arm, the frontier
+designer beside the weakest-skill one) reads ``benchmarks/results/envgen/experiment/``; its
+tables add 95% intervals of each arm's mean and of its difference from PPO.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PAPER_RUNS = ROOT / "benchmarks" / "results" / "envgen" / "paper"
+EXPERIMENT_RUNS = ROOT / "benchmarks" / "results" / "envgen" / "experiment"
 IMAGES = ROOT / "docs" / "img"
 SEEDS = (0, 1, 2, 3, 4)
 DECLARATION_ORDER = "declaration-order"
@@ -64,16 +70,49 @@ GAMES: dict[str, dict[str, Any]] = {
         "paper": {"ppo": (25.9, 13.2), "ppo-envgen-offline": (37.7, 7.5)},
         "paper_note": "paper: Table 8 (25M steps; EnvGen 5M designed + 20M original)",
     },
+    "crafter-conv": {
+        "env": "llmgym/CrafterSymbolic-v0",
+        "title": "Crafter, conv agent (symbolic observation, 1.96M steps)",
+        "metric": "Crafter score (%)",
+        "experiment": True,
+        "seeds": tuple(range(10)),
+        "arms": {
+            "ppo": "PPO (`--designer none`)",
+            "ppo-envgen-frontier": "PPO + EnvGen (frontier designer)",
+            "ppo-envgen-offline": "PPO + EnvGen (weakest-skill designer)",
+            "ppo-curriculum": "PPO + easy-to-hard curriculum",
+        },
+        "paper": {
+            "ppo": (26.4, 2.1),
+            "ppo-envgen-frontier": (32.2, 0.6),
+            "ppo-envgen-offline": (32.2, 0.6),
+            "ppo-curriculum": (26.8, 1.5),
+        },
+        "paper_note": "paper: PPO and PPO + EnvGen (GPT-4-Turbo designs, shown beside both "
+        "offline designers) from Table 1, easy-to-hard from Table 2; pixels, 4M-parameter "
+        "ResNet, 1.96M steps. Agent: `--policy conv --conv-stride 2 --layer-norm --norm-value "
+        "--anneal-lr` (`benchmarks/results/envgen/agent/README.md`)",
+    },
 }
-"""Each game's env id, arms (label), and the paper's score (mean, std) per arm."""
+"""Each study's env id, arms (label), and the paper's score (mean, std) per arm; an
+``experiment`` study reads :data:`EXPERIMENT_RUNS` and has its own ``seeds``."""
+
+
+def _folder(game: str) -> Path:
+    return EXPERIMENT_RUNS if GAMES[game].get("experiment") else PAPER_RUNS
+
+
+def _seeds(game: str) -> tuple[int, ...]:
+    return GAMES[game].get("seeds", SEEDS)
 
 
 def load_runs(game: str) -> dict[str, dict[int, dict[str, Any]]]:
     """``{arm: {seed: run}}`` of ``game``'s committed paper-schedule runs."""
     runs: dict[str, dict[int, dict[str, Any]]] = {}
+    runs_folder = _folder(game)
     for folder, suffix in (
-        (PAPER_RUNS, ""),
-        (PAPER_RUNS / DECLARATION_ORDER, "-" + DECLARATION_ORDER),
+        (runs_folder, ""),
+        (runs_folder / DECLARATION_ORDER, "-" + DECLARATION_ORDER),
     ):
         for path in sorted(folder.glob("*.json")):
             run = json.loads(path.read_text())
@@ -101,6 +140,7 @@ def summary(game: str) -> dict[str, Any]:
                 for skill in skills
             },
             "minutes": [round(seeds[s]["seconds"] / 60, 1) for s in sorted(seeds)],
+            "interval": _interval(scores),
         }
     tests = {
         arm: _welch(arms[arm]["scores"], arms["ppo"]["scores"]) for arm in arms if arm != "ppo"
@@ -114,7 +154,8 @@ def summary(game: str) -> dict[str, Any]:
 
 
 def _welch(scores: list[float], baseline: list[float]) -> dict[str, float] | None:
-    """Welch's t-test of ``scores`` vs ``baseline`` (None below two runs in either)."""
+    """Welch's t-test of ``scores`` vs ``baseline`` and the 95% interval of the difference of
+    their means (Welch-Satterthwaite degrees of freedom); None below two runs in either."""
     if len(scores) < 2 or len(baseline) < 2:
         return None
     from scipy import stats
@@ -124,7 +165,32 @@ def _welch(scores: list[float], baseline: list[float]) -> dict[str, float] | Non
         # precision loss in a zero variance, while Welch's t stays well defined
         warnings.simplefilter("ignore", RuntimeWarning)
         result = stats.ttest_ind(scores, baseline, equal_var=False)
-    return {"t": float(result.statistic), "p": float(result.pvalue)}
+        interval = result.confidence_interval(0.95)
+    return {
+        "t": float(result.statistic),
+        "p": float(result.pvalue),
+        "difference": statistics.fmean(scores) - statistics.fmean(baseline),
+        "low": float(interval.low),
+        "high": float(interval.high),
+    }
+
+
+def _interval(scores: list[float]) -> tuple[float, float] | None:
+    """The 95% t-interval of the mean of ``scores`` (None below two runs)."""
+    if len(scores) < 2:
+        return None
+    from scipy import stats
+
+    mean, half = statistics.fmean(scores), statistics.stdev(scores) / len(scores) ** 0.5
+    low, high = (
+        stats.t.interval(0.95, len(scores) - 1, loc=mean, scale=half)
+        if half
+        else (
+            mean,
+            mean,
+        )
+    )
+    return float(low), float(high)
 
 
 def _cell(value: float | None, std: float | None) -> str:
@@ -136,16 +202,25 @@ def _cell(value: float | None, std: float | None) -> str:
 def markdown(game: str) -> str:
     """The score table (per arm: seeds, mean +/- std, the paper's), the t-test and the
     per-skill table."""
-    info, data = GAMES[game], summary(game)
-    header = " | ".join(f"seed {seed}" for seed in SEEDS)
+    info, data, seeds = GAMES[game], summary(game), _seeds(game)
+    wide = len(seeds) > len(SEEDS)  # ten seeds: one cell of scores, not a column each
+    header = (
+        f"scores, seeds {seeds[0]}-{seeds[-1]} in order"
+        if wide
+        else " | ".join(f"seed {seed}" for seed in seeds)
+    )
     rows = [
         f"| arm | {header} | mean +/- std | paper |",
-        "|---|" + "---|" * (len(SEEDS) + 2),
+        "|---|" + "---|" * ((1 if wide else len(seeds)) + 2),
     ]
     for arm, label in info["arms"].items():
         result = data["arms"][arm]
         runs = dict(zip(result["seeds"], result["scores"], strict=True))
-        cells = [f"{runs[s]:.1f}" if s in runs else "not got" for s in SEEDS]
+        if wide:
+            got = ", ".join(f"{runs[s]:.1f}" if s in runs else "—" for s in seeds)
+            cells = [got if runs else "not got"]
+        else:
+            cells = [f"{runs[s]:.1f}" if s in runs else "not got" for s in seeds]
         paper = info["paper"].get(arm)
         rows.append(
             f"| {label} | {' | '.join(cells)} | {_cell(result['mean'], result['std'])} | "
@@ -166,6 +241,9 @@ def markdown(game: str) -> str:
     ]
     if others:
         parts[-1] += " The other arms vs PPO: " + "; ".join(others) + "."
+    intervals = _intervals_table(game, data)
+    if intervals:
+        parts.append(intervals)
     done = {arm: r for arm, r in data["arms"].items() if r["seeds"]}
     if done:
         skills = next(iter(done.values()))["success"]
@@ -182,16 +260,24 @@ def markdown(game: str) -> str:
         if never:
             table.append(f"\nThe other {never} skills: 0% in every run.")
         parts.append("\n".join(table))
-        differences = _skill_differences(data["arms"]["ppo-envgen-offline"], data["arms"]["ppo"])
-        if differences:
-            parts.append(differences)
+        differences = [
+            _skill_differences(label, data["arms"][arm], data["arms"]["ppo"])
+            for arm, label in info["arms"].items()
+            if arm != "ppo" and not arm.endswith(DECLARATION_ORDER)
+        ]
+        if any(differences):
+            parts.append("\n\n".join(line for line in differences if line))
         requests = _designer_requests(game)
         if requests:
             parts.append(requests)
-        minutes = [m for r in done.values() for m in r["minutes"]]
+        minutes = [round(m) for r in done.values() for m in r["minutes"]]
+        count = len(minutes)
+        span = (
+            f"{min(minutes)}" if min(minutes) == max(minutes) else f"{min(minutes)}-{max(minutes)}"
+        )
         parts.append(
-            f"{sum(len(r['seeds']) for r in done.values())} runs committed "
-            f"(`benchmarks/results/envgen/paper/`), {min(minutes):.0f}-{max(minutes):.0f} "
+            f"{count} run{'s' if count > 1 else ''} committed "
+            f"(`benchmarks/results/envgen/{_folder(game).name}/`), {span} "
             "minutes a run on the shared 2-core machine (`python "
             "benchmarks/envgen_paper_table.py` draws the plot)."
         )
@@ -207,7 +293,7 @@ def _reruns(game: str) -> str:
     same score), or by how much the score differs against the spread of the arm's seeds."""
     runs, arms = load_runs(game), summary(game)["arms"]
     lines = []
-    for path in sorted((PAPER_RUNS / RERUN).glob("*.json")):
+    for path in sorted((_folder(game) / RERUN).glob("*.json")):
         again = json.loads(path.read_text())
         first = runs.get(again["arm"], {}).get(again["seed"])
         if again["env"] != GAMES[game]["env"] or first is None:
@@ -251,12 +337,12 @@ def _rerun_agreement(again: dict[str, Any], first: dict[str, Any], arm: dict[str
     return text + (f"; recorded software differing: {', '.join(changed)}" if changed else "")
 
 
-def _skill_differences(envgen: dict[str, Any], ppo: dict[str, Any], most: int = 4) -> str:
-    """The skills where PPO + EnvGen (offline) succeeds most above and most below PPO, in
+def _skill_differences(label: str, arm: dict[str, Any], ppo: dict[str, Any], most: int = 4) -> str:
+    """The skills where ``arm`` (named ``label``) succeeds most above and most below PPO, in
     percentage points of the mean success over seeds ("" without both arms)."""
-    if not envgen["seeds"] or not ppo["seeds"]:
+    if not arm["seeds"] or not ppo["seeds"]:
         return ""
-    gaps = {skill: envgen["success"][skill] - ppo["success"][skill] for skill in ppo["success"]}
+    gaps = {skill: arm["success"][skill] - ppo["success"][skill] for skill in ppo["success"]}
     ranked = sorted(gaps, key=gaps.__getitem__)
 
     def listed(skills: list[str]) -> str:
@@ -266,34 +352,69 @@ def _skill_differences(envgen: dict[str, Any], ppo: dict[str, Any], most: int = 
     above = [skill for skill in reversed(ranked) if gaps[skill] >= 0.5][:most]
     below = [skill for skill in ranked if gaps[skill] <= -0.5][:most]
     return (
-        "PPO + EnvGen (offline) against PPO, per skill (percentage points): most above: "
+        f"{label} against PPO, per skill (percentage points): most above: "
         f"{listed(above)}; most below: {listed(below)}."
     )
 
 
-def _designer_requests(game: str) -> str:
-    """What the offline designer asked for in each cycle, per committed seed (the purposes of
-    its designs, shortened to the skills they practise)."""
-    runs = load_runs(game)
-    lines = []
-    for arm in ("ppo-envgen-offline", f"ppo-envgen-offline-{DECLARATION_ORDER}"):
-        for seed, run in sorted(runs.get(arm, {}).items()):
-            lines.append(_requests_line(arm, seed, run))
-    if not lines:
+def _intervals_table(game: str, data: dict[str, Any]) -> str:
+    """Per arm with two runs or more: the mean with its 95% interval, and the difference from
+    PPO with its 95% interval and Welch's p ("" when no arm has two runs)."""
+    rows = []
+    for arm, label in GAMES[game]["arms"].items():
+        result = data["arms"][arm]
+        if result["interval"] is None:
+            continue
+        low, high = result["interval"]
+        test = data["welch_vs_ppo"].get(arm)
+        versus = (
+            f"{test['difference']:+.1f} [{test['low']:+.1f}, {test['high']:+.1f}] | {test['p']:.3f}"
+            if test
+            else "— | —"
+        )
+        rows.append(
+            f"| {label} | {len(result['seeds'])} | {result['mean']:.1f} [{low:.1f}, {high:.1f}] "
+            f"| {versus} |"
+        )
+    if not rows:
         return ""
-    return "What the offline designer asked for (the skills its four designs practise):\n\n" + (
-        "\n".join(lines)
+    return "\n".join(
+        [
+            "| arm | runs | mean [95% interval] | difference from PPO [95% interval] | Welch p |",
+            "|---|---|---|---|---|",
+            *rows,
+        ]
     )
 
 
+def _designer_requests(game: str) -> str:
+    """What each offline designer asked for in each cycle, per committed seed (the purposes of
+    its designs, shortened to the skills they practise)."""
+    runs, labels = load_runs(game), GAMES[game]["arms"]
+    parts = []
+    for arm in ("ppo-envgen-frontier", "ppo-envgen-offline"):
+        lines = [_requests_line(arm, seed, run) for seed, run in sorted(runs.get(arm, {}).items())]
+        older = f"{arm}-{DECLARATION_ORDER}"
+        lines += [
+            _requests_line(older, seed, run) for seed, run in sorted(runs.get(older, {}).items())
+        ]
+        if lines:
+            parts.append(
+                f"What {labels[arm]} asked for (the skills its designs practise):\n\n"
+                + "\n".join(lines)
+            )
+    return "\n\n".join(parts)
+
+
 def _requests_line(arm: str, seed: int, run: dict[str, Any]) -> str:
-    """``- seed S: cycle 1: skill, ...; cycle 2: ...`` for one run."""
+    """``- seed S: cycle 1: skill, ...; cycle 2: ...`` for one run (a skill practised by
+    several designs of a cycle named once)."""
     cycles = []
     for cycle in run["cycles"]:
-        skills = [
+        skills = dict.fromkeys(
             design["purpose"].split(":")[0].removeprefix("Practise ").rstrip(".")
             for design in cycle["designs"]
-        ]
+        )
         cycles.append(f"cycle {cycle['cycle']}: {', '.join(skills)}")
     order = " (declaration order)" if arm.endswith(DECLARATION_ORDER) else ""
     return f"- seed {seed}{order}: " + "; ".join(cycles)

@@ -219,6 +219,11 @@ BLOCKS: tuple[tuple[Path, str, Callable[[], str]], ...] = (
     (DOCS / "envgen.md", "envgen-paper-heist", lambda: figures.envgen_paper("heist")),
     (DOCS / "envgen.md", "envgen-reproducibility", figures.envgen_reproducibility),
     (DOCS / "envgen.md", "envgen-agent", figures.envgen_agent),
+    (
+        DOCS / "envgen.md",
+        "envgen-experiment-crafter",
+        lambda: figures.envgen_paper("crafter-conv"),
+    ),
     (DOCS / "agentevol.md", "agentevol", figures.agentevol_run),
     (DOCS / "originals.md", "originals-bird", figures.originals_bird),
     (DOCS / "originals.md", "originals-webshop", figures.originals_webshop),

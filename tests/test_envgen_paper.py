@@ -127,3 +127,35 @@ def test_a_rerun_that_differs_is_measured_against_the_arms_spread(runs, tmp_path
         "seeds), its cycle-2 evaluation already different; recorded software differing: "
         "torch_cpu_capability AVX2 then AVX512." in text
     )
+
+
+def test_the_conv_experiment_tables_ten_seeds_with_intervals(tmp_path, monkeypatch) -> None:
+    from scipy import stats
+
+    monkeypatch.setattr(envgen_paper_table, "EXPERIMENT_RUNS", tmp_path)
+    monkeypatch.setattr(envgen_paper_table, "IMAGES", tmp_path / "img")
+    scores = {"ppo": [13.0, 12.0, 14.0, 13.5], "ppo-envgen-frontier": [15.0, 14.0, 16.0]}
+    for arm, values in scores.items():
+        for seed, value in enumerate(values):
+            run = _run(arm, seed, value, wood=60.0 if arm == "ppo" else 70.0)
+            (tmp_path / f"{arm}-{seed}.json").write_text(json.dumps(run))
+    data = envgen_paper_table.summary("crafter-conv")
+    test = stats.ttest_ind(scores["ppo-envgen-frontier"], scores["ppo"], equal_var=False)
+    interval = test.confidence_interval(0.95)
+    frontier = data["welch_vs_ppo"]["ppo-envgen-frontier"]
+    assert frontier["p"] == pytest.approx(test.pvalue)
+    assert (frontier["low"], frontier["high"]) == pytest.approx((interval.low, interval.high))
+    low, high = stats.t.interval(
+        0.95, 3, loc=statistics.fmean(scores["ppo"]), scale=statistics.stdev(scores["ppo"]) / 2
+    )
+    assert data["arms"]["ppo"]["interval"] == pytest.approx((low, high))
+    text = envgen_paper_table.markdown("crafter-conv")
+    assert "| PPO (`--designer none`) | 13.0, 12.0, 14.0, 13.5, —, —, —, —, —, — |" in text
+    assert "| PPO + easy-to-hard curriculum | not got | not got | 26.8 +/- 1.5 |" in text
+    low, high = data["arms"]["ppo-envgen-frontier"]["interval"]
+    assert f"| PPO + EnvGen (frontier designer) | 3 | 15.0 [{low:.1f}, {high:.1f}] " in text
+    assert f"| +1.9 [{interval.low:+.1f}, {interval.high:+.1f}] | {test.pvalue:.3f} |" in text
+    assert "PPO + EnvGen (frontier designer) against PPO, per skill (percentage points): " in text
+    assert "What PPO + EnvGen (frontier designer) asked for" in text
+    assert "(`benchmarks/results/envgen/" + tmp_path.name + "/`)" in text
+    assert envgen_paper_table.plot("crafter-conv") is not None
