@@ -215,6 +215,7 @@ BLOCKS: tuple[tuple[Path, str, Callable[[], str]], ...] = (
     (DOCS / "agenteval.md", "baselines", figures.agenteval_baselines),
     (DOCS / "envgen.md", "envgen", figures.envgen_table),
     (DOCS / "envgen.md", "envgen-profile", figures.ppo_profile),
+    (DOCS / "envgen.md", "crafter-batched-speed", figures.crafter_batched_speed),
     (DOCS / "envgen.md", "envgen-paper-crafter", lambda: figures.envgen_paper("crafter")),
     (DOCS / "envgen.md", "envgen-paper-heist", lambda: figures.envgen_paper("heist")),
     (DOCS / "envgen.md", "envgen-reproducibility", figures.envgen_reproducibility),
