@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 
@@ -20,6 +21,12 @@ _ALFWORLD_DATA: list[str] = []
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # A shell that runs the suite in the background without job control starts it with SIGINT
+    # ignored: Python then installs no KeyboardInterrupt handler, and every child process
+    # inherits the ignoring. The tests of Ctrl-C need a terminal's default (children of a
+    # process with a handler start with SIGINT's default action).
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     # llmgym/ALFWorld-v0 has no tasks of its own: every test that loops over the registered
     # environments plays it on small games in ALFWorld's layout, through ALFWorld's own
     # variable (a user's real $ALFWORLD_DATA would make those tests play thousands of games)

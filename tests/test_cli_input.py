@@ -245,11 +245,6 @@ def test_ctrl_c_around_the_trajectory_write_leaves_the_two_records_agreeing(
     assert json.loads(results.read_text())["results"][0]["episodes"] == 6
 
 
-def _as_in_a_terminal() -> None:
-    """Ctrl-C's default action in the child (see test_cli_ux)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_ctrl_c_at_many_moments_of_a_concurrent_run(tmp_path: Path) -> None:
     """Real SIGINTs at different moments of a fast concurrent run: each time the results file
     and the trajectory file hold the same episodes, and the note's count is what ``--resume``
@@ -264,7 +259,6 @@ def test_ctrl_c_at_many_moments_of_a_concurrent_run(tmp_path: Path) -> None:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
-            preexec_fn=_as_in_a_terminal,
         )
         try:
             deadline = time.monotonic() + 90

@@ -35,13 +35,6 @@ from tests.extras import need
 from tests.servers import ServeProcess
 
 
-def _as_in_a_terminal() -> None:
-    """Give the child Ctrl-C's default action, as a terminal's foreground process has it. A
-    shell that runs the tests in the background without job control makes its children ignore
-    SIGINT, and Python then installs no KeyboardInterrupt handler."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def _llmgym(
     *args: str, env: dict[str, str] | None = None, stdin: str = "", timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
@@ -196,7 +189,6 @@ def test_ctrl_c_in_a_concurrent_llm_evaluation(tmp_path: Path) -> None:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            preexec_fn=_as_in_a_terminal,
         )
         try:
             deadline = time.monotonic() + 90
@@ -618,7 +610,6 @@ def test_ctrl_c_in_play_in_a_terminal() -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=_as_in_a_terminal,
     )
     assert process.stdout is not None
     shown = ""
