@@ -16,10 +16,10 @@ declaration order: coal, diamond, drink, iron for Crafter); they form an arm of 
 Runs under ``paper/rerun/`` repeat a committed run (same command and seed) to show that it
 reproduces.
 
-The experiment with the conv agent (``crafter-conv``: ``--policy conv --conv-stride 2
---layer-norm --norm-value --anneal-lr --variant conv-s2-tuned``, ten seeds per arm, the frontier
-designer beside the weakest-skill one) reads ``benchmarks/results/envgen/experiment/``; its
-tables add 95% intervals of each arm's mean and of its difference from PPO.
+The experiment with the conv agent (``crafter-conv``: ten seeds per arm, the frontier designer
+beside the weakest-skill one; ``benchmarks/envgen_experiment.py`` runs it) reads
+``benchmarks/results/envgen/experiment/``; its tables add 95% intervals of each arm's mean and
+of its difference from PPO.
 """
 
 from __future__ import annotations

@@ -159,3 +159,27 @@ def test_the_conv_experiment_tables_ten_seeds_with_intervals(tmp_path, monkeypat
     assert "What PPO + EnvGen (frontier designer) asked for" in text
     assert "(`benchmarks/results/envgen/" + tmp_path.name + "/`)" in text
     assert envgen_paper_table.plot("crafter-conv") is not None
+
+
+def test_the_experiment_runs_what_is_missing_seed_by_seed(tmp_path, capsys) -> None:
+    from benchmarks import envgen_experiment
+
+    for arm, seed in (("ppo", 0), ("ppo-envgen-frontier", 0), ("ppo", 2)):
+        (tmp_path / f"{arm}-{seed}.json").write_text(json.dumps(_run(arm, seed, 10.0, 50.0)))
+    todo = envgen_experiment.missing(tmp_path)
+    assert todo[:4] == [
+        ("ppo-envgen-offline", 0),
+        ("ppo-curriculum", 0),
+        ("ppo", 1),
+        ("ppo-envgen-frontier", 1),
+    ]
+    assert len(todo) == 37 and ("ppo", 2) not in todo and todo[-1] == ("ppo-curriculum", 9)
+    command = envgen_experiment.command("ppo-envgen-offline", 0, tmp_path)
+    assert command[command.index("--designer") + 1] == "offline"
+    assert " ".join(envgen_experiment.AGENT_FLAGS) in " ".join(command)
+    assert command[-2:] == ["--results", str(tmp_path)]
+    argv = ["--dry-run", "--runs", "2", "--results", str(tmp_path)]
+    assert envgen_experiment.main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "3 of 40 runs committed; 2 to run" and len(out) == 3
+    assert "--designer curriculum --seed 0" in out[2]
