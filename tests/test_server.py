@@ -253,7 +253,7 @@ def test_sequence_numbers_make_retries_safe(http) -> None:
 def test_token_is_required_when_set(hosting) -> None:
     with (
         LiveServer(ServerSettings(token="s3cret", **hosting)) as live,
-        httpx.Client(base_url=live.url) as http,
+        httpx.Client(base_url=live.url, timeout=30) as http,
     ):
         assert http.get("/health").status_code == 200
         assert http.get("/openapi.json").json()["components"]["securitySchemes"]["bearer"]
@@ -361,11 +361,10 @@ def test_deeply_nested_bodies_are_a_json_422(http) -> None:
     assert step.status_code == 200 and step.json()["info"]["invalid_action"] is True
 
 
-def test_deeply_nested_stream_messages_are_answered_and_the_stream_stays_open(server) -> None:
+def test_deeply_nested_stream_messages_are_answered_and_the_stream_stays_open(server, http) -> None:
     from websockets.sync.client import connect
 
-    with httpx.Client(base_url=server.url) as http:
-        session = _session(http, seed=0)["session_id"]
+    session = _session(http, seed=0)["session_id"]  # a Ray actor may take seconds to start
     with connect(f"ws{server.url[4:]}/sessions/{session}/stream") as stream:
         stream.send('{"op": "step", "action": ' + "[" * 30_000 + "]" * 30_000 + "}")
         error = json.loads(stream.recv(timeout=30))
