@@ -10,7 +10,8 @@ curriculum), ten seeds each, with the conv agent (:data:`AGENT_FLAGS`). Runs go 
 the four arms of a seed together, so that whenever a session ends the arms have (nearly) the
 same seeds. Each run is one ``envgen_crafter.py`` process with one thread and writes its JSON
 into ``benchmarks/results/envgen/experiment/`` when it finishes (commit it: a run takes about
-15 CPU minutes, the 40 runs about ten CPU hours). A bar counts the finished runs.
+15 CPU minutes, the 40 runs about ten CPU hours). A bar counts the finished runs; each run's own
+progress bar and per-cycle lines go to ``runs/experiment/<arm>-seed<seed>.log``.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def command(name: str, seed: int, folder: Path = EXPERIMENT_RUNS) -> list[str]:
     return [
         sys.executable, str(ROOT / "benchmarks" / "envgen_crafter.py"),
         "--obs", "symbolic", "--schedule", "paper", "--designer", DESIGNERS[name],
-        "--seed", str(seed), "--quiet", *AGENT_FLAGS,
+        "--seed", str(seed), *AGENT_FLAGS,
         "--out", str(ROOT / "runs" / "experiment" / f"{name}-seed{seed}"),
         "--results", str(folder),
     ]  # fmt: skip
