@@ -63,7 +63,6 @@ the run's JSON; ``--fast-kernels`` lets the CPU choose its own.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime
 import json
 import shutil
@@ -164,28 +163,6 @@ CRAFTER_STAGES: tuple[tuple[str, ...], ...] = (
     ("collect_iron", "make_iron_pickaxe", "make_iron_sword", "collect_diamond"),
 )
 """Crafter's easy-to-hard curriculum: four stages of skills by tech-tree depth, one per cycle."""
-
-
-HEIST_PRACTICE: dict[str, dict[str, Any]] = {
-    "collect_blue_key": {"maze_size": 5, "num_keys": 1},
-    "open_blue_door": {"maze_size": 5, "num_keys": 1, "keys_at_start": 1},
-    "collect_green_key": {"maze_size": 7, "num_keys": 2, "keys_at_start": 1},
-    "open_green_door": {"maze_size": 7, "num_keys": 2, "keys_at_start": 2},
-    "collect_red_key": {"maze_size": 9, "num_keys": 3, "keys_at_start": 2},
-    "open_red_door": {"maze_size": 9, "num_keys": 3, "keys_at_start": 3},
-    "steal_gem": {"maze_size": 5, "num_keys": 0},
-}
-"""Practice levels per Heist skill for the offline designer (Heist-v0 declares none, and the
-designer's fallback — every numeric knob scaled, the gem's reward and the step cap included —
-is no easier level): small mazes, and the keys before the skill's own in hand."""
-
-
-def design_spec(env_id: str) -> DesignSpec:
-    """The designer's view of ``env_id``; Heist-v0 gets :data:`HEIST_PRACTICE`."""
-    spec = DesignSpec.from_env_id(env_id)
-    if env_id == "llmgym/Heist-v0" and not spec.practice:
-        spec = dataclasses.replace(spec, practice=HEIST_PRACTICE)
-    return spec
 
 
 class CurriculumDesigner(Designer):
@@ -744,7 +721,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     shutil.rmtree(log, ignore_errors=True)  # or this run's designer continues the earlier run's
     started, commit = time.perf_counter(), _commit()
 
-    spec = design_spec(args.env)
+    spec = DesignSpec.from_env_id(args.env)
     designer: Designer | None = None
     if args.designer == "curriculum":
         designer = CurriculumDesigner(

@@ -1,17 +1,21 @@
-"""The conv agent's EnvGen experiment on Crafter: run the (arm, seed) pairs not committed yet.
+"""EnvGen's experiments, ten seeds per arm: run the (arm, seed) pairs not committed yet.
 
     python benchmarks/envgen_experiment.py --dry-run           # what is missing, in run order
     python benchmarks/envgen_experiment.py --runs 4 --jobs 2   # the next four, two at a time
+    python benchmarks/envgen_experiment.py --study heist-experiment --runs 3
     python benchmarks/envgen_paper_table.py                    # the tables from what exists
 
-Four arms at the paper's schedule (``envgen_paper_table.GAMES["crafter-conv"]``: plain PPO,
-PPO + EnvGen with the frontier and with the weakest-skill designer, the easy-to-hard
-curriculum), ten seeds each, with the conv agent (:data:`AGENT_FLAGS`). Runs go seed by seed,
-the four arms of a seed together, so that whenever a session ends the arms have (nearly) the
-same seeds. Each run is one ``envgen_crafter.py`` process with one thread and writes its JSON
-into ``benchmarks/results/envgen/experiment/`` when it finishes (commit it: a run takes about
-15 CPU minutes, the 40 runs about ten CPU hours). A bar counts the finished runs; each run's own
-progress bar and per-cycle lines go to ``runs/experiment/<arm>-seed<seed>.log``.
+``crafter-conv`` (the default ``--study``, ``envgen_paper_table.GAMES["crafter-conv"]``): four
+arms at the paper's schedule with the conv agent: plain PPO, PPO + EnvGen with the frontier and
+with the weakest-skill designer, the easy-to-hard curriculum; a run takes about 15 CPU minutes,
+the 40 runs about ten CPU hours. ``heist-experiment``: Heist at a tenth of the paper's schedule
+with the MLP agent, plain PPO and PPO + EnvGen with both designers (a run costs under half
+a Crafter run's CPU time).
+Runs go seed by seed, the arms of a seed together, so that whenever a session ends the arms have
+(nearly) the same seeds. Each run is one ``envgen_crafter.py`` process with one thread and writes
+its JSON into ``benchmarks/results/envgen/experiment/`` when it finishes (commit it). A bar
+counts the finished runs; each run's own progress bar and per-cycle lines go to
+``runs/experiment/<study>/<arm>-seed<seed>.log``.
 """
 
 from __future__ import annotations
@@ -29,56 +33,56 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from envgen_crafter import arm
 from envgen_paper_table import EXPERIMENT_RUNS, GAMES, ROOT
 
-STUDY = GAMES["crafter-conv"]
+STUDIES = tuple(name for name, study in GAMES.items() if study.get("experiment"))
 DESIGNERS = {arm(designer): designer for designer in ("none", "frontier", "offline", "curriculum")}
-"""``--designer`` of each arm of the study."""
-AGENT_FLAGS = (
-    "--policy", "conv", "--conv-stride", "2", "--layer-norm", "--norm-value", "--anneal-lr",
-    "--variant", "conv-s2-tuned",
-)  # fmt: skip
-"""The agent of every run (``benchmarks/results/envgen/agent/README.md``)."""
+"""``--designer`` of each arm of a study."""
 
 
-def missing(folder: Path = EXPERIMENT_RUNS) -> list[tuple[str, int]]:
+def missing(folder: Path = EXPERIMENT_RUNS, study: str = "crafter-conv") -> list[tuple[str, int]]:
     """The study's ``(arm, seed)`` pairs with no run JSON in ``folder``, seed by seed and, within
     a seed, in the study's arm order."""
     done = set()
     for path in folder.glob("*.json"):
         run = json.loads(path.read_text())
-        if run["env"] == STUDY["env"]:
+        if run["env"] == GAMES[study]["env"]:
             done.add((run["arm"], run["seed"]))
     return [
         (name, seed)
-        for seed in STUDY["seeds"]
-        for name in STUDY["arms"]
+        for seed in GAMES[study]["seeds"]
+        for name in GAMES[study]["arms"]
         if (name, seed) not in done
     ]
 
 
-def command(name: str, seed: int, folder: Path = EXPERIMENT_RUNS) -> list[str]:
-    """The ``envgen_crafter.py`` command of arm ``name``'s seed ``seed``."""
+def command(
+    name: str, seed: int, folder: Path = EXPERIMENT_RUNS, study: str = "crafter-conv"
+) -> list[str]:
+    """The ``envgen_crafter.py`` command of the study's arm ``name``, seed ``seed``."""
     return [
         sys.executable, str(ROOT / "benchmarks" / "envgen_crafter.py"),
-        "--obs", "symbolic", "--schedule", "paper", "--designer", DESIGNERS[name],
-        "--seed", str(seed), *AGENT_FLAGS,
-        "--out", str(ROOT / "runs" / "experiment" / f"{name}-seed{seed}"),
+        *GAMES[study]["flags"], "--designer", DESIGNERS[name], "--seed", str(seed),
+        "--out", str(ROOT / "runs" / "experiment" / study / f"{name}-seed{seed}"),
         "--results", str(folder),
     ]  # fmt: skip
 
 
-def _run(name: str, seed: int, folder: Path) -> tuple[str, int, int]:
-    log = ROOT / "runs" / "experiment" / f"{name}-seed{seed}.log"
+def _run(name: str, seed: int, folder: Path, study: str) -> tuple[str, int, int]:
+    log = ROOT / "runs" / "experiment" / study / f"{name}-seed{seed}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     environment = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     with log.open("w") as out:
         code = subprocess.run(
-            command(name, seed, folder), stdout=out, stderr=subprocess.STDOUT, env=environment
+            command(name, seed, folder, study),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=environment,
         ).returncode
     return name, seed, code
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--study", choices=STUDIES, default="crafter-conv")
     parser.add_argument("--runs", type=int, help="run at most this many (default: all missing)")
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time (one core each)")
     parser.add_argument("--results", type=Path, default=EXPERIMENT_RUNS)
@@ -86,18 +90,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.jobs < 1 or (args.runs is not None and args.runs < 1):
         parser.error("--jobs and --runs take a number of 1 or more")
-    todo = missing(args.results)[: args.runs]
-    total = len(STUDY["arms"]) * len(STUDY["seeds"])
-    print(f"{total - len(missing(args.results))} of {total} runs committed; {len(todo)} to run")
+    study = GAMES[args.study]
+    left = missing(args.results, args.study)
+    todo = left[: args.runs]
+    total = len(study["arms"]) * len(study["seeds"])
+    print(f"{args.study}: {total - len(left)} of {total} runs committed; {len(todo)} to run")
     if args.dry_run:
         for name, seed in todo:
-            print(" ".join(command(name, seed, args.results)))
+            print(" ".join(command(name, seed, args.results, args.study)))
         return 0
     from tqdm import tqdm
 
     failed = []
     with ThreadPoolExecutor(args.jobs) as pool, tqdm(total=len(todo), unit="run") as bar:
-        futures = [pool.submit(_run, name, seed, args.results) for name, seed in todo]
+        futures = [pool.submit(_run, name, seed, args.results, args.study) for name, seed in todo]
         for future in as_completed(futures):
             name, seed, code = future.result()
             bar.update()
@@ -105,7 +111,10 @@ def main(argv: list[str] | None = None) -> int:
             if code:
                 failed.append(f"{name} seed {seed}")
     if failed:
-        print("failed (logs under runs/experiment/): " + ", ".join(failed), file=sys.stderr)
+        print(
+            f"failed (logs under runs/experiment/{args.study}/): " + ", ".join(failed),
+            file=sys.stderr,
+        )
     return 1 if failed else 0
 
 

@@ -39,6 +39,12 @@ SEEDS = (0, 1, 2, 3, 4)
 DECLARATION_ORDER = "declaration-order"
 RERUN = "rerun"
 
+CONV_AGENT = (
+    "--policy", "conv", "--conv-stride", "2", "--layer-norm", "--norm-value", "--anneal-lr",
+    "--variant", "conv-s2-tuned",
+)  # fmt: skip
+"""The conv agent's flags (``benchmarks/results/envgen/agent/README.md``)."""
+
 GAMES: dict[str, dict[str, Any]] = {
     "crafter": {
         "env": "llmgym/CrafterSymbolic-v0",
@@ -92,10 +98,34 @@ GAMES: dict[str, dict[str, Any]] = {
         "offline designers) from Table 1, easy-to-hard from Table 2; pixels, 4M-parameter "
         "ResNet, 1.96M steps. Agent: `--policy conv --conv-stride 2 --layer-norm --norm-value "
         "--anneal-lr` (`benchmarks/results/envgen/agent/README.md`)",
+        "flags": ("--obs", "symbolic", "--schedule", "paper", *CONV_AGENT),
+    },
+    "heist-experiment": {
+        "env": "llmgym/Heist-v0",
+        "title": "Heist, ten seeds per arm (symbolic grid, 0.5M designed + 2M original steps)",
+        "metric": "gem success (%)",
+        "experiment": True,
+        "seeds": tuple(range(10)),
+        "arms": {
+            "ppo": "PPO (`--designer none`)",
+            "ppo-envgen-frontier": "PPO + EnvGen (frontier designer)",
+            "ppo-envgen-offline": "PPO + EnvGen (weakest-skill designer)",
+        },
+        "paper": {
+            "ppo": (25.9, 13.2),
+            "ppo-envgen-frontier": (37.7, 7.5),
+            "ppo-envgen-offline": (37.7, 7.5),
+        },
+        "paper_note": "paper: Table 8 (25M steps; EnvGen 5M designed + 20M original, one "
+        "designer call; GPT-4-Turbo designs shown beside both offline designers). Agent: the "
+        "MLP of the Heist table above. No curriculum arm: with one designer call a curriculum "
+        "has one stage",
+        "flags": ("--obs", "symbolic", "--env", "llmgym/Heist-v0", "--schedule", "heist"),
     },
 }
 """Each study's env id, arms (label), and the paper's score (mean, std) per arm; an
-``experiment`` study reads :data:`EXPERIMENT_RUNS` and has its own ``seeds``."""
+``experiment`` study reads :data:`EXPERIMENT_RUNS`, has its own ``seeds`` and gives the
+``envgen_crafter.py`` arguments its runs share (``flags``; ``benchmarks/envgen_experiment.py``)."""
 
 
 def _folder(game: str) -> Path:

@@ -225,6 +225,11 @@ BLOCKS: tuple[tuple[Path, str, Callable[[], str]], ...] = (
         "envgen-experiment-crafter",
         lambda: figures.envgen_paper("crafter-conv"),
     ),
+    (
+        DOCS / "envgen.md",
+        "envgen-experiment-heist",
+        lambda: figures.envgen_paper("heist-experiment"),
+    ),
     (DOCS / "agentevol.md", "agentevol", figures.agentevol_run),
     (DOCS / "originals.md", "originals-bird", figures.originals_bird),
     (DOCS / "originals.md", "originals-webshop", figures.originals_webshop),

@@ -4,6 +4,7 @@ reply format against a real local chat server, and exact replay of a recorded de
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -28,6 +29,7 @@ from llmgym.llm import ChatClient
 from tests.chat_server import ChatServer
 from tests.extras import need
 
+ROOT = Path(__file__).resolve().parent.parent
 SKILLS = ("wood", "table", "pickaxe", "stone", "drink", "sword_fight")
 
 
@@ -131,6 +133,35 @@ class TestFrontierDesigner:
         for far in ("collect_iron", "make_iron_pickaxe", "collect_diamond", "defeat_skeleton"):
             assert far in choice.blocked
         assert [d.config for d in designs] == [dict(spec.practice[s]) for s in choice.targets]
+
+    def test_heist_follows_its_keys_and_doors(self) -> None:
+        """Heist's tech tree: the first call (no rates) practises the roots, the blue key and
+        the gem; an agent that holds the blue key but rarely opens its door practises the door,
+        and the green key waits behind it."""
+        spec = DesignSpec.from_env_id("llmgym/Heist-v0")
+        first = FrontierDesigner(spec).choose(None)
+        assert first.targets == ("collect_blue_key", "steal_gem")
+        stats = SkillStats(
+            {s: (m, 0.0) for s, m in zip(spec.skills, (60, 10, 2, 1, 0, 0, 25), strict=True)}
+        )
+        later = FrontierDesigner(spec).choose(stats)
+        assert later.targets == ("open_blue_door", "steal_gem")
+        assert later.blocked["collect_green_key"] == ("open_blue_door",)
+        for design in FrontierDesigner(spec).propose(stats):
+            gym.make("llmgym/Heist-v0", config=design.config).reset(seed=0)
+
+
+def test_heist_tech_tree_keeps_the_committed_offline_designs() -> None:
+    """Declaring Heist's requirements leaves its tech-tree order the declaration order, so the
+    offline designer's design is the one the committed Heist runs trained on."""
+    spec = DesignSpec.from_env_id("llmgym/Heist-v0")
+    assert spec.tech_tree_order() == spec.skills
+    committed = ROOT / "benchmarks" / "results" / "envgen" / "paper"
+    run = json.loads((committed / "heist-ppo-envgen-offline-heist-seed0.json").read_text())
+    designs = make_designer(spec, "offline").propose()
+    assert [{"purpose": d.purpose, "config": d.config} for d in designs] == (
+        run["cycles"][0]["designs"]
+    )
 
 
 # EnvGen's prompt -------------------------------------------------------------------------------

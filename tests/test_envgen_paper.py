@@ -176,10 +176,19 @@ def test_the_experiment_runs_what_is_missing_seed_by_seed(tmp_path, capsys) -> N
     assert len(todo) == 37 and ("ppo", 2) not in todo and todo[-1] == ("ppo-curriculum", 9)
     command = envgen_experiment.command("ppo-envgen-offline", 0, tmp_path)
     assert command[command.index("--designer") + 1] == "offline"
-    assert " ".join(envgen_experiment.AGENT_FLAGS) in " ".join(command)
+    assert " ".join(envgen_paper_table.CONV_AGENT) in " ".join(command)
     assert command[-2:] == ["--results", str(tmp_path)]
     argv = ["--dry-run", "--runs", "2", "--results", str(tmp_path)]
     assert envgen_experiment.main(argv) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "3 of 40 runs committed; 2 to run" and len(out) == 3
+    assert out[0] == "crafter-conv: 3 of 40 runs committed; 2 to run" and len(out) == 3
     assert "--designer curriculum --seed 0" in out[2]
+    # Heist's study: its own runs (the Crafter ones do not count), its own flags, no curriculum
+    heist = envgen_experiment.missing(tmp_path, "heist-experiment")
+    assert heist[:3] == [("ppo", 0), ("ppo-envgen-frontier", 0), ("ppo-envgen-offline", 0)]
+    assert len(heist) == 30
+    command = " ".join(
+        envgen_experiment.command("ppo-envgen-frontier", 3, tmp_path, "heist-experiment")
+    )
+    assert "--env llmgym/Heist-v0 --schedule heist --designer frontier --seed 3" in command
+    assert "--policy" not in command

@@ -80,16 +80,22 @@ def test_symbolic_crafter_arms(tmp_path, designer: str) -> None:
 
 
 @pytest.mark.slow
-def test_symbolic_heist_with_practice_levels(tmp_path) -> None:
+@pytest.mark.parametrize("designer", ["offline", "frontier"])
+def test_symbolic_heist_with_practice_levels(tmp_path, designer: str) -> None:
     argv = [
         "--obs", "symbolic", "--env", "llmgym/Heist-v0", "--schedule", "heist",
         "--gen-steps", "256", "--final-steps", "512", "--n-steps", "16", "--eval-episodes", "2",
-        "--quiet", "--out", str(tmp_path), "--results", "",
+        "--designer", designer, "--quiet", "--out", str(tmp_path), "--results", "",
     ]  # fmt: skip
     assert envgen_crafter.main(argv) == 0
     results = json.loads((tmp_path / "results.json").read_text())
     (cycle,) = results["cycles"]
     assert all(d["config"].get("maze_size") for d in cycle["designs"])
+    practised = [d["purpose"].split(":")[0].split(".")[0] for d in cycle["designs"]]
+    if designer == "frontier":  # the roots of Heist's tech tree, in turn
+        assert practised == ["Practise collect_blue_key", "Practise steal_gem"] * 2
+    else:
+        assert practised[:2] == ["Practise collect_blue_key", "Practise open_blue_door"]
     assert results["final"]["score"] == results["final"]["success"]["steal_gem"]
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -26,13 +28,26 @@ from llmgym.core.cache import bounded_cache
 from llmgym.envs.heist.game import COLORS, DIRECTIONS, HeistLayout, HeistState, generate_layout
 from llmgym.errors import ConfigError
 
-__all__ = ["HEIST_SKILLS", "HeistConfig", "HeistEnv", "HeistPixelsEnv", "render_rgb"]
+__all__ = [
+    "HEIST_REQUIREMENTS",
+    "HEIST_SKILLS",
+    "HeistConfig",
+    "HeistEnv",
+    "HeistPixelsEnv",
+    "render_rgb",
+]
 
 WORLD_SIZES = {"easy": 9, "hard": 13}
 HEIST_SKILLS: tuple[str, ...] = (
     *(skill for color in COLORS for skill in (f"collect_{color}_key", f"open_{color}_door")),
     "steal_gem",
 )
+HEIST_REQUIREMENTS: dict[str, tuple[str, ...]] = {
+    **{f"open_{color}_door": (f"collect_{color}_key",) for color in COLORS},
+    **{f"collect_{color}_key": (f"open_{before}_door",) for before, color in pairwise(COLORS)},
+}
+"""Each skill's prerequisites: a door needs its key, and each key after the first lies behind
+the door before it. Stealing the gem needs none: a level may have no doors."""
 _ALIASES = {
     **{d: d for d in DIRECTIONS},
     **{f"move {d}": d for d in DIRECTIONS},
@@ -130,6 +145,17 @@ class _HeistEnvBase(TextEnv[HeistConfig, ObsT, ActT]):
     config_class = HeistConfig
     env_name = "heist"
     skills = HEIST_SKILLS
+    skill_requirements: ClassVar[dict[str, tuple[str, ...]]] = HEIST_REQUIREMENTS
+    skill_practice: ClassVar[dict[str, dict[str, Any]]] = {
+        "collect_blue_key": {"maze_size": 5, "num_keys": 1},
+        "open_blue_door": {"maze_size": 5, "num_keys": 1, "keys_at_start": 1},
+        "collect_green_key": {"maze_size": 7, "num_keys": 2, "keys_at_start": 1},
+        "open_green_door": {"maze_size": 7, "num_keys": 2, "keys_at_start": 2},
+        "collect_red_key": {"maze_size": 9, "num_keys": 3, "keys_at_start": 2},
+        "open_red_door": {"maze_size": 9, "num_keys": 3, "keys_at_start": 3},
+        "steal_gem": {"maze_size": 5, "num_keys": 0},
+    }
+    """Small mazes with the keys before the skill's own in hand."""
     train_size = 10_000
     eval_size = 1_000
 
