@@ -39,7 +39,13 @@ SETTINGS: dict[str, dict] = {
     # procgen's own game (only with the [procgen] extra): the oracle reads the frame and steers
     # procgen's continuous agent, which misses levels (no committed measurement: the [procgen]
     # extra is kept out of [all])
-    "llmgym/ProcgenHeist-v0": {"slow": True, "oracle_episodes": 20, "oracle_bar": 0.5},
+    "llmgym/ProcgenHeist-v0": {
+        "slow": True,
+        "oracle_episodes": 20,
+        "oracle_bar": 0.5,
+        # a procgen step costs ~0.1 s: 100 hostile actions (all the fixed ones, then garbage)
+        "hostile_count": 100,
+    },
     # Every new game is generated and compiled by TextWorld (slow): fewer distinct games.
     "llmgym/TextWorld-v0": {
         "oracle_episodes": 10,
