@@ -44,6 +44,15 @@ CONV_AGENT = (
     "--variant", "conv-s2-tuned",
 )  # fmt: skip
 """The conv agent's flags (``benchmarks/results/envgen/agent/README.md``)."""
+EXPERIMENT_ARMS = {
+    "ppo": "PPO (`--designer none`)",
+    "ppo-envgen-frontier": "PPO + EnvGen (frontier designer)",
+    "ppo-envgen-offline": "PPO + EnvGen (weakest-skill designer)",
+    "ppo-curriculum": "PPO + easy-to-hard curriculum",
+}
+"""The arms of the ten-seed experiments."""
+ENVGEN_ARMS = ("ppo-envgen-frontier", "ppo-envgen-offline")
+"""Its two offline designers, both set beside the paper's GPT-4 designs."""
 
 GAMES: dict[str, dict[str, Any]] = {
     "crafter": {
@@ -82,16 +91,10 @@ GAMES: dict[str, dict[str, Any]] = {
         "metric": "Crafter score (%)",
         "experiment": True,
         "seeds": tuple(range(10)),
-        "arms": {
-            "ppo": "PPO (`--designer none`)",
-            "ppo-envgen-frontier": "PPO + EnvGen (frontier designer)",
-            "ppo-envgen-offline": "PPO + EnvGen (weakest-skill designer)",
-            "ppo-curriculum": "PPO + easy-to-hard curriculum",
-        },
+        "arms": EXPERIMENT_ARMS,
         "paper": {
             "ppo": (26.4, 2.1),
-            "ppo-envgen-frontier": (32.2, 0.6),
-            "ppo-envgen-offline": (32.2, 0.6),
+            **dict.fromkeys(ENVGEN_ARMS, (32.2, 0.6)),
             "ppo-curriculum": (26.8, 1.5),
         },
         "paper_note": "paper: PPO and PPO + EnvGen (GPT-4-Turbo designs, shown beside both "
@@ -106,16 +109,8 @@ GAMES: dict[str, dict[str, Any]] = {
         "metric": "gem success (%)",
         "experiment": True,
         "seeds": tuple(range(10)),
-        "arms": {
-            "ppo": "PPO (`--designer none`)",
-            "ppo-envgen-frontier": "PPO + EnvGen (frontier designer)",
-            "ppo-envgen-offline": "PPO + EnvGen (weakest-skill designer)",
-        },
-        "paper": {
-            "ppo": (25.9, 13.2),
-            "ppo-envgen-frontier": (37.7, 7.5),
-            "ppo-envgen-offline": (37.7, 7.5),
-        },
+        "arms": {arm: EXPERIMENT_ARMS[arm] for arm in ("ppo", *ENVGEN_ARMS)},
+        "paper": {"ppo": (25.9, 13.2), **dict.fromkeys(ENVGEN_ARMS, (37.7, 7.5))},
         "paper_note": "paper: Table 8 (25M steps; EnvGen 5M designed + 20M original, one "
         "designer call; GPT-4-Turbo designs shown beside both offline designers). Agent: the "
         "MLP of the Heist table above. No curriculum arm: with one designer call a curriculum "
