@@ -254,7 +254,8 @@ def markdown(game: str) -> str:
     parts = ["\n".join(rows), f"{info['metric']}; {info['paper_note']}."]
     if data["welch"]:
         parts.append(
-            f"Welch t-test, PPO + EnvGen (offline) vs PPO: t = {data['welch']['t']:.2f}, "
+            f"Welch t-test, {info['arms']['ppo-envgen-offline']} vs PPO: "
+            f"t = {data['welch']['t']:.2f}, "
             f"p = {data['welch']['p']:.3f}."
         )
     else:
