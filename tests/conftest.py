@@ -51,10 +51,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.getoption("--run-slow"):
-        # The modules with slow tests first (each module's tests stay together): a long test
-        # that starts near the end of a parallel run leaves the other workers idle meanwhile.
-        with_slow = {item.nodeid.split("::")[0] for item in items if "slow" in item.keywords}
-        items.sort(key=lambda item: item.nodeid.split("::")[0] not in with_slow)
         return
     skip = pytest.mark.skip(reason="slow: run with --run-slow")
     for item in items:

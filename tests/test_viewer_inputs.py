@@ -109,18 +109,19 @@ def test_store_skips_or_mends_every_junk_line_and_serves_strict_json(
     lines: list[str | bytes], good_at: int
 ) -> None:
     lines.insert(min(good_at, len(lines)), json.dumps(_good()))
+    # as bytes, the file's lines: blank means ASCII whitespace only (str.strip also takes
+    # "\x1f" and unicode spaces, which the store rightly reads as a line to parse)
+    data = [line if isinstance(line, bytes) else line.encode() for line in lines]
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "junk.jsonl"
-        path.write_bytes(
-            b"".join((line if isinstance(line, bytes) else line.encode()) + b"\n" for line in lines)
-        )
+        path.write_bytes(b"".join(line + b"\n" for line in data))
         store = TrajectoryStore([path])
         (run,) = store.runs
         assert len(store.episodes) >= 1
         # each warning names a line of the file; each non-blank line is an episode or warned of
         numbers = [int(w.split(":")[0].removeprefix("line ")) for w in run.warnings]
         assert all(1 <= n <= len(lines) for n in numbers)
-        assert run.skipped_lines + len(store.episodes) == sum(bool(line.strip()) for line in lines)
+        assert run.skipped_lines + len(store.episodes) == sum(bool(line.strip()) for line in data)
         assert run.skipped_lines <= len(numbers) == run.warning_count
         for number in _changed_lines(lines):
             assert number in numbers, f"line {number} was changed without a warning"
