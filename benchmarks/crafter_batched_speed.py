@@ -16,6 +16,10 @@ its own, per world, in the same rounds; with the episodes each side ended it spl
 into stepping and generation, and the ratio of the stepping alone is the most the batched env
 could reach with generation free.
 
+The rules of the batched env and of world generation are compiled (numba) on first use and
+cached; ``first_use_cpu_seconds`` is that first use, timed in a fresh process with an empty cache
+(the cost a new machine pays once).
+
 The sides take turns in short rounds so that a change in the machine's load touches all of them;
 times are CPU seconds of this process (``time.process_time``), and the load average before and
 after is recorded with them (on a shared machine every figure falls as the load rises, so only
@@ -26,7 +30,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -101,6 +107,29 @@ class Generation:
         return 1000 * self.seconds / self.worlds
 
 
+FIRST_USE = """
+import time
+import numpy as np
+from llmgym.envs.crafter.batched import CrafterBatchedVectorEnv
+env = CrafterBatchedVectorEnv(2, seed=0)
+env.reset()
+env.step(np.zeros(2, np.int64))
+print(time.process_time())
+"""
+
+
+def first_use_cpu_seconds() -> float:
+    """CPU seconds of a fresh process that imports, resets and steps the batched env with an
+    empty compilation cache."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "LLMGYM_CACHE_DIR": cache}
+        env.pop("NUMBA_CACHE_DIR", None)
+        done = subprocess.run(
+            [sys.executable, "-c", FIRST_USE], env=env, check=True, capture_output=True, text=True
+        )
+    return float(done.stdout.split()[-1])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=8.0, help="CPU seconds per side")
@@ -108,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default="benchmarks/results/crafter_batched_speed.json")
     args = parser.parse_args(argv)
     pin_to_one_core()
+    compile_seconds = first_use_cpu_seconds()
     load_before = os.getloadavg()[0]
     sides = {
         "crafter": Side(lambda: crafter.Env(seed=0), 1, 0),
@@ -156,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"world generation: {generation.milliseconds:.2f} ms a world ({generation.worlds} worlds)"
     )
+    print(f"first use (compiling, empty cache): {compile_seconds:.1f} CPU s")
     for name, part in split.items():
         print(f"{name:>12}: " + ", ".join(f"{key} {value}" for key, value in part.items()))
     print(f"load average (1 min) before {load_before:.2f}, after {load_after:.2f}")
@@ -173,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
             "steps": {name: side.steps for name, side in sides.items()},
             "ratios": ratios,
             "world_generation_ms": round(generation.milliseconds, 3),
+            "first_use_cpu_seconds": round(compile_seconds, 1),
             "worlds_generated": generation.worlds,
             "per_step": split,
             "target_batched_over_vector": TARGET,

@@ -14,7 +14,18 @@ from tests.extras import need
 need("crafter")
 
 from llmgym.envs.crafter import ACTIONS
-from llmgym.envs.crafter.batched import NIGHT_NOISE_DRAWS, CrafterBatchedVectorEnv
+from llmgym.envs.crafter.batched import (
+    NIGHT_NOISE_DRAWS,
+    OBJECTS,
+    REMOVED,
+    STREAM_POS,
+    CrafterBatchedVectorEnv,
+    Worlds,
+    _below,
+    _compact,
+    _skip,
+    _uniform,
+)
 from llmgym.envs.crafter.env import _CrafterEnvBase
 from llmgym.envs.crafter.game import CrafterGame
 from llmgym.envs.crafter.vector import CrafterSymbolicVectorEnv
@@ -97,16 +108,22 @@ def _assert_same_play(
 
 
 def test_draws_are_randomstates() -> None:
-    """``below`` and ``uniform`` take the same numbers from the same stream as crafter's
-    ``randint(0, n)`` and ``uniform()``."""
+    """The compiled stream (MT19937's words and position) takes the same numbers as crafter's
+    ``randint(0, n)`` and ``uniform()`` from the world's ``RandomState``, reloads included, and
+    ends where it does after a night's skipped draws."""
     counts = [1, 2, 3, 4, 4, 5, 7, 8, 9, 13, 64, 100, 144, 1, 4, 1000, 2**20 + 3]
+    worlds = Worlds.empty(1)
     for seed in range(20):
         reference = np.random.RandomState(seed)
-        expected = [reference.randint(0, n) for n in counts] + [reference.uniform()]
-        world = CrafterBatchedVectorEnv(1, seed=0)._worlds[0]
-        world._use_stream(np.random.RandomState(seed))
-        assert [world.below(n) for n in counts] + [world.uniform()] == expected
-        assert world.random.get_state()[2] == reference.get_state()[2]
+        reference.random_sample(seed * 50)  # start anywhere in the 624 words
+        _, words, position, _, _ = reference.get_state(legacy=True)
+        worlds.stream[0], worlds.ints[0, STREAM_POS] = words, position
+        for _ in range(40):  # past a reload of the words
+            expected = [reference.randint(0, n) for n in counts] + [reference.uniform()]
+            assert [_below(worlds, 0, n) for n in counts] + [_uniform(worlds, 0)] == expected
+        reference.random_sample(NIGHT_NOISE_DRAWS)
+        _skip(worlds, 0, 2 * NIGHT_NOISE_DRAWS)
+        assert _uniform(worlds, 0) == reference.uniform()
 
 
 def test_night_noise_draws_are_the_renderers() -> None:
@@ -139,3 +156,27 @@ def test_same_play_as_crafters_engine_long(
     """Long play per world, over many episodes and EnvGen designs."""
     seen = _assert_same_play(8, 1500, seed, config, DESIGNS, ratio, bias)
     assert seen["episodes"] >= 8 and seen["achievements"] > 0
+
+
+def test_compacting_the_object_slots_keeps_the_play() -> None:
+    """Dropping removed objects' slots (done when a world's slots run low) keeps the live
+    objects' order, cells and counts: the play goes on as crafter's."""
+    count, seed = 3, 2
+    reference = CrafterSymbolicVectorEnv(count, STRESS, seed=seed)
+    batched = CrafterBatchedVectorEnv(count, STRESS, seed=seed)
+    np.testing.assert_array_equal(batched.reset()[0], reference.reset()[0])
+    rng = np.random.default_rng(seed)
+    dropped = 0
+    for step in range(300):
+        if step % 20 == 0:
+            worlds = batched._worlds
+            for w in range(count):
+                before = int(worlds.ints[w, OBJECTS])
+                live = int((worlds.objects[w, 2:before, REMOVED] == 0).sum())
+                _compact(worlds, w)
+                assert worlds.ints[w, OBJECTS] == 2 + live
+                dropped += before - (2 + live)
+        actions = _actions(rng, count, "craft")
+        for want, have in zip(reference.step(actions)[:4], batched.step(actions)[:4], strict=True):
+            np.testing.assert_array_equal(have, want, err_msg=f"step {step}")
+    assert dropped > 0

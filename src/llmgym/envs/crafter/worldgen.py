@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
+from llmgym.envs.crafter.jit import njit
 from llmgym.envs.crafter.noise import NoiseGrid, OpenSimplexNoise
 
 if TYPE_CHECKING:  # crafter ships no types: these name what the values are
@@ -195,19 +196,43 @@ def _first_above(
     draw ``u > threshold``; the cells with an outcome, ``(cell, outcome)``. The draws come ahead
     from a copy of the world's stream, which is then advanced by exactly the number crafter
     consumes (a draw only where its short-circuiting ``and`` makes one)."""
+    width = max(len(tried) for tried in rules.values())
+    thresholds = np.zeros((max(rules) + 1, width))
+    tries = np.zeros(max(rules) + 1, np.int64)
+    for code, tried in rules.items():
+        tries[code] = len(tried)
+        thresholds[code, : len(tried)] = [threshold for threshold, _ in tried]
     state = random.get_state()
-    values = random.random_sample(3 * len(cells)).tolist()
-    used = 0
-    found = []
-    for cell, code in zip(cells.tolist(), codes.tolist(), strict=True):
-        for threshold, outcome in rules[code]:
-            used += 1
-            if values[used - 1] > threshold:
-                found.append((cell, outcome))
-                break
+    values = random.random_sample(width * len(cells))
+    found, rule, used = _first_above_compiled(values, codes.astype(np.int64), thresholds, tries)
     random.set_state(state)
     random.random_sample(used)
-    return found
+    return [
+        (cell, rules[code][k][1])
+        for cell, code, k in zip(
+            cells[found].tolist(), codes[found].tolist(), rule.tolist(), strict=True
+        )
+    ]
+
+
+@njit
+def _first_above_compiled(
+    values: np.ndarray, codes: np.ndarray, thresholds: np.ndarray, tries: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """:func:`_first_above` on arrays: the positions (in ``codes``) of the cells with an
+    outcome, the rule each met, and the draws used."""
+    found = np.empty(codes.size, np.int64)
+    rule = np.empty(codes.size, np.int64)
+    count = used = 0
+    for i in range(codes.size):
+        code = codes[i]
+        for k in range(tries[code]):
+            used += 1
+            if values[used - 1] > thresholds[code, k]:
+                found[count], rule[count] = i, k
+                count += 1
+                break
+    return found[:count], rule[:count], used
 
 
 def _place_resources(
