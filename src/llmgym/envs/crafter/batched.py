@@ -13,9 +13,9 @@ creatures, spawns, sapling luck and everything after — stay crafter's. Crafter
 draws noise from the same stream; a step at night advances it by the same count, as
 :class:`~llmgym.envs.crafter.game.CrafterGame` does when it skips rendering.
 
-World generation stays :func:`~llmgym.envs.crafter.worldgen.generate_terrain` (numpy, on a
-``RandomState`` whose state the world then takes over), shared with the vector env on crafter's
-engine.
+World generation is :func:`~llmgym.envs.crafter.worldgen.generate_terrain`, shared with the
+vector env on crafter's engine (numpy, its noise sums and coin flips compiled too), on a
+``RandomState`` whose state the world then takes over.
 """
 
 from __future__ import annotations
@@ -237,6 +237,7 @@ class Worlds(NamedTuple):
 
     @classmethod
     def empty(cls, count: int) -> Worlds:
+        """``count`` worlds, all zero (each starts with :func:`_reset_world`)."""
         chunks = CHUNKS * CHUNKS
         return cls(
             materials=np.zeros((count, SIZE, SIZE), np.uint8),
