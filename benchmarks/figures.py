@@ -92,6 +92,15 @@ def readme_speed() -> str:
             "| Crafter (pixels, the same frames) against Crafter itself | "
             f"step {speedups['pixel_step_speedup']:.1f}× faster | `crafter_speed.py` |"
         )
+    batched = load("crafter_batched_speed.json")
+    if batched:
+        ratios = batched["ratios"]
+        rows.append(
+            "| Crafter for RL training (symbolic, 16 games in arrays) against the same games on "
+            f"crafter's engine | {ratios['batched_16_over_vector_16']:.1f}× the steps/s "
+            f"({sig(ratios['batched_16_over_crafter'])}× `crafter.Env`) "
+            "| `crafter_batched_speed.py` |"
+        )
     textworld = load("textworld_overhead.json")
     if textworld:
         rows.append(
