@@ -5,10 +5,11 @@
 Reads every run JSON under ``benchmarks/results/envgen/paper/`` (written by
 ``benchmarks/envgen_crafter.py --schedule paper ...`` and ``--schedule heist ...``), and
 per game reports each arm's score (mean +/- sample std over seeds, and the seeds), per-skill
-success (mean over seeds), a Welch t-test between plain PPO and PPO + EnvGen (``scipy``), and the
-paper's numbers for the same arms. Writes ``docs/img/envgen_paper_<game>.png``: the scores per
-arm next to the paper's, and per-skill success per arm. ``benchmarks/figures.py`` builds the
-docs table from the same functions; a run not committed yet reads "not got".
+success (mean over seeds), Welch t-tests of each arm against plain PPO (``scipy``; with several
+arms also Holm's adjusted p over them), and the paper's numbers for the same arms. Writes
+``docs/img/envgen_paper_<game>.png``: the scores per arm next to the paper's, and per-skill
+success per arm. ``benchmarks/figures.py`` builds the docs table from the same functions; a
+run not committed yet reads "not got".
 
 Runs under ``paper/declaration-order/`` are PPO + EnvGen (offline) runs made before the
 offline designer's first call followed the tech tree (it practised the first skills in
@@ -170,12 +171,28 @@ def summary(game: str) -> dict[str, Any]:
     tests = {
         arm: _welch(arms[arm]["scores"], arms["ppo"]["scores"]) for arm in arms if arm != "ppo"
     }
+    done = {arm: test for arm, test in tests.items() if test}
+    for arm, adjusted in _holm({arm: test["p"] for arm, test in done.items()}).items():
+        done[arm]["holm_p"] = adjusted
     return {
         "game": game,
         "arms": arms,
         "welch": tests["ppo-envgen-offline"],
-        "welch_vs_ppo": {arm: test for arm, test in tests.items() if test},
+        "welch_vs_ppo": done,
     }
+
+
+def _holm(p_values: dict[str, float]) -> dict[str, float]:
+    """Holm's step-down adjustment of ``p_values`` (one per arm tested against PPO): several arms
+    against one baseline are several chances at a small p, which the adjusted values account
+    for at the same family-wise error rate."""
+    adjusted: dict[str, float] = {}
+    running = 0.0
+    ranked = sorted(p_values, key=p_values.__getitem__)
+    for rank, arm in enumerate(ranked):
+        running = max(running, min(1.0, (len(ranked) - rank) * p_values[arm]))
+        adjusted[arm] = running
+    return adjusted
 
 
 def _welch(scores: list[float], baseline: list[float]) -> dict[str, float] | None:
@@ -385,8 +402,10 @@ def _skill_differences(label: str, arm: dict[str, Any], ppo: dict[str, Any], mos
 
 def _intervals_table(game: str, data: dict[str, Any]) -> str:
     """Per arm with two runs or more: the mean with its 95% interval, and the difference from
-    PPO with its 95% interval and Welch's p ("" when no arm has two runs)."""
+    PPO with its 95% interval, Welch's p and, with more than one arm tested, Holm's adjustment
+    of it over those arms ("" when no arm has two runs)."""
     rows = []
+    several = len(data["welch_vs_ppo"]) > 1
     for arm, label in GAMES[game]["arms"].items():
         result = data["arms"][arm]
         if result["interval"] is None:
@@ -398,19 +417,20 @@ def _intervals_table(game: str, data: dict[str, Any]) -> str:
             if test
             else "— | —"
         )
+        if several:
+            versus += f" | {test['holm_p']:.3f}" if test else " | —"
         rows.append(
             f"| {label} | {len(result['seeds'])} | {result['mean']:.1f} [{low:.1f}, {high:.1f}] "
             f"| {versus} |"
         )
     if not rows:
         return ""
-    return "\n".join(
-        [
-            "| arm | runs | mean [95% interval] | difference from PPO [95% interval] | Welch p |",
-            "|---|---|---|---|---|",
-            *rows,
-        ]
-    )
+    header = "| arm | runs | mean [95% interval] | difference from PPO [95% interval] | Welch p |"
+    rule = "|---|---|---|---|---|"
+    if several:
+        header += f" Holm p ({len(data['welch_vs_ppo'])} arms) |"
+        rule += "---|"
+    return "\n".join([header, rule, *rows])
 
 
 def _designer_requests(game: str) -> str:

@@ -192,3 +192,35 @@ def test_the_experiment_runs_what_is_missing_seed_by_seed(tmp_path, capsys) -> N
     )
     assert "--env llmgym/Heist-v0 --schedule heist --designer frontier --seed 3" in command
     assert "--policy" not in command
+
+
+def test_several_arms_against_ppo_get_holms_adjusted_p(tmp_path, monkeypatch) -> None:
+    from scipy import stats
+
+    monkeypatch.setattr(envgen_paper_table, "EXPERIMENT_RUNS", tmp_path)
+    scores = {
+        "ppo": [12.0, 11.0, 13.0, 12.5],
+        "ppo-envgen-frontier": [12.5, 12.0, 13.5],
+        "ppo-envgen-offline": [15.0, 14.0, 16.0],
+        "ppo-curriculum": [13.0, 14.0, 12.5],
+    }
+    for arm, values in scores.items():
+        for seed, value in enumerate(values):
+            (tmp_path / f"{arm}-{seed}.json").write_text(json.dumps(_run(arm, seed, value, 60.0)))
+    raw = {
+        arm: stats.ttest_ind(values, scores["ppo"], equal_var=False).pvalue
+        for arm, values in scores.items()
+        if arm != "ppo"
+    }
+    smallest, middle, largest = sorted(raw, key=raw.__getitem__)
+    holm = {smallest: 3 * raw[smallest]}
+    holm[middle] = max(holm[smallest], 2 * raw[middle])
+    holm[largest] = min(1.0, max(holm[middle], raw[largest]))
+    data = envgen_paper_table.summary("crafter-conv")
+    for arm, adjusted in holm.items():
+        assert data["welch_vs_ppo"][arm]["holm_p"] == pytest.approx(adjusted)
+    text = envgen_paper_table.markdown("crafter-conv")
+    assert "| Welch p | Holm p (3 arms) |" in text
+    offline = data["welch_vs_ppo"]["ppo-envgen-offline"]
+    assert f"| {offline['p']:.3f} | {offline['holm_p']:.3f} |" in text
+    assert "| PPO (`--designer none`) | 4 | " in text and "| — | — | — |" in text
