@@ -11,7 +11,7 @@ from typing import Any
 import llmgym
 from llmgym.envs.webarena.live import CHROMIUM_ARGS
 
-__all__ = ["machine", "pin_to_one_core", "write_json"]
+__all__ = ["cpu", "machine", "pin_to_one_core", "write_json"]
 
 
 def pin_to_one_core() -> None:
@@ -20,12 +20,47 @@ def pin_to_one_core() -> None:
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
 
 
+X86_LEVELS = {
+    "x86-64-v4": {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"},
+    "x86-64-v3": {"avx", "avx2", "bmi1", "bmi2", "fma", "movbe"},
+    "x86-64-v2": {"sse4_1", "sse4_2", "ssse3", "popcnt", "cx16"},
+}
+"""The flags (as ``/proc/cpuinfo`` names them) that mark each x86-64 micro-architecture level;
+a level also needs every level below it."""
+
+
+def cpu(cpuinfo: str | None = None) -> dict[str, str]:
+    """The CPU's model name and its x86-64 level (``/proc/cpuinfo``; empty where there is none),
+    which decide the float kernels a library picks when nothing pins them."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return {}
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        name, _, value = line.partition(":")
+        fields.setdefault(name.strip(), value.strip())
+    facts = {"cpu": fields["model name"]} if "model name" in fields else {}
+    if "flags" in fields:
+        flags = set(fields["flags"].split())
+        level = "x86-64"
+        for name, needed in reversed(X86_LEVELS.items()):
+            if not needed <= flags:
+                break
+            level = name
+        facts["cpu_level"] = level
+    return facts
+
+
 def machine() -> dict[str, Any]:
-    """What a figure was measured on, including how busy the machine was (load average)."""
+    """What a figure was measured on (the CPU's model and x86-64 level among it), including how
+    busy the machine was (load average)."""
     facts: dict[str, Any] = {
         "python": platform.python_version(),
         "processor": platform.machine(),
         "cpus": os.cpu_count(),
+        **cpu(),
     }
     if hasattr(os, "getloadavg"):
         facts["load_average_1m"] = round(os.getloadavg()[0], 2)

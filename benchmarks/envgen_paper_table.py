@@ -343,11 +343,28 @@ def _reruns(game: str) -> str:
             continue
         lines.append(
             f"{GAMES[game]['arms'][again['arm']]}, seed {again['seed']}, run again at commit "
-            f"{again['commit'][:7]}: {again['score']:.2f} against the committed "
-            f"{first['score']:.2f} (commit {first['commit'][:7]}): "
+            f"{again['commit'][:7]}{_cpus(again, first)}: {again['score']:.2f} against the "
+            f"committed {first['score']:.2f} (commit {first['commit'][:7]}): "
             f"{_rerun_agreement(again, first, arms[again['arm']])}."
         )
     return "Reproduced: " + " ".join(lines) if lines else ""
+
+
+def _cpus(again: dict[str, Any], first: dict[str, Any]) -> str:
+    """`` on CPU (level; the committed run's: ...)`` where the rerun records its CPU, else ""."""
+
+    def described(run: dict[str, Any]) -> str | None:
+        facts = run.get("machine") or {}
+        if "cpu" not in facts:
+            return None
+        return facts["cpu"] + (f", {facts['cpu_level']}" if "cpu_level" in facts else "")
+
+    mine, theirs = described(again), described(first)
+    if mine is None:
+        return ""
+    if theirs is None:
+        return f" on {mine} (the committed run's CPU not recorded)"
+    return f" on {mine} (the committed run's: {theirs})"
 
 
 def _rerun_agreement(again: dict[str, Any], first: dict[str, Any], arm: dict[str, Any]) -> str:

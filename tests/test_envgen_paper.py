@@ -98,10 +98,15 @@ def test_a_rerun_is_compared_with_the_run_it_repeats(runs, tmp_path) -> None:
     rerun = tmp_path / envgen_paper_table.RERUN
     rerun.mkdir()
     again = {**_run("ppo", 1, 12.0, wood=51.0), "commit": "fedcba9876543210"}
+    again["machine"] = {"cpu": "Intel(R) Xeon(R)", "cpu_level": "x86-64-v3"}
     (rerun / "ppo-1.json").write_text(json.dumps(again))
+    first = json.loads((tmp_path / "ppo-1.json").read_text())
+    first["machine"] = {"cpu": "AMD EPYC", "cpu_level": "x86-64-v4"}
+    (tmp_path / "ppo-1.json").write_text(json.dumps(first))
     text = envgen_paper_table.markdown("crafter")
     assert (
-        "Reproduced: PPO (`--designer none`), seed 1, run again at commit fedcba9: 12.00 against "
+        "Reproduced: PPO (`--designer none`), seed 1, run again at commit fedcba9 on "
+        "Intel(R) Xeon(R), x86-64-v3 (the committed run's: AMD EPYC, x86-64-v4): 12.00 against "
         "the committed 12.00 (commit 0123456): bitwise equal (every per-cycle and final "
         "per-skill success)." in text
     )
@@ -118,11 +123,13 @@ def test_a_rerun_that_differs_is_measured_against_the_arms_spread(runs, tmp_path
     again["commit"] = "fedcba9876543210"
     again["cycles"][1]["eval"] = {"collect_wood": {"mean": 42.0, "std": 1.0}}
     again["software"] = {"torch": "2.13.0", "torch_cpu_capability": "AVX512"}
+    again["machine"] = {"cpus": 2, "cpu": "AMD EPYC", "cpu_level": "x86-64-v4"}
     (rerun / "ppo-envgen-offline-1.json").write_text(json.dumps(again))
     text = envgen_paper_table.markdown("crafter")
     spread = statistics.stdev(runs["ppo-envgen-offline"])
     assert (
-        "PPO + EnvGen (offline designer), seed 1, run again at commit fedcba9: 15.25 against the "
+        "PPO + EnvGen (offline designer), seed 1, run again at commit fedcba9 on AMD EPYC, "
+        "x86-64-v4 (the committed run's CPU not recorded): 15.25 against the "
         f"committed 15.50 (commit 0123456): -0.25 (the arm's spread: std {spread:.2f} over 2 "
         "seeds), its cycle-2 evaluation already different; recorded software differing: "
         "torch_cpu_capability AVX2 then AVX512." in text
