@@ -9,8 +9,8 @@
 arms at the paper's schedule with the conv agent: plain PPO, PPO + EnvGen with the frontier and
 with the weakest-skill designer, the easy-to-hard curriculum; a run takes about 15 CPU minutes,
 the 40 runs about ten CPU hours. ``heist-experiment``: Heist at a tenth of the paper's schedule
-with the MLP agent, plain PPO and PPO + EnvGen with both designers (a run costs under half
-a Crafter run's CPU time).
+with the MLP agent, plain PPO and PPO + EnvGen with both designers (docs/envgen.md gives the
+minutes each study's runs took, from their JSON).
 Runs go seed by seed, the arms of a seed together, so that whenever a session ends the arms have
 (nearly) the same seeds. Each run is one ``envgen_crafter.py`` process with one thread and writes
 its JSON into ``benchmarks/results/envgen/experiment/`` when it finishes (commit it). A bar
