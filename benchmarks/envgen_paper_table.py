@@ -14,8 +14,8 @@ run not committed yet reads "not got".
 Runs under ``paper/declaration-order/`` are PPO + EnvGen (offline) runs made before the
 offline designer's first call followed the tech tree (it practised the first skills in
 declaration order: coal, diamond, drink, iron for Crafter); they form an arm of their own.
-Runs under ``paper/rerun/`` repeat a committed run (same command and seed) to show that it
-reproduces.
+Runs under ``paper/rerun/`` and ``experiment/rerun/`` repeat a committed run (same command and
+seed) to show that it reproduces.
 
 The experiment with the conv agent (``crafter-conv``: ten seeds per arm, the frontier designer
 beside the weakest-skill one; ``benchmarks/envgen_experiment.py`` runs it) reads
