@@ -728,14 +728,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             spec, n=args.n_designs, cycles=schedule["cycles"], run_folder=log
         )
     elif args.designer != "none":
-        designer = make_designer(
-            spec,
-            args.designer,
-            n=args.n_designs,
-            run_folder=log,
-            base_url=args.base_url,
-            prompt=args.prompt,
-        )
+        try:
+            designer = make_designer(
+                spec,
+                args.designer,
+                n=args.n_designs,
+                run_folder=log,
+                base_url=args.base_url,
+                prompt=args.prompt,
+            )
+        except ValueError as error:
+            also = ", curriculum, none" if str(error).startswith("unknown designer") else ""
+            raise SystemExit(f"--designer {args.designer}: {error}{also}") from None
     designs = designer.propose() if designer else []
     choices = designer.choices if designer else None
     _show_choices(args, 1, choices)

@@ -271,6 +271,23 @@ def test_the_conv_policy_is_crafters_alone() -> None:
         )  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    ("designer", "message"),
+    [
+        ("bogus", "--designer bogus: unknown designer 'bogus'; choose from: offline, frontier, "
+         "openai:MODEL, replay:FOLDER, curriculum, none"),
+        ("replay:{tmp}", "--designer replay:{tmp}: {tmp} holds no recorded design run"),
+    ],
+)  # fmt: skip
+def test_a_bad_designer_is_named_before_training(tmp_path, designer, message) -> None:
+    """No traceback: the script exits with what is wrong with --designer and what it takes."""
+    designer, message = designer.format(tmp=tmp_path), message.format(tmp=tmp_path)
+    argv = [*SYMBOLIC_TINY, "--designer", designer, "--results", "", "--out", str(tmp_path / "o")]
+    with pytest.raises(SystemExit) as exit_info:
+        envgen_crafter.main(argv)
+    assert str(exit_info.value.code).startswith(message)
+
+
 def test_a_default_agent_keeps_the_committed_result_names() -> None:
     args = envgen_crafter.parse_args(["--obs", "symbolic"])
     assert envgen_crafter.ppo_settings(args) == envgen_crafter.PPO_SETTINGS
