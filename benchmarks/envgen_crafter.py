@@ -331,6 +331,46 @@ def plot(results: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+def _number(
+    kind: type[int] | type[float], low: float, high: float | None = None, *, above: bool = False
+) -> Callable[[str], Any]:
+    """An argparse type: ``kind`` within ``[low, high]`` (``(low, high]`` when ``above``)."""
+    allowed = f"{'(' if above else '['}{low}, {'inf)' if high is None else f'{high}]'}"
+    name = "an integer" if kind is int else "a number"
+
+    def convert(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {name}") from None
+        if value < low or (above and value == low) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{text} is outside the allowed range {allowed}")
+        return value
+
+    return convert
+
+
+COUNT, NON_NEGATIVE = _number(int, 1), _number(int, 0)
+RANGES: dict[str, Callable[[str], Any]] = {
+    "hidden": COUNT,
+    "layers": COUNT,
+    "learning_rate": _number(float, 0, above=True),
+    "gamma": _number(float, 0, 1, above=True),
+    "gae_lambda": _number(float, 0, 1),
+    "n_epochs": COUNT,
+    "n_minibatches": COUNT,
+    "ent_coef": _number(float, 0),
+    "vf_coef": _number(float, 0),
+    "clip_range": _number(float, 0, above=True),
+    "max_grad_norm": _number(float, 0, above=True),
+}
+"""The PPO knobs' flags and the values each takes."""
+
+
+def _channels(text: str) -> tuple[int, ...]:
+    return tuple(COUNT(part) for part in text.split(","))
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -371,17 +411,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="openai:MODEL's prompt: EnvGen's (auto for Crafter) or llmgym's generic one",
     )
     parser.add_argument("--schedule", choices=sorted(SCHEDULES), default="cpu")
-    parser.add_argument("--cycles", type=int, help="override the schedule's cycles")
-    parser.add_argument("--gen-steps", type=int, help="steps in designed environments per cycle")
-    parser.add_argument("--orig-steps", type=int, help="steps in the original game per cycle")
-    parser.add_argument("--final-steps", type=int, help="steps in the original game at the end")
-    parser.add_argument("--num-envs", type=int)
-    parser.add_argument("--n-steps", type=int, help="rollout steps per environment")
-    parser.add_argument("--eval-episodes", type=int)
-    parser.add_argument("--length", type=int, help="episode cap in steps (0: the game's own)")
-    parser.add_argument("--n-designs", type=int, default=4)
+    parser.add_argument("--cycles", type=COUNT, help="override the schedule's cycles")
+    parser.add_argument(
+        "--gen-steps", type=NON_NEGATIVE, help="steps in designed environments per cycle"
+    )
+    parser.add_argument(
+        "--orig-steps", type=NON_NEGATIVE, help="steps in the original game per cycle"
+    )
+    parser.add_argument("--final-steps", type=COUNT, help="steps in the original game at the end")
+    parser.add_argument("--num-envs", type=COUNT)
+    parser.add_argument("--n-steps", type=COUNT, help="rollout steps per environment")
+    parser.add_argument("--eval-episodes", type=COUNT)
+    parser.add_argument(
+        "--length", type=NON_NEGATIVE, help="episode cap in steps (0: the game's own)"
+    )
+    parser.add_argument("--n-designs", type=COUNT, default=4)
     parser.add_argument("--subproc", action="store_true", help="one process per environment")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=NON_NEGATIVE, default=0)
     parser.add_argument(
         "--out",
         help="the run's folder: results.json, policy.pt, success.png and the designer's log "
@@ -411,23 +457,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     agent.add_argument(
         "--conv-channels",
-        type=lambda text: tuple(int(part) for part in text.split(",")),
+        type=_channels,
         help="--policy conv: output channels per 3x3 conv layer, comma-separated (32,32)",
     )
-    agent.add_argument("--conv-stride", type=int, help="--policy conv: the last conv's stride")
-    for name, kind in (
-        ("hidden", int),
-        ("layers", int),
-        ("learning_rate", float),
-        ("gamma", float),
-        ("gae_lambda", float),
-        ("n_epochs", int),
-        ("n_minibatches", int),
-        ("ent_coef", float),
-        ("vf_coef", float),
-        ("clip_range", float),
-        ("max_grad_norm", float),
-    ):
+    agent.add_argument("--conv-stride", type=COUNT, help="--policy conv: the last conv's stride")
+    for name, kind in RANGES.items():
         agent.add_argument("--" + name.replace("_", "-"), type=kind)
     for flag in ("--anneal-lr", "--layer-norm", "--norm-value"):
         agent.add_argument(flag, action="store_true", default=None)
@@ -698,6 +732,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     schedule_name = args.schedule if schedule == base_schedule else "custom"
     args.base_overrides = schedule.get("base", {})
     args.ppo = ppo_settings(args)
+    if args.ppo["n_minibatches"] > schedule["num_envs"] * schedule["n_steps"]:
+        raise SystemExit(
+            f"--n-minibatches {args.ppo['n_minibatches']}: at most one per rollout step, "
+            f"{schedule['num_envs'] * schedule['n_steps']} (--num-envs x --n-steps)"
+        )
     if args.obs == "pixels" and (args.ppo != PPO_SETTINGS or args.variant):
         raise SystemExit("--policy, the PPO settings and --variant are --obs symbolic's")
     results_folder = args.results

@@ -288,6 +288,29 @@ def test_a_bad_designer_is_named_before_training(tmp_path, designer, message) ->
     assert str(exit_info.value.code).startswith(message)
 
 
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--num-envs", "0"], "argument --num-envs: 0 is outside the allowed range [1, inf)"),
+        (["--gen-steps", "-5"], "argument --gen-steps: -5 is outside the allowed range [0, inf)"),
+        (["--gamma", "1.5"], "argument --gamma: 1.5 is outside the allowed range (0, 1]"),
+        (["--learning-rate", "0"], "argument --learning-rate: 0 is outside the allowed range (0"),
+        (["--conv-channels", "8,0"], "argument --conv-channels: 0 is outside the allowed range"),
+        (["--n-steps", "x"], "argument --n-steps: 'x' is not an integer"),
+    ],
+)
+def test_a_knob_out_of_range_is_named_with_its_range(flags, message, capsys) -> None:
+    with pytest.raises(SystemExit):
+        envgen_crafter.parse_args(["--obs", "symbolic", *flags])
+    assert message in capsys.readouterr().err
+
+
+def test_more_minibatches_than_rollout_steps_is_refused(tmp_path) -> None:
+    argv = [*SYMBOLIC_TINY, "--n-minibatches", "1000", "--results", "", "--out", str(tmp_path)]
+    with pytest.raises(SystemExit, match="--n-minibatches 1000: at most one per rollout step"):
+        envgen_crafter.main(argv)
+
+
 def test_a_default_agent_keeps_the_committed_result_names() -> None:
     args = envgen_crafter.parse_args(["--obs", "symbolic"])
     assert envgen_crafter.ppo_settings(args) == envgen_crafter.PPO_SETTINGS
