@@ -49,7 +49,7 @@ import gymnasium as gym  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_utils import byte_level_tokenizer  # noqa: E402
+from bench_utils import byte_level_tokenizer, number_in  # noqa: E402
 
 import llmgym  # noqa: E402
 from llmgym.agents import Agent, OracleAgent  # noqa: E402
@@ -189,8 +189,8 @@ def build_base(args: argparse.Namespace, expert: Sequence[Trajectory], folder: P
             hidden_size=args.hidden_size,
             intermediate_size=2 * args.hidden_size,
             num_hidden_layers=args.layers,
-            num_attention_heads=4,
-            num_key_value_heads=4,
+            num_attention_heads=ATTENTION_HEADS,
+            num_key_value_heads=ATTENTION_HEADS,
             max_position_embeddings=args.max_length,
             pad_token_id=tokenizer.pad_token_id,
             eos_token_id=tokenizer.eos_token_id,
@@ -331,23 +331,30 @@ def plot(results: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
+COUNT, NON_NEGATIVE = number_in(int, 1), number_in(int, 0)
+ATTENTION_HEADS = 4
+"""The tiny model's attention heads (``--hidden-size`` must be a multiple)."""
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--envs", nargs="+", default=list(DEFAULT_ENVS))
     parser.add_argument("--config", help="JSON config overrides applied to every environment")
     parser.add_argument(
-        "--bc-tasks", type=int, default=60, help="expert trajectories per environment"
+        "--bc-tasks", type=COUNT, default=60, help="expert trajectories per environment"
     )
     parser.add_argument(
         "--explore-tasks",
-        type=int,
+        type=COUNT,
         default=100,
         help="train instructions explored per environment (> bc-tasks)",
     )
-    parser.add_argument("--k", type=int, default=2, help="samples per instruction when exploring")
-    parser.add_argument("--iterations", type=int, default=2, help="evolution iterations (M)")
+    parser.add_argument("--k", type=COUNT, default=2, help="samples per instruction when exploring")
     parser.add_argument(
-        "--eval-tasks", type=int, default=20, help="eval-split tasks per environment"
+        "--iterations", type=NON_NEGATIVE, default=2, help="evolution iterations (M)"
+    )
+    parser.add_argument(
+        "--eval-tasks", type=COUNT, default=20, help="eval-split tasks per environment"
     )
     parser.add_argument(
         "--dpo", action="store_true", help="learn with DPO on success/failure pairs instead"
@@ -355,25 +362,33 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--model", help="a local Hugging Face checkpoint (default: a tiny model from scratch)"
     )
-    parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--hidden-size", type=int, default=128)
-    parser.add_argument("--vocab-size", type=int, default=3000)
-    parser.add_argument("--max-length", type=int, default=2048)
-    parser.add_argument("--epochs", type=int, default=2)
-    parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument("--layers", type=COUNT, default=2)
+    parser.add_argument("--hidden-size", type=COUNT, default=128)
+    parser.add_argument("--vocab-size", type=COUNT, default=3000)
+    parser.add_argument("--max-length", type=COUNT, default=2048)
+    parser.add_argument("--epochs", type=COUNT, default=2)
+    parser.add_argument("--batch-size", type=COUNT, default=8)
+    parser.add_argument("--learning-rate", type=number_in(float, 0, above=True), default=1e-3)
     parser.add_argument(
-        "--temperature", type=float, default=1.0, help="sampling temperature when exploring"
+        "--temperature",
+        type=number_in(float, 0),
+        default=1.0,
+        help="sampling temperature when exploring",
     )
-    parser.add_argument("--max-new-tokens", type=int, default=48, help="tokens per reply")
-    parser.add_argument("--max-format-errors", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-new-tokens", type=COUNT, default=48, help="tokens per reply")
+    parser.add_argument("--max-format-errors", type=NON_NEGATIVE, default=2)
+    parser.add_argument("--seed", type=NON_NEGATIVE, default=0)
     parser.add_argument("--out", default="runs/agentevol")
     parser.add_argument(
         "--no-copy", action="store_true", help="do not copy results to benchmarks/results/"
     )
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
+    if args.hidden_size % ATTENTION_HEADS:
+        parser.error(
+            f"argument --hidden-size: {args.hidden_size} is not a multiple of the model's "
+            f"{ATTENTION_HEADS} attention heads"
+        )
     if args.explore_tasks <= args.bc_tasks:
         parser.error(
             "--explore-tasks must exceed --bc-tasks: exploration also covers instructions "

@@ -2,16 +2,38 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import platform
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import llmgym
 from llmgym.envs.webarena.live import CHROMIUM_ARGS
 
-__all__ = ["cpu", "machine", "pin_to_one_core", "write_json"]
+__all__ = ["cpu", "machine", "number_in", "pin_to_one_core", "write_json"]
+
+
+def number_in(
+    kind: type[int] | type[float], low: float, high: float | None = None, *, above: bool = False
+) -> Callable[[str], Any]:
+    """An argparse ``type``: ``kind`` within ``[low, high]`` (``(low, high]`` when ``above``),
+    else an error that gives the allowed range (argparse adds the flag's name)."""
+    allowed = f"{'(' if above else '['}{low}, {'inf)' if high is None else f'{high}]'}"
+    name = "an integer" if kind is int else "a number"
+
+    def convert(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {name}") from None
+        if value < low or (above and value == low) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{text} is outside the allowed range {allowed}")
+        return value
+
+    return convert
 
 
 def pin_to_one_core() -> None:

@@ -85,7 +85,7 @@ sb3 = optional_import("stable_baselines3", extra="train", package="stable-baseli
 
 import gymnasium as gym  # noqa: E402
 import numpy as np  # noqa: E402
-from bench_utils import write_json  # noqa: E402
+from bench_utils import number_in, write_json  # noqa: E402
 from ppo_torch import PPO_SETTINGS  # noqa: E402
 from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv  # noqa: E402
@@ -331,38 +331,19 @@ def plot(results: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def _number(
-    kind: type[int] | type[float], low: float, high: float | None = None, *, above: bool = False
-) -> Callable[[str], Any]:
-    """An argparse type: ``kind`` within ``[low, high]`` (``(low, high]`` when ``above``)."""
-    allowed = f"{'(' if above else '['}{low}, {'inf)' if high is None else f'{high}]'}"
-    name = "an integer" if kind is int else "a number"
-
-    def convert(text: str) -> Any:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {name}") from None
-        if value < low or (above and value == low) or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"{text} is outside the allowed range {allowed}")
-        return value
-
-    return convert
-
-
-COUNT, NON_NEGATIVE = _number(int, 1), _number(int, 0)
+COUNT, NON_NEGATIVE = number_in(int, 1), number_in(int, 0)
 RANGES: dict[str, Callable[[str], Any]] = {
     "hidden": COUNT,
     "layers": COUNT,
-    "learning_rate": _number(float, 0, above=True),
-    "gamma": _number(float, 0, 1, above=True),
-    "gae_lambda": _number(float, 0, 1),
+    "learning_rate": number_in(float, 0, above=True),
+    "gamma": number_in(float, 0, 1, above=True),
+    "gae_lambda": number_in(float, 0, 1),
     "n_epochs": COUNT,
     "n_minibatches": COUNT,
-    "ent_coef": _number(float, 0),
-    "vf_coef": _number(float, 0),
-    "clip_range": _number(float, 0, above=True),
-    "max_grad_norm": _number(float, 0, above=True),
+    "ent_coef": number_in(float, 0),
+    "vf_coef": number_in(float, 0),
+    "clip_range": number_in(float, 0, above=True),
+    "max_grad_norm": number_in(float, 0, above=True),
 }
 """The PPO knobs' flags and the values each takes."""
 

@@ -101,3 +101,17 @@ def test_pipeline_end_to_end_at_tiny_scale(tmp_path, dpo: bool) -> None:
     assert ("preference_pairs" in iteration) is dpo
     for stage in results["stages"]:
         assert 0.0 <= stage["eval_success"]["llmgym/Maze-v0"] <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--k", "0"], "argument --k: 0 is outside the allowed range [1, inf)"),
+        (["--learning-rate", "-1"], "argument --learning-rate: -1 is outside the allowed range"),
+        (["--hidden-size", "130"], "--hidden-size: 130 is not a multiple of the model's 4"),
+    ],
+)
+def test_a_bad_knob_is_named_with_what_it_takes(flags, message, capsys) -> None:
+    with pytest.raises(SystemExit):
+        agentevol.parse_args(flags)
+    assert message in capsys.readouterr().err

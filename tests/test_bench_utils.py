@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from benchmarks.bench_utils import cpu, machine
+import argparse
+
+import pytest
+
+from benchmarks.bench_utils import cpu, machine, number_in
 
 AVX2_FLAGS = "fpu sse sse2 ssse3 cx16 sse4_1 sse4_2 popcnt movbe avx fma bmi1 bmi2 avx2"
 
@@ -31,3 +35,18 @@ def test_cpu_without_a_model_or_flags_says_nothing_of_them() -> None:
 
 def test_machine_carries_this_cpu() -> None:
     assert {key: machine()[key] for key in cpu()} == cpu()
+
+
+def test_number_in_gives_the_allowed_range() -> None:
+    count, rate = number_in(int, 1), number_in(float, 0, 1, above=True)
+    assert count("3") == 3 and rate("1") == 1.0 and rate("0.5") == 0.5
+    for convert, text, message in [
+        (count, "0", "0 is outside the allowed range [1, inf)"),
+        (count, "2.5", "'2.5' is not an integer"),
+        (rate, "0", "0 is outside the allowed range (0, 1]"),
+        (rate, "1.01", "1.01 is outside the allowed range (0, 1]"),
+        (rate, "nan?", "'nan?' is not a number"),
+    ]:
+        with pytest.raises(argparse.ArgumentTypeError) as error:
+            convert(text)
+        assert str(error.value) == message
