@@ -46,7 +46,7 @@ tokenizers = optional_import("tokenizers", extra="trl")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_utils import byte_level_tokenizer, write_json  # noqa: E402
+from bench_utils import byte_level_tokenizer, number_in, write_json  # noqa: E402
 
 from llmgym.envs.tools import parse_tool_call  # noqa: E402
 from llmgym.integrations.trl import (  # noqa: E402
@@ -202,26 +202,31 @@ def train_on(env_id: str, model: str, args: argparse.Namespace, out: Path) -> di
     }
 
 
+COUNT = number_in(int, 1)
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--tiny", action="store_true", help="a tiny random model, on CPU")
     source.add_argument("--model", help="a local Hugging Face checkpoint")
     parser.add_argument("--envs", default=",".join(DEFAULT_ENVS), help="comma-separated ids")
-    parser.add_argument("--steps", type=int, default=2, help="GRPO steps per environment")
-    parser.add_argument("--tasks", type=int, default=64, help="train tasks in the dataset")
-    parser.add_argument("--batch-size", type=int, default=4, help="rollouts per device step")
-    parser.add_argument("--num-generations", type=int, default=2, help="rollouts per prompt")
-    parser.add_argument("--max-completion-length", type=int, default=None)
-    parser.add_argument("--max-tool-calls", type=int, default=None, help="per rollout")
-    parser.add_argument("--learning-rate", type=float, default=1e-6)
+    parser.add_argument("--steps", type=COUNT, default=2, help="GRPO steps per environment")
+    parser.add_argument("--tasks", type=COUNT, default=64, help="train tasks in the dataset")
+    parser.add_argument("--batch-size", type=COUNT, default=4, help="rollouts per device step")
+    parser.add_argument(
+        "--num-generations", type=number_in(int, 2), default=2, help="rollouts per prompt"
+    )
+    parser.add_argument("--max-completion-length", type=COUNT, default=None)
+    parser.add_argument("--max-tool-calls", type=COUNT, default=None, help="per rollout")
+    parser.add_argument("--learning-rate", type=number_in(float, 0, above=True), default=1e-6)
     parser.add_argument(
         "--horizon",
         type=json.loads,
         default=None,
         help='a horizon curriculum by training step, e.g. "[[0, 3], [50, 6]]"',
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=number_in(int, 0), default=0)
     parser.add_argument("--out", default="benchmarks/results/trl_grpo.json")
     args = parser.parse_args(argv)
     if args.tiny:
@@ -231,6 +236,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.learning_rate = 1e-3
     else:
         args.max_completion_length = args.max_completion_length or 2048
+    if args.batch_size % args.num_generations:
+        parser.error(
+            f"argument --num-generations: {args.num_generations} does not divide the batch of "
+            f"{args.batch_size} rollouts (--batch-size; 2 with --tiny): GRPO compares the "
+            "rollouts of one prompt within a batch"
+        )
     return args
 
 

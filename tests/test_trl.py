@@ -174,3 +174,21 @@ def test_grpo_tiny_runs_two_steps_on_a_text_and_a_tool_environment(tmp_path: Pat
             assert step["reward"] == pytest.approx(0.5)  # oracle rollouts 1, random ones 0
             assert step["tool_call_rate"] > 0 and step["tool_failure_rate"] == 0
             assert step["grad_norm"] > 0
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--num-generations", "1"], "argument --num-generations: 1 is outside the allowed range"),
+        (["--num-generations", "3"], "--num-generations: 3 does not divide the batch of 2"),
+        (["--steps", "0"], "argument --steps: 0 is outside the allowed range [1, inf)"),
+    ],
+)
+def test_grpo_script_names_a_bad_knob_and_its_range(flags, message, capsys) -> None:
+    need("trl")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import trl_grpo
+
+    with pytest.raises(SystemExit):
+        trl_grpo.parse_args(["--tiny", *flags])
+    assert message in capsys.readouterr().err
